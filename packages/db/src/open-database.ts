@@ -1,0 +1,80 @@
+import { PGlite } from "@electric-sql/pglite";
+import { Kysely, PostgresDialect } from "kysely";
+import { PGliteDialect } from "kysely-pglite-dialect";
+import pg from "pg";
+import type { DatabaseConfig } from "./config.js";
+import { lockDataDir } from "./data-dir-lock.js";
+
+// int8 and numeric come back as strings from pg; PGlite's defaults differ. Both are read through
+// explicit conversions (BigInt(), Number(), ::text) at the query sites, so no type parser is set here.
+
+export interface Database<Schema = unknown> {
+  readonly db: Kysely<Schema>;
+  readonly config: DatabaseConfig;
+  /** PGlite runs every query on one connection; work that needs parallel sessions must know. */
+  readonly concurrentSessions: boolean;
+  /** Returns a handle on the same connection(s) typed for another schema. */
+  withSchema<Other>(): Kysely<Other>;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** PostgreSQL pool size. */
+  maxConnections?: number;
+}
+
+export async function openDatabase<Schema = unknown>(
+  config: DatabaseConfig,
+  options: OpenOptions = {},
+): Promise<Database<Schema>> {
+  switch (config.kind) {
+    case "postgres": {
+      const pool = new pg.Pool({ connectionString: config.url, max: options.maxConnections ?? 10 });
+      const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+      return handle(db, config, true, async () => {
+        await db.destroy();
+      });
+    }
+    case "pglite": {
+      const lock = lockDataDir(config.dataDir);
+      try {
+        const pglite = await PGlite.create(config.dataDir);
+        const db = new Kysely<Schema>({ dialect: new PGliteDialect(pglite) });
+        return handle(db, config, false, async () => {
+          // The dialect's destroy() closes PGlite itself.
+          await db.destroy();
+          lock.release();
+        });
+      } catch (error) {
+        lock.release();
+        throw error;
+      }
+    }
+    case "pglite-memory": {
+      const pglite = await PGlite.create();
+      const db = new Kysely<Schema>({ dialect: new PGliteDialect(pglite) });
+      return handle(db, config, false, async () => {
+        await db.destroy();
+      });
+    }
+  }
+}
+
+function handle<Schema>(
+  db: Kysely<Schema>,
+  config: DatabaseConfig,
+  concurrentSessions: boolean,
+  closeOnce: () => Promise<void>,
+): Database<Schema> {
+  let closing: Promise<void> | null = null;
+  return {
+    db,
+    config,
+    concurrentSessions,
+    withSchema: <Other>() => db as unknown as Kysely<Other>,
+    close: () => {
+      closing ??= closeOnce();
+      return closing;
+    },
+  };
+}
