@@ -15,10 +15,11 @@ export class MigrationFailedError extends Error {
   override readonly name = "MigrationFailedError";
 }
 
-export async function migrateToLatest(db: Kysely<unknown>, set: MigrationSet): Promise<void> {
+// biome-ignore lint/suspicious/noExplicitAny: migrations run on any schema, before it exists
+export async function migrateToLatest(db: Kysely<any>, set: MigrationSet): Promise<void> {
   const provider: MigrationProvider = { getMigrations: async () => set.migrations };
   const migrator = new Migrator({
-    db: db as Kysely<never>,
+    db,
     provider,
     migrationTableName: `${set.name}_migration`,
     migrationLockTableName: `${set.name}_migration_lock`,

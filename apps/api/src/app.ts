@@ -1,0 +1,89 @@
+import { bodyParser } from "@koa/bodyparser";
+import Router from "@koa/router";
+import Koa from "koa";
+import { ApiError } from "./api-error.js";
+import type { Endpoint } from "./endpoints.js";
+import { identify, requireAuthentication } from "./middleware/authenticate.js";
+import { errorHandler } from "./middleware/error-handler.js";
+import { rateLimit } from "./middleware/rate-limit.js";
+import { requestId } from "./middleware/request-id.js";
+import { addDomainEndpoints } from "./routes/add-domain.js";
+import { aggregateByDomainEndpoint } from "./routes/aggregate-by-domain.js";
+import { rootHandler } from "./routes/root.js";
+import type { ApiContext, ApiDeps, ApiState } from "./state.js";
+
+/** Every endpoint below /api/: the router, the root's links and the OpenAPI document come from it. */
+export const endpoints: readonly Endpoint[] = [aggregateByDomainEndpoint, ...addDomainEndpoints];
+
+function requireScope(endpoint: Endpoint) {
+  return async (ctx: ApiContext, next: () => Promise<void>) => {
+    if (!ctx.state.holder!.scopes.includes(endpoint.scope)) {
+      throw new ApiError(403, "missing_scope", `This key lacks the "${endpoint.scope}" scope needed here.`);
+    }
+    await next();
+  };
+}
+
+function requireForm(ctx: ApiContext, next: () => Promise<void>) {
+  if (ctx.request.length && !ctx.is("application/x-www-form-urlencoded", "application/json")) {
+    throw new ApiError(415, "unsupported_media_type", "Send the body as form fields or JSON.");
+  }
+  return next();
+}
+
+/** Turns what the router left unanswered into the contract's 404 and 405 (501 too: any other verb). */
+async function answerUnrouted(ctx: ApiContext, next: () => Promise<void>) {
+  await next();
+  if (ctx.body !== undefined && ctx.body !== null) return;
+  if (ctx.status === 405 || ctx.status === 501) {
+    const allow = String(ctx.response.get("Allow") || "");
+    throw new ApiError(
+      405,
+      "method_not_allowed",
+      `${ctx.method} is not allowed here; use ${allow || "another method"}.`,
+      {
+        Allow: allow,
+      },
+    );
+  }
+  if (ctx.status === 404) throw new ApiError(404, "not_found", `There is no endpoint at ${ctx.path}.`);
+}
+
+export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ApiDeps }> {
+  const app = new Koa<ApiState, { deps: ApiDeps }>({ proxy: false });
+  app.context.deps = deps;
+  // Koa would print stacks of unhandled errors to stderr; ours are logged by errorHandler.
+  app.silent = true;
+
+  const router = new Router<ApiState, { deps: ApiDeps }>({ prefix: "/api" });
+  router.get("/", rootHandler([...endpoints]));
+  for (const endpoint of endpoints) {
+    const path = `/${endpoint.name}`;
+    if (endpoint.method === "GET") router.get(path, requireScope(endpoint), endpoint.handler);
+    else router.put(path, requireScope(endpoint), requireForm, endpoint.handler);
+  }
+
+  const body = bodyParser({
+    enableTypes: ["form", "json"],
+    formLimit: `${deps.config.maxBodyBytes}b`,
+    jsonLimit: `${deps.config.maxBodyBytes}b`,
+    encoding: "utf-8",
+  });
+
+  app.use(requestId);
+  app.use(errorHandler);
+  app.use(identify);
+  app.use(rateLimit(deps.config.rateLimit));
+  app.use(requireAuthentication);
+  app.use(async (ctx, next) => {
+    if (ctx.method === "PUT" && ctx.request.length > deps.config.maxBodyBytes) {
+      throw new ApiError(413, "body_too_large", `Bodies are limited to ${deps.config.maxBodyBytes} bytes.`);
+    }
+    await next();
+  });
+  app.use(body);
+  app.use(answerUnrouted);
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

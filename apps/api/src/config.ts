@@ -1,0 +1,39 @@
+import type { Region } from "@dmarc-ledger/events";
+
+export interface ApiConfig {
+  region: Region;
+  /** This region's API root as clients reach it, ending in /api/ (links are built from it). */
+  publicBaseUrl: string;
+  /** The other region's API root, named in 421 answers; null when unknown. */
+  otherRegionBaseUrl: string | null;
+  rateLimit: { perSecond: number; burst: number };
+  /** How long a write waits for the projections to show it (read-your-writes). */
+  readYourWritesTimeoutMs: number;
+  /** Largest accepted request body. */
+  maxBodyBytes: number;
+}
+
+export function apiConfigFromEnv(env: NodeJS.ProcessEnv, port: number): ApiConfig {
+  const region = env.DMARC_LEDGER_REGION === "eu" ? "eu" : "global";
+  return {
+    region,
+    publicBaseUrl: withApiRoot(env.PUBLIC_BASE_URL ?? `http://localhost:${port}/api/`),
+    otherRegionBaseUrl: env.OTHER_REGION_BASE_URL ? withApiRoot(env.OTHER_REGION_BASE_URL) : null,
+    rateLimit: {
+      perSecond: positiveNumber(env.RATE_LIMIT_PER_SECOND, 20),
+      burst: positiveNumber(env.RATE_LIMIT_BURST, 100),
+    },
+    readYourWritesTimeoutMs: positiveNumber(env.READ_YOUR_WRITES_TIMEOUT_MS, 5000),
+    maxBodyBytes: positiveNumber(env.MAX_BODY_BYTES, 64 * 1024),
+  };
+}
+
+function withApiRoot(url: string): string {
+  const trimmed = url.replace(/\/+$/, "");
+  return trimmed.endsWith("/api") ? `${trimmed}/` : `${trimmed}/api/`;
+}
+
+function positiveNumber(value: string | undefined, fallback: number): number {
+  const parsed = Number(value);
+  return value !== undefined && Number.isFinite(parsed) && parsed > 0 ? parsed : fallback;
+}

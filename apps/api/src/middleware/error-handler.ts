@@ -1,0 +1,45 @@
+import type { Next } from "koa";
+import { ApiError } from "../api-error.js";
+import type { ApiContext } from "../state.js";
+
+/** Errors thrown by koa's own parts (body parser, router) carry an HTTP status; map the ones we know. */
+function fromHttpError(error: { status?: number; message?: string; type?: string }): ApiError | null {
+  switch (error.status) {
+    case 400:
+      return new ApiError(400, "invalid_body", "The request body could not be parsed.");
+    case 413:
+      return new ApiError(413, "body_too_large", "The request body is larger than this endpoint accepts.");
+    case 415:
+      return new ApiError(415, "unsupported_media_type", "Send form fields or JSON.");
+    default:
+      return null;
+  }
+}
+
+/**
+ * Turns every failure into the contract's JSON error. Unexpected errors are logged with their
+ * stack and answered with a request id to quote: no stack or message of ours leaks out.
+ */
+export async function errorHandler(ctx: ApiContext, next: Next): Promise<void> {
+  try {
+    await next();
+  } catch (caught) {
+    const known =
+      caught instanceof ApiError ? caught : fromHttpError(caught as { status?: number; message?: string });
+    const error =
+      known ??
+      new ApiError(
+        500,
+        "internal_error",
+        `Something went wrong on our side. Quote request id ${ctx.state.requestId} when you report it.`,
+      );
+    if (!known)
+      ctx.deps.logger.error(
+        { err: caught, requestId: ctx.state.requestId, path: ctx.path },
+        "request failed",
+      );
+    ctx.status = error.status;
+    for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
+    ctx.body = { status: "ERROR", code: error.code, message: error.message };
+  }
+}

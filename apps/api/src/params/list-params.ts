@@ -1,0 +1,40 @@
+import type { PageQuery } from "@dmarc-ledger/read-models";
+import { badParameter } from "../api-error.js";
+
+const thirtyDays = 30 * 24 * 60 * 60;
+const allowed = new Set(["start", "end", "page", "per_page"]);
+
+function integer(name: string, raw: unknown, min: number, max: number): number | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== "string") return invalid(name, "give it once.");
+  if (!/^\d+$/.test(raw)) return invalid(name, "must be a whole number.");
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    return invalid(name, `must be between ${min} and ${max}.`);
+  }
+  return value;
+}
+
+function invalid(name: string, message: string): never {
+  throw badParameter(name, message);
+}
+
+/**
+ * start/end/page/per_page of a list endpoint, per the contract: end defaults to now, start to end
+ * minus 30 days, both inclusive; page from 1; per_page 1..1000, default 100; anything else is 400.
+ */
+export function parseListParams(
+  query: Record<string, unknown>,
+  tenantId: string,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): PageQuery {
+  for (const name of Object.keys(query)) {
+    if (!allowed.has(name)) throw badParameter(name, "is not a parameter of this endpoint.");
+  }
+  const end = integer("end", query.end, 0, Number.MAX_SAFE_INTEGER) ?? nowSeconds;
+  const start = integer("start", query.start, 0, Number.MAX_SAFE_INTEGER) ?? Math.max(0, end - thirtyDays);
+  if (start > end) throw badParameter("start", "must not be after end.");
+  const page = integer("page", query.page, 1, Number.MAX_SAFE_INTEGER) ?? 1;
+  const perPage = integer("per_page", query.per_page, 1, 1000) ?? 100;
+  return { tenantId, start, end, page, perPage };
+}

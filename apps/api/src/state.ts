@@ -1,0 +1,24 @@
+import type { EventStore } from "@dmarc-ledger/event-store";
+import type { KeyHolder, Projection, ReadModelSchema } from "@dmarc-ledger/read-models";
+import type { DefaultContext, ParameterizedContext } from "koa";
+import type { Kysely } from "kysely";
+import type { Logger } from "pino";
+import type { ApiConfig } from "./config.js";
+
+export interface ApiDeps {
+  db: Kysely<ReadModelSchema>;
+  store: EventStore;
+  /** The projections the API reads, to wait for after a write. */
+  projections: readonly Projection[];
+  config: ApiConfig;
+  logger: Logger;
+}
+
+export interface ApiState {
+  requestId: string;
+  holder?: KeyHolder;
+  /** Why the request could not be authenticated, raised once rate limiting has counted it. */
+  authError?: Error;
+}
+
+export type ApiContext = ParameterizedContext<ApiState, DefaultContext & { deps: ApiDeps }>;

@@ -1,0 +1,21 @@
+/** Where a command writes: the terminal in main.ts, a buffer in tests. */
+export interface CliIO {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export const consoleIO: CliIO = {
+  out: (text) => process.stdout.write(`${text}\n`),
+  err: (text) => process.stderr.write(`${text}\n`),
+};
+
+/** A failure meant for the person at the terminal: printed without a stack, exit status 1. */
+export class CliError extends Error {
+  override readonly name = "CliError";
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,52 @@
+import { Command, CommanderError } from "commander";
+import { registerDomainCommands } from "./commands/domain.js";
+import { registerImportCommand } from "./commands/import.js";
+import { registerReplayCommand } from "./commands/replay.js";
+import { registerStartCommand } from "./commands/start.js";
+import { registerTenantCommands } from "./commands/tenant.js";
+import { CliError, type CliIO } from "./io.js";
+
+/**
+ * The `dmarc-ledger` command. Environment: DMARC_LEDGER_DATA_DIR (embedded data, default ./data),
+ * DATABASE_URL (PostgreSQL instead), EVENTSTORE_URL (KurrentDB for events), PORT (API port).
+ */
+export function createProgram(io: CliIO, env: NodeJS.ProcessEnv): Command {
+  const program = new Command("dmarc-ledger")
+    .description("event-sourced DMARC reporting with Safe SPF")
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.out(text.trimEnd()),
+      writeErr: (text) => io.err(text.trimEnd()),
+    });
+  registerTenantCommands(program, io, env);
+  registerDomainCommands(program, io, env);
+  registerImportCommand(program, io, env);
+  registerReplayCommand(program, io, env);
+  registerStartCommand(program, io, env);
+  for (const command of program.commands) applyOutput(command, io);
+  return program;
+}
+
+function applyOutput(command: Command, io: CliIO): void {
+  command.exitOverride().configureOutput({
+    writeOut: (text) => io.out(text.trimEnd()),
+    writeErr: (text) => io.err(text.trimEnd()),
+  });
+  for (const sub of command.commands) applyOutput(sub, io);
+}
+
+/** Runs one command line; returns the exit status instead of exiting, so tests can call it. */
+export async function runCli(argv: string[], io: CliIO, env: NodeJS.ProcessEnv): Promise<number> {
+  try {
+    await createProgram(io, env).parseAsync(argv, { from: "user" });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode;
+    if (error instanceof CliError) {
+      io.err(`error: ${error.message}`);
+      return error.exitCode;
+    }
+    io.err(`error: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}

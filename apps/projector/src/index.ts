@@ -1,0 +1,1 @@
+export { runProjector } from "./run-projector.js";

@@ -1,0 +1,186 @@
+/**
+ * The event catalogue: every fact the service records, its payload, and its schema version.
+ * Payloads are plain JSON. A payload shape never changes under the same version: a new version
+ * gets an upcaster (upcasters.ts) that lifts old events when they are read.
+ */
+
+export type Region = "global" | "eu";
+export type Scope = "read" | "write" | "ingest";
+
+export interface TenantCreated {
+  tenantId: string;
+  name: string;
+  region: Region;
+}
+
+export interface ApiKeyIssued {
+  tenantId: string;
+  keyId: string;
+  /** SHA-256 of the whole key, hex. The key itself is never stored. */
+  keyHash: string;
+  /** The readable start of the key (dlk_eu_ab12…), to tell keys apart in listings. */
+  keyPrefix: string;
+  scopes: Scope[];
+  region: Region;
+}
+
+export interface ApiKeyRevoked {
+  tenantId: string;
+  keyId: string;
+}
+
+export interface DomainAdded {
+  domain: string;
+  tenantId: string;
+}
+
+export interface DomainGroupSet {
+  domain: string;
+  tenantId: string;
+  /** null removes the domain from its group. */
+  group: string | null;
+}
+
+export interface SpfOriginalUpdated {
+  domain: string;
+  tenantId: string;
+  original: string;
+}
+
+export interface SafeSpfRecordComputed {
+  domain: string;
+  tenantId: string;
+  original: string;
+  records: { name: string; value: string }[];
+  lookupsBefore: number;
+  lookupsAfter: number;
+  networks: string[];
+  added: string[];
+  removed: string[];
+  warnings: string[];
+  minTtl: number | null;
+}
+
+export interface SafeSpfComputationFailed {
+  domain: string;
+  tenantId: string;
+  original: string;
+  code: string;
+  message: string;
+  /** Whether the failure is transient (DNS timeout) and the computation will be retried. */
+  retrying: boolean;
+}
+
+export interface AggregatePolicy {
+  domain: string;
+  adkim: string | null;
+  aspf: string | null;
+  p: string | null;
+  sp: string | null;
+  np: string | null;
+  pct: number | null;
+  fo: string | null;
+  testing: string | null;
+  discoveryMethod: string | null;
+}
+
+export interface AggregateRowRecord {
+  sourceIp: string;
+  count: number;
+  disposition: string;
+  policyDkim: string;
+  policySpf: string;
+  reasons: { type: string; comment: string | null }[];
+  arc: "pass" | "fail" | null;
+  headerFrom: string;
+  envelopeFrom: string | null;
+  envelopeTo: string | null;
+  dkim: { domain: string; selector: string | null; result: string; humanResult: string | null }[];
+  spf: { domain: string; scope: string | null; result: string }[];
+}
+
+/**
+ * One received aggregate report, or one chunk of a large one (no event is larger than about
+ * 1 MiB). Every chunk repeats the header so that each event can be projected on its own.
+ */
+export interface AggregateReportReceived {
+  identity: string;
+  schema: string;
+  orgName: string;
+  organization: string;
+  email: string;
+  reportId: string;
+  begin: number;
+  end: number;
+  policy: AggregatePolicy;
+  rows: AggregateRowRecord[];
+  /** Chunks are appended in order; the last one says so, which marks the report complete. */
+  chunk: { index: number; last: boolean };
+  /** How the report reached us: "import:<file name>", "smtp", "imap", "upload". */
+  source: string;
+  warnings: string[];
+}
+
+export interface ForensicReportReceived {
+  identity: string;
+  feedbackType: string;
+  reportedDomain: string;
+  arrivalDate: string | null;
+  subject: string;
+  sourceIp: string | null;
+  authFailure: string | null;
+  deliveryResult: string | null;
+  incidents: number;
+  headers: string;
+  originalMailFrom: string | null;
+  originalRcptTo: string | null;
+  source: string;
+  warnings: string[];
+}
+
+/** Input we could not process, kept with the reason so it can be re-processed after a fix. */
+export interface ReportRejected {
+  source: string;
+  reason: string;
+  code: string;
+  sha256: string;
+  bytes: number;
+  /** The raw input, base64, when it is at most rawKeepLimit bytes; otherwise null. */
+  rawBase64: string | null;
+}
+
+export interface EventPayloads {
+  TenantCreated: TenantCreated;
+  ApiKeyIssued: ApiKeyIssued;
+  ApiKeyRevoked: ApiKeyRevoked;
+  DomainAdded: DomainAdded;
+  DomainGroupSet: DomainGroupSet;
+  SpfOriginalUpdated: SpfOriginalUpdated;
+  SafeSpfRecordComputed: SafeSpfRecordComputed;
+  SafeSpfComputationFailed: SafeSpfComputationFailed;
+  AggregateReportReceived: AggregateReportReceived;
+  ForensicReportReceived: ForensicReportReceived;
+  ReportRejected: ReportRejected;
+}
+
+export type EventType = keyof EventPayloads;
+
+/** The schema version each event type is written with today. */
+export const currentSchemaVersion: { readonly [K in EventType]: number } = {
+  TenantCreated: 1,
+  ApiKeyIssued: 1,
+  ApiKeyRevoked: 1,
+  DomainAdded: 1,
+  DomainGroupSet: 1,
+  SpfOriginalUpdated: 1,
+  SafeSpfRecordComputed: 1,
+  SafeSpfComputationFailed: 1,
+  AggregateReportReceived: 1,
+  ForensicReportReceived: 1,
+  ReportRejected: 1,
+};
+
+export const eventTypes = Object.keys(currentSchemaVersion) as EventType[];
+
+/** Raw input larger than this is rejected without its bytes (the event would be too large). */
+export const rawKeepLimit = 512 * 1024;

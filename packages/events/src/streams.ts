@@ -1,0 +1,31 @@
+import { createHash } from "node:crypto";
+
+/** One aggregate, one stream (docs/architecture.md, "Streams"). */
+export const streams = {
+  tenant: (tenantId: string) => `tenant-${tenantId}`,
+  /** The stream's existence is the domain's uniqueness check within a region. */
+  domain: (domain: string) => `domain-${domain}`,
+  /** Appended with "no_stream": a report delivered twice is stored once. */
+  aggregateReport: (identity: string) => `aggregate-report-${identity}`,
+  failureReport: (identity: string) => `failure-report-${identity}`,
+  rejectedInput: (sha256: string) => `rejected-input-${sha256}`,
+} as const;
+
+export type StreamCategory = "tenant" | "domain" | "aggregate-report" | "failure-report" | "rejected-input";
+
+export function streamCategory(stream: string): StreamCategory | null {
+  for (const category of [
+    "aggregate-report",
+    "failure-report",
+    "rejected-input",
+    "tenant",
+    "domain",
+  ] as const) {
+    if (stream.startsWith(`${category}-`)) return category;
+  }
+  return null;
+}
+
+export function sha256Hex(input: string | Uint8Array): string {
+  return createHash("sha256").update(input).digest("hex");
+}

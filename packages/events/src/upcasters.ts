@@ -1,0 +1,29 @@
+import { currentSchemaVersion, type EventPayloads, type EventType } from "./catalogue.js";
+
+/**
+ * Lifts an event payload from the version it was written with to the current one, one version at
+ * a time. Register a step as `upcasters[type][fromVersion] = (old) => next` when a payload changes.
+ * All types are at version 1 today, so no step is registered yet.
+ */
+type Step = (data: unknown) => unknown;
+const upcasters: { [K in EventType]?: Record<number, Step> } = {};
+
+export class UnknownSchemaVersionError extends Error {
+  override readonly name = "UnknownSchemaVersionError";
+}
+
+export function upcast<K extends EventType>(type: K, version: number, data: unknown): EventPayloads[K] {
+  const target = currentSchemaVersion[type];
+  if (version > target) {
+    throw new UnknownSchemaVersionError(
+      `${type} v${version} was written by a newer version of dmarc-ledger (this one reads up to v${target})`,
+    );
+  }
+  let lifted = data;
+  for (let from = version; from < target; from++) {
+    const step = upcasters[type]?.[from];
+    if (!step) throw new UnknownSchemaVersionError(`no upcaster for ${type} from v${from}`);
+    lifted = step(lifted);
+  }
+  return lifted as EventPayloads[K];
+}

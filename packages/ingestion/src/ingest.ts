@@ -1,0 +1,261 @@
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { readFile, stat } from "node:fs/promises";
+import {
+  type AggregateHeader,
+  type AggregateRow,
+  type FailureReport,
+  ReportParseError,
+  readReports,
+} from "@dmarc-ledger/dmarc-reports";
+import { type EventStore, WrongExpectedVersionError } from "@dmarc-ledger/event-store";
+import {
+  type AggregateReportReceived,
+  type EventMetadata,
+  newEvent,
+  rawKeepLimit,
+  sha256Hex,
+  streams,
+} from "@dmarc-ledger/events";
+
+/** About 1 MiB of JSON per event at the size real rows have. */
+export const rowsPerChunk = 2000;
+
+export interface IngestOptions {
+  /** How the input reached us: "import:<file>", "upload", "smtp:<message id>". */
+  source: string;
+  metadata: EventMetadata;
+}
+
+export type IngestedItem =
+  | {
+      kind: "aggregate";
+      identity: string;
+      domain: string;
+      rows: number;
+      messages: number;
+      status: "stored" | "duplicate" | "resumed";
+    }
+  | { kind: "failure"; identity: string; domain: string; status: "stored" | "duplicate" }
+  | { kind: "rejected"; code: string; reason: string; sha256: string };
+
+export interface IngestOutcome {
+  source: string;
+  items: IngestedItem[];
+  /** The global position of the last event this input appended, for read-your-writes. */
+  lastPosition: bigint | null;
+}
+
+/** An input we can read more than once: once to parse, and again to keep it if it is refused. */
+export interface InputBytes {
+  open(): AsyncIterable<Uint8Array>;
+  size(): Promise<number>;
+  readAll(): Promise<Uint8Array>;
+}
+
+export function fileInput(path: string): InputBytes {
+  return {
+    open: () => createReadStream(path),
+    size: async () => (await stat(path)).size,
+    readAll: async () => new Uint8Array(await readFile(path)),
+  };
+}
+
+export function bytesInput(bytes: Uint8Array): InputBytes {
+  return {
+    open: async function* () {
+      yield bytes;
+    },
+    size: async () => bytes.byteLength,
+    readAll: async () => bytes,
+  };
+}
+
+/**
+ * Parses an input and records what it holds as events: aggregate reports (chunked), failure
+ * reports, or the input itself, rejected, with the reason. A report already stored is a
+ * duplicate and appends nothing; a report whose append was cut short is resumed.
+ */
+export async function ingest(
+  store: EventStore,
+  input: InputBytes,
+  options: IngestOptions,
+): Promise<IngestOutcome> {
+  const outcome: IngestOutcome = { source: options.source, items: [], lastPosition: null };
+  const track = (position: bigint) => {
+    if (outcome.lastPosition === null || position > outcome.lastPosition) outcome.lastPosition = position;
+  };
+  let writer: AggregateWriter | null = null;
+  try {
+    for await (const item of readReports(input.open())) {
+      switch (item.kind) {
+        case "aggregate-begin":
+          writer = await AggregateWriter.open(store, item.header, options, track);
+          break;
+        case "aggregate-rows":
+          await writer?.add(item.rows);
+          break;
+        case "aggregate-end":
+          if (writer) outcome.items.push(await writer.finish(item.warnings));
+          writer = null;
+          break;
+        case "failure":
+          outcome.items.push(await storeFailureReport(store, item.report, options, track));
+          break;
+      }
+    }
+  } catch (error) {
+    outcome.items.push(await storeRejection(store, input, error, options, track));
+  }
+  return outcome;
+}
+
+/**
+ * Appends an aggregate report chunk by chunk with the expected revision, so memory stays bounded
+ * and a chunk is never written twice. Chunking is deterministic, so a resumed import skips the
+ * chunks that are already stored.
+ */
+class AggregateWriter {
+  private pending: AggregateRow[] = [];
+  private nextChunk = 0;
+  private rows = 0;
+  private messages = 0;
+
+  private constructor(
+    private readonly store: EventStore,
+    private readonly header: AggregateHeader,
+    private readonly options: IngestOptions,
+    private readonly track: (position: bigint) => void,
+    /** Chunks already stored by an earlier, interrupted import; null for a new report. */
+    private readonly storedChunks: number | null,
+    private readonly complete: boolean,
+  ) {}
+
+  static async open(
+    store: EventStore,
+    header: AggregateHeader,
+    options: IngestOptions,
+    track: (position: bigint) => void,
+  ): Promise<AggregateWriter> {
+    const existing = await store.readStream(streams.aggregateReport(header.identity));
+    const last = existing.at(-1)?.data as AggregateReportReceived | undefined;
+    return new AggregateWriter(
+      store,
+      header,
+      options,
+      track,
+      existing.length > 0 ? existing.length : null,
+      last?.chunk.last ?? false,
+    );
+  }
+
+  async add(rows: AggregateRow[]): Promise<void> {
+    for (const row of rows) {
+      this.pending.push(row);
+      this.rows++;
+      this.messages += row.count;
+      if (this.pending.length === rowsPerChunk) await this.flush(false);
+    }
+  }
+
+  async finish(warnings: string[]): Promise<IngestedItem> {
+    await this.flush(true, warnings);
+    const status = this.complete ? "duplicate" : this.storedChunks === null ? "stored" : "resumed";
+    return {
+      kind: "aggregate",
+      identity: this.header.identity,
+      domain: this.header.policy.domain,
+      rows: this.rows,
+      messages: this.messages,
+      status,
+    };
+  }
+
+  private async flush(last: boolean, warnings: string[] = []): Promise<void> {
+    const index = this.nextChunk++;
+    const rows = this.pending;
+    this.pending = [];
+    if (this.complete || (this.storedChunks !== null && index < this.storedChunks)) return;
+    const { identity, schema, orgName, organization, email, reportId, begin, end, policy } = this.header;
+    const event = newEvent(
+      "AggregateReportReceived",
+      {
+        identity,
+        schema,
+        orgName,
+        organization,
+        email,
+        reportId,
+        begin,
+        end,
+        policy,
+        rows,
+        chunk: { index, last },
+        source: this.options.source,
+        warnings: last ? warnings : [],
+      },
+      this.options.metadata,
+    );
+    const expected = index === 0 ? "no_stream" : BigInt(index - 1);
+    const result = await this.store.append(streams.aggregateReport(identity), [event], expected);
+    this.track(result.position);
+  }
+}
+
+async function storeFailureReport(
+  store: EventStore,
+  report: FailureReport,
+  options: IngestOptions,
+  track: (position: bigint) => void,
+): Promise<IngestedItem> {
+  const { warnings, ...fields } = report;
+  const event = newEvent(
+    "ForensicReportReceived",
+    { ...fields, source: options.source, warnings },
+    options.metadata,
+  );
+  try {
+    const result = await store.append(streams.failureReport(report.identity), [event], "no_stream");
+    track(result.position);
+    return { kind: "failure", identity: report.identity, domain: report.reportedDomain, status: "stored" };
+  } catch (error) {
+    if (!(error instanceof WrongExpectedVersionError)) throw error;
+    return { kind: "failure", identity: report.identity, domain: report.reportedDomain, status: "duplicate" };
+  }
+}
+
+/** Keeps what we could not process, with the reason, so it can be re-processed after a fix. */
+async function storeRejection(
+  store: EventStore,
+  input: InputBytes,
+  error: unknown,
+  options: IngestOptions,
+  track: (position: bigint) => void,
+): Promise<IngestedItem> {
+  const code = error instanceof ReportParseError ? error.code : "internal_error";
+  const reason = error instanceof Error ? error.message : String(error);
+  const size = await input.size();
+  const raw = size <= rawKeepLimit ? await input.readAll() : null;
+  const sha256 = raw ? sha256Hex(raw) : await hashStream(input);
+  const event = newEvent(
+    "ReportRejected",
+    {
+      source: options.source,
+      reason,
+      code,
+      sha256,
+      bytes: size,
+      rawBase64: raw ? Buffer.from(raw).toString("base64") : null,
+    },
+    options.metadata,
+  );
+  const result = await store.append(streams.rejectedInput(sha256), [event], "any");
+  track(result.position);
+  return { kind: "rejected", code, reason, sha256 };
+}
+
+async function hashStream(input: InputBytes): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of input.open()) hash.update(chunk);
+  return hash.digest("hex");
+}

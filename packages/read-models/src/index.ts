@@ -1,0 +1,19 @@
+export * from "./counters.js";
+export { readModelMigrations } from "./migrations.js";
+export {
+  applyBatch,
+  catchUp,
+  lowestCheckpoint,
+  type ProjectorOptions,
+  projectionsReached,
+  type RunningProjector,
+  resetProjections,
+  startProjector,
+  waitForProjections,
+} from "./projection-engine.js";
+export * from "./projections/index.js";
+export { type AggregateByDomainRecord, aggregateByDomain } from "./queries/aggregate-by-domain.js";
+export { countTenants, findApiKey, type KeyHolder } from "./queries/api-keys.js";
+export { findDomain, listTenantDomains, type OwnedDomain } from "./queries/domains.js";
+export type { Page, PageQuery } from "./queries/page.js";
+export type { ReadModelSchema } from "./schema.js";

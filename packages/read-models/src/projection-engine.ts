@@ -1,0 +1,192 @@
+import type { EventStore, FromPosition, RecordedEvent } from "@dmarc-ledger/event-store";
+import { type DomainEvent, decodeEvent } from "@dmarc-ledger/events";
+import { type Kysely, sql, type Transaction } from "kysely";
+import type { Projection } from "./projections/projection.js";
+import type { ReadModelSchema } from "./schema.js";
+
+/** Checkpoint value of a projection that has applied nothing yet. */
+const noPosition = "-1";
+
+export interface ProjectorOptions {
+  store: EventStore;
+  db: Kysely<ReadModelSchema>;
+  projections: readonly Projection[];
+  maxBatch?: number;
+  /** Called when a batch fails; the projector retries it after a pause. */
+  onError?: (error: unknown) => void;
+}
+
+export interface RunningProjector {
+  /** Resolves once every projection has applied everything up to `position`. */
+  waitFor(position: bigint, timeoutMs: number): Promise<boolean>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Applies a batch of recorded events to every projection in one transaction. Each projection's
+ * checkpoint row is locked first and events at or before it are skipped, so that two projector
+ * processes working at once, or a batch redelivered after a crash, never count anything twice.
+ */
+export async function applyBatch(
+  db: Kysely<ReadModelSchema>,
+  projections: readonly Projection[],
+  batch: readonly RecordedEvent[],
+): Promise<void> {
+  const last = batch.at(-1);
+  if (!last) return;
+  const decoded = batch.map(decodeEvent).filter((event): event is DomainEvent => event !== null);
+  await db.transaction().execute(async (trx) => {
+    for (const projection of projections) {
+      const checkpoint = await lockCheckpoint(trx, projection.name);
+      const relevant = decoded.filter(
+        (event) => event.position > checkpoint && projection.handles.has(event.type),
+      );
+      if (relevant.length > 0) await projection.apply(trx, relevant);
+      if (last.position > checkpoint) {
+        await trx
+          .updateTable("projection_checkpoint")
+          .set({ position: last.position.toString(), updated_at: new Date() })
+          .where("projection", "=", projection.name)
+          .execute();
+      }
+    }
+  });
+}
+
+async function lockCheckpoint(trx: Transaction<ReadModelSchema>, projection: string): Promise<bigint> {
+  await trx
+    .insertInto("projection_checkpoint")
+    .values({ projection, position: noPosition, updated_at: new Date() })
+    .onConflict((oc) => oc.column("projection").doNothing())
+    .execute();
+  const row = await trx
+    .selectFrom("projection_checkpoint")
+    .select(sql<string>`position::text`.as("position"))
+    .where("projection", "=", projection)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
+  return BigInt(row.position);
+}
+
+/** The lowest checkpoint among the projections: where a shared subscription must start. */
+export async function lowestCheckpoint(
+  db: Kysely<ReadModelSchema>,
+  projections: readonly Projection[],
+): Promise<FromPosition> {
+  const rows = await db
+    .selectFrom("projection_checkpoint")
+    .select(["projection", sql<string>`position::text`.as("position")])
+    .where(
+      "projection",
+      "in",
+      projections.map((projection) => projection.name),
+    )
+    .execute();
+  if (rows.length < projections.length) return "start";
+  const lowest = rows.reduce(
+    (min, row) => (BigInt(row.position) < min ? BigInt(row.position) : min),
+    BigInt(rows[0]!.position),
+  );
+  return lowest < 0n ? "start" : lowest;
+}
+
+/** Whether every projection has applied everything up to `position`. */
+export async function projectionsReached(
+  db: Kysely<ReadModelSchema>,
+  projections: readonly Projection[],
+  position: bigint,
+): Promise<boolean> {
+  const rows = await db
+    .selectFrom("projection_checkpoint")
+    .select(sql<string>`position::text`.as("position"))
+    .where(
+      "projection",
+      "in",
+      projections.map((projection) => projection.name),
+    )
+    .execute();
+  return rows.length === projections.length && rows.every((row) => BigInt(row.position) >= position);
+}
+
+/**
+ * Polls the checkpoints (they may be moved by a projector in another process) until they reach
+ * `position` or the time is up. Returns whether they reached it.
+ */
+export async function waitForProjections(
+  db: Kysely<ReadModelSchema>,
+  projections: readonly Projection[],
+  position: bigint,
+  timeoutMs: number,
+): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await projectionsReached(db, projections, position)) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 15));
+  }
+}
+
+/** Applies everything the store holds now, then returns. Used by replay, import and tests. */
+export async function catchUp(options: ProjectorOptions): Promise<void> {
+  const { store, db, projections } = options;
+  let from = await lowestCheckpoint(db, projections);
+  for (;;) {
+    const batch = await store.readAll(from, options.maxBatch ?? 500);
+    if (batch.length === 0) return;
+    await applyBatch(db, projections, batch);
+    from = batch.at(-1)!.position;
+  }
+}
+
+/** Runs the projections on a catch-up subscription until stopped. */
+export function startProjector(options: ProjectorOptions): RunningProjector {
+  const { store, db, projections } = options;
+  let stopped = false;
+  let subscription: ReturnType<EventStore["subscribe"]> | null = null;
+
+  const loop = async () => {
+    while (!stopped) {
+      try {
+        subscription = store.subscribe(await lowestCheckpoint(db, projections), {
+          maxBatch: options.maxBatch ?? 500,
+        });
+        for await (const batch of subscription) {
+          await applyBatch(db, projections, batch);
+          if (stopped) break;
+        }
+      } catch (error) {
+        if (stopped) break;
+        options.onError?.(error);
+        await subscription?.close().catch(() => {});
+        // A failing batch is retried from the checkpoint after a pause, never skipped.
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    }
+  };
+  const running = loop();
+
+  return {
+    waitFor: (position, timeoutMs) => waitForProjections(db, projections, position, timeoutMs),
+    async stop() {
+      stopped = true;
+      await subscription?.close();
+      await running;
+    },
+  };
+}
+
+/**
+ * Empties the projections' tables and checkpoints, so that the next catch-up rebuilds them from
+ * the first event.
+ */
+export async function resetProjections(
+  db: Kysely<ReadModelSchema>,
+  projections: readonly Projection[],
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    for (const projection of projections) {
+      for (const table of projection.tables) await trx.deleteFrom(table).execute();
+      await trx.deleteFrom("projection_checkpoint").where("projection", "=", projection.name).execute();
+    }
+  });
+}

@@ -1,0 +1,19 @@
+/** A validated period and page of a list endpoint ("List endpoints: parameters" in the contract). */
+export interface PageQuery {
+  tenantId: string;
+  /** Unix seconds, inclusive. */
+  start: number;
+  /** Unix seconds, inclusive. */
+  end: number;
+  /** From 1. */
+  page: number;
+  perPage: number;
+}
+
+export interface Page<Record> {
+  /** Records over all pages. */
+  total: number;
+  records: Record[];
+}
+
+export const offsetOf = (query: PageQuery) => (query.page - 1) * query.perPage;

@@ -1,0 +1,66 @@
+import type { ColumnType, Generated } from "kysely";
+
+/**
+ * The read-model tables, typed for kysely so that a query naming a wrong column fails to compile.
+ * Counters are bigint columns: pg hands them back as strings, PGlite as numbers; queries cast them
+ * to text in SQL, which is what the API returns anyway.
+ */
+type Int8 = ColumnType<string | number, number | bigint | string, number | bigint | string>;
+
+export interface ProjectionCheckpointTable {
+  projection: string;
+  /** The global position of the last event applied, as a decimal string (positions exceed int8). */
+  position: string;
+  updated_at: ColumnType<Date, Date | string, Date | string>;
+}
+
+export interface TenantTable {
+  tenant_id: string;
+  name: string;
+  region: string;
+  created_at: ColumnType<Date, Date | string, Date | string>;
+}
+
+export interface ApiKeyTable {
+  key_id: string;
+  tenant_id: string;
+  key_hash: string;
+  key_prefix: string;
+  /** Comma-separated scope names: read,write,ingest. */
+  scopes: string;
+  region: string;
+  revoked: boolean;
+}
+
+export interface DomainTable {
+  domain: string;
+  tenant_id: string;
+  group_name: string | null;
+  added_at: ColumnType<Date, Date | string, Date | string>;
+}
+
+/**
+ * Messages per (policy domain, day-normalised begin). The begin is kept to the second, so a
+ * period filter on it is exact; reports mostly start at midnight, so the table stays small.
+ */
+export interface AggDomainTable {
+  domain: string;
+  t: Int8;
+  volume: Int8;
+  dmarc_pass: Int8;
+  unaligned_arc_pass: Int8;
+  dkim_aligned: Int8;
+  spf_aligned: Int8;
+  dkim_pass: Int8;
+  spf_pass: Int8;
+}
+
+export interface ReadModelSchema {
+  projection_checkpoint: ProjectionCheckpointTable;
+  tenant: TenantTable;
+  api_key: ApiKeyTable;
+  domain: DomainTable;
+  agg_domain: AggDomainTable;
+}
+
+export type GeneratedId = Generated<number>;

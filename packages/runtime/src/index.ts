@@ -1,0 +1,1 @@
+export { openRuntime, type Runtime, type RuntimeOptions } from "./open-runtime.js";

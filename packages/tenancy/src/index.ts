@@ -1,0 +1,12 @@
+export { allScopes, generateApiKey, hashApiKey, type IssuedKey, regionOfKey } from "./api-keys.js";
+export {
+  type AddDomainOutcome,
+  addDomain,
+  type CreatedTenant,
+  createTenant,
+  DomainOwnedElsewhereError,
+  issueApiKey,
+  revokeApiKey,
+  UnknownTenantError,
+} from "./commands.js";
+export { InvalidDomainError, normaliseDomain } from "./domain-name.js";

@@ -1,0 +1,86 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type CliIO, type RunningService, runCli, startService } from "@dmarc-ledger/cli";
+import { createTestDatabase } from "@dmarc-ledger/db/testing";
+import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import { pino } from "pino";
+
+/** One embedded (PGlite directory) or PostgreSQL (fresh database) environment for a test file. */
+export interface Backend {
+  name: string;
+  env: NodeJS.ProcessEnv;
+  cleanup(): Promise<void>;
+}
+
+export async function pgliteBackend(): Promise<Backend> {
+  const dataDir = mkdtempSync(join(tmpdir(), "dl-e2e-"));
+  return {
+    name: "PGlite",
+    env: { DMARC_LEDGER_DATA_DIR: dataDir },
+    cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
+  };
+}
+
+export async function postgresBackend(): Promise<Backend> {
+  const database = await createTestDatabase("dl_e2e");
+  return { name: "PostgreSQL", env: { DATABASE_URL: database.url }, cleanup: database.drop };
+}
+
+export const backends: [string, () => Promise<Backend>][] = [
+  ["PGlite", pgliteBackend],
+  ["PostgreSQL", postgresBackend],
+];
+
+/** Runs a CLI command in this process and returns what it printed. */
+export async function cli(
+  env: NodeJS.ProcessEnv,
+  ...argv: string[]
+): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: CliIO = { out: (text) => out.push(text), err: (text) => err.push(text) };
+  const code = await runCli(argv, io, env);
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+export interface ServiceHandle {
+  runtime: Runtime;
+  service: RunningService;
+  get(path: string, key: string): Promise<{ status: number; body: string; json: unknown; headers: Headers }>;
+  put(path: string, key: string, form: Record<string, string>): Promise<{ status: number; json: unknown }>;
+  stop(): Promise<void>;
+}
+
+export async function startTestService(env: NodeJS.ProcessEnv): Promise<ServiceHandle> {
+  const runtime = await openRuntime(env);
+  const service = await startService({
+    runtime,
+    env,
+    port: 0,
+    logger: pino({ level: "silent" }),
+    bootstrapTenant: false,
+  });
+  const url = (path: string) => new URL(path, service.apiRoot).toString();
+  return {
+    runtime,
+    service,
+    async get(path, key) {
+      const response = await fetch(url(path), { headers: { Authorization: `Bearer ${key}` } });
+      const body = await response.text();
+      return { status: response.status, body, json: JSON.parse(body), headers: response.headers };
+    },
+    async put(path, key, form) {
+      const response = await fetch(url(path), {
+        method: "PUT",
+        headers: { Authorization: `Bearer ${key}` },
+        body: new URLSearchParams(form),
+      });
+      return { status: response.status, json: await response.json() };
+    },
+    async stop() {
+      await service.stop();
+      await runtime.close();
+    },
+  };
+}
