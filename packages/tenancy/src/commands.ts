@@ -59,8 +59,7 @@ export async function issueApiKey(
 ): Promise<{ apiKey: string; keyId: string; position: bigint }> {
   const history = await store.readStream(streams.tenant(input.tenantId), { limit: 1 });
   const created = history[0];
-  if (!created || created.type !== "TenantCreated")
-    throw new UnknownTenantError(`No tenant ${input.tenantId}.`);
+  if (created?.type !== "TenantCreated") throw new UnknownTenantError(`No tenant ${input.tenantId}.`);
   const region = (created.data as { region: Region }).region;
   const issued = generateApiKey(region);
   const result = await store.append(

@@ -1,0 +1,117 @@
+import { randomUUID } from "node:crypto";
+import { type QueryExecutorProvider, sql } from "kysely";
+import {
+  type AppendResult,
+  type ExpectedRevision,
+  type NewEvent,
+  WrongExpectedVersionError,
+} from "../port.js";
+import { assertAppendable, satisfiesExpected, toJsonText } from "../validate.js";
+import { encodeGlobalPosition } from "./global-order.js";
+
+/**
+ * The append would put events into the global order before events of the same stream that an
+ * already committed transaction wrote: the enclosing transaction took its xid (by writing
+ * something) before that other transaction did. Only `appendWithin` can meet it; roll back and
+ * retry the whole transaction, which then gets a fresh, larger xid.
+ */
+export class StreamOrderConflictError extends Error {
+  override readonly name = "StreamOrderConflictError";
+  constructor(readonly stream: string) {
+    super(
+      `stream ${stream}: an append in this transaction would be ordered before the stream's last ` +
+        "event; roll back and retry the transaction",
+    );
+  }
+}
+
+/** First key of the two-key advisory locks taken per stream ("EVTS"), apart from other users'. */
+const streamLockNamespace = 0x45565453;
+/** pg takes at most 65,535 parameters per statement; six per event. */
+const eventsPerInsert = 1000;
+
+interface StreamStateRow {
+  revision: string | null;
+  writer: string | null;
+  own: string;
+}
+
+/**
+ * Appends inside the caller's transaction (`db.transaction().execute(trx => …)`); the events
+ * become visible, and ordered, when that transaction commits.
+ *
+ * Ordering per stream: the global order is by transaction id (see global-order.ts), so the events
+ * of a stream are in revision order there only if each writer of the stream has a larger xid than
+ * the one before. An xid is assigned at a transaction's first write, so a transaction-scoped
+ * advisory lock on the stream is taken first (it assigns none): in a plain append the xid is then
+ * assigned while the lock is held, after the previous writer committed. A transaction that wrote
+ * before calling this may hold an older xid; that case is detected and refused.
+ */
+export async function appendWithin(
+  trx: QueryExecutorProvider,
+  stream: string,
+  events: readonly NewEvent[],
+  expected: ExpectedRevision,
+): Promise<AppendResult> {
+  assertAppendable(stream, events);
+  await sql`select pg_advisory_xact_lock(${streamLockNamespace}::int4, hashtext(${stream}))`.execute(trx);
+
+  // pg_current_xact_id() assigns this transaction's xid now, under the lock.
+  const { rows } = await sql<StreamStateRow>`
+    select s.revision::text as revision, s.transaction_id::text as writer,
+           pg_current_xact_id()::text as own
+    from (values (1)) as one (x) left join streams s on s.stream = ${stream}`.execute(trx);
+  const state = rows[0]!;
+  const actual = state.revision === null ? null : BigInt(state.revision);
+  if (!satisfiesExpected(expected, actual)) throw new WrongExpectedVersionError(stream, expected, actual);
+  if (state.writer !== null && BigInt(state.writer) > BigInt(state.own)) {
+    throw new StreamOrderConflictError(stream);
+  }
+
+  const first = actual === null ? 0n : actual + 1n;
+  const last = first + BigInt(events.length) - 1n;
+  // Conditional writes: correct on their own even for a writer that skipped the lock.
+  const claimed =
+    actual === null
+      ? await sql`
+          insert into streams (stream, revision, transaction_id)
+          values (${stream}, ${String(last)}::bigint, pg_current_xact_id())
+          on conflict (stream) do nothing returning 1 as claimed`.execute(trx)
+      : await sql`
+          update streams set revision = ${String(last)}::bigint, transaction_id = pg_current_xact_id()
+          where stream = ${stream} and revision = ${String(actual)}::bigint
+          returning 1 as claimed`.execute(trx);
+  if (claimed.rows.length === 0) {
+    throw new WrongExpectedVersionError(stream, expected, await currentRevision(trx, stream));
+  }
+
+  let lastPosition = 0n;
+  for (let offset = 0; offset < events.length; offset += eventsPerInsert) {
+    const chunk = events.slice(offset, offset + eventsPerInsert);
+    const values = chunk.map(
+      (event, index) => sql`(
+        ${stream}, ${String(first + BigInt(offset + index))}::bigint, ${event.type},
+        ${toJsonText(event.data)}::jsonb, ${toJsonText(event.metadata ?? {})}::jsonb,
+        ${event.id ?? randomUUID()}::uuid)`,
+    );
+    // Rows of one VALUES list take their sequence values in list order, i.e. in revision order.
+    const inserted = await sql<{ position: string }>`
+      insert into events (stream, revision, type, data, metadata, id)
+      values ${sql.join(values)}
+      returning position::text as position`.execute(trx);
+    for (const row of inserted.rows) {
+      const position = BigInt(row.position);
+      if (position > lastPosition) lastPosition = position;
+    }
+  }
+  return {
+    nextRevision: last,
+    position: encodeGlobalPosition({ transactionId: BigInt(state.own), position: lastPosition }),
+  };
+}
+
+async function currentRevision(trx: QueryExecutorProvider, stream: string): Promise<bigint | null> {
+  const { rows } = await sql<{ revision: string }>`
+    select revision::text as revision from streams where stream = ${stream}`.execute(trx);
+  return rows[0] ? BigInt(rows[0].revision) : null;
+}

@@ -1,0 +1,80 @@
+import { type Database, migrateToLatest } from "@dmarc-ledger/db";
+import type { QueryExecutorProvider, Transaction } from "kysely";
+import { pollingSubscription } from "../polling-subscription.js";
+import type { AppendResult, EventStore, ExpectedRevision, NewEvent, Subscription } from "../port.js";
+import { assertAppendable, assertLimit } from "../validate.js";
+import { appendWithin } from "./append.js";
+import { eventStoreMigrations } from "./migrations.js";
+import { headPosition, readAll, readStream } from "./read.js";
+
+export interface PostgresEventStoreOptions {
+  /** Pause between reads of a caught-up subscription. */
+  pollIntervalMs?: number;
+  /** Batch size of subscriptions that give none. */
+  defaultMaxBatch?: number;
+}
+
+export interface PostgresEventStore extends EventStore {
+  /**
+   * Appends inside the caller's transaction on the same database: for writes that must commit
+   * with other rows, and for tests that hold a transaction open. May throw
+   * StreamOrderConflictError if the transaction wrote something before (see append.ts).
+   */
+  appendWithin<Schema>(
+    trx: Transaction<Schema>,
+    stream: string,
+    events: NewEvent[],
+    expected: ExpectedRevision,
+  ): Promise<AppendResult>;
+}
+
+/**
+ * The event store on the caller's database (pg pool or PGlite), whose tables
+ * `eventStoreMigrations` created. close() ends the store's subscriptions; the database stays the
+ * caller's to close.
+ */
+export function createPostgresEventStore(
+  database: Database,
+  options: PostgresEventStoreOptions = {},
+): PostgresEventStore {
+  const db: QueryExecutorProvider & Pick<Database["db"], "transaction"> = database.db;
+  const pollIntervalMs = options.pollIntervalMs ?? 50;
+  const defaultMaxBatch = options.defaultMaxBatch ?? 500;
+  const open = new Set<Subscription>();
+
+  return {
+    async append(stream, events, expected) {
+      assertAppendable(stream, events);
+      return db.transaction().execute((trx) => appendWithin(trx, stream, events, expected));
+    },
+    appendWithin: (trx, stream, events, expected) => appendWithin(trx, stream, events, expected),
+    readStream: (stream, readOptions) => readStream(db, stream, readOptions),
+    readAll: (from, limit) => readAll(db, from, limit),
+    headPosition: () => headPosition(db),
+    subscribe(from, subscribeOptions = {}) {
+      const maxBatch = subscribeOptions.maxBatch ?? defaultMaxBatch;
+      assertLimit(maxBatch);
+      const subscription = pollingSubscription({
+        readPage: (after, limit) => readAll(db, after, limit),
+        from,
+        maxBatch,
+        pollIntervalMs,
+        onEnd: () => open.delete(subscription),
+      });
+      open.add(subscription);
+      return subscription;
+    },
+    async close() {
+      await Promise.all([...open].map((subscription) => subscription.close()));
+    },
+  };
+}
+
+/** Migrates the event store's tables to the latest version, then returns the store. */
+export async function openPostgresEventStore(
+  database: Database,
+  options: PostgresEventStoreOptions = {},
+): Promise<PostgresEventStore> {
+  await migrateToLatest(database.db, eventStoreMigrations);
+  return createPostgresEventStore(database, options);
+}
