@@ -1,0 +1,394 @@
+import { SaxesParser, type SaxesTag } from "saxes";
+import { ReportParseError } from "../errors.js";
+import { identityOf } from "../identity.js";
+import type { Limits } from "../options.js";
+import type {
+  AggregateHeader,
+  AggregateRow,
+  DkimAuthResult,
+  PolicyOverrideReason,
+  PolicyPublished,
+  ReportItem,
+  SpfAuthResult,
+} from "../types.js";
+import { El, elementCode, isContainer } from "./element-codes.js";
+import { arcOf, normaliseIp, normaliseReportId, organizationOf } from "./normalise.js";
+import { XmlTextDecoder } from "./xml-text-decoder.js";
+
+const DMARC_2_NAMESPACE = "urn:ietf:params:xml:ns:dmarc-2.0";
+const DRAFT_NAMESPACE = "http://dmarc.org/dmarc-xml/0.1";
+/** A broken 200 MB file must not grow an unbounded warning list. */
+const MAX_XML_WARNINGS = 20;
+const MAX_DROPPED_ROW_WARNINGS = 100;
+
+interface RowDraft {
+  sourceIp: string | null;
+  count: string | null;
+  disposition: string;
+  policyDkim: string;
+  policySpf: string;
+  reasons: PolicyOverrideReason[];
+  headerFrom: string;
+  envelopeFrom: string | null;
+  envelopeTo: string | null;
+  dkim: DkimAuthResult[];
+  spf: SpfAuthResult[];
+}
+
+function orNull(value: string): string | null {
+  return value === "" ? null : value;
+}
+
+/**
+ * Push-style reader of one aggregate report: feed it bytes, take the items it has ready.
+ * It keeps one row and one batch in memory, never the report, so memory does not grow with the input.
+ * Parsing goes on past XML errors (saxes reports them and carries on); each becomes a warning.
+ */
+export class AggregateXmlReader {
+  private readonly parser = new SaxesParser({ position: false });
+  private readonly decoder: XmlTextDecoder;
+  private readonly ready: ReportItem[] = [];
+  private readonly warnings: string[] = [];
+  private xmlErrors = 0;
+  private droppedRows = 0;
+  private readonly stack: number[] = [];
+  private text = "";
+  private collecting = false;
+
+  private sawFeedback = false;
+  private sawElement = false;
+  private version = "";
+  private namespaceHint: "rfc9990" | "draft" | null = null;
+  private orgName = "";
+  private email = "";
+  private reportId = "";
+  private begin = "";
+  private end = "";
+  private readonly policy: PolicyPublished = {
+    domain: "",
+    adkim: null,
+    aspf: null,
+    p: null,
+    sp: null,
+    np: null,
+    pct: null,
+    fo: null,
+    testing: null,
+    discoveryMethod: null,
+  };
+  private header: AggregateHeader | null = null;
+
+  private row: RowDraft | null = null;
+  private rowNumber = 0;
+  private reason: PolicyOverrideReason | null = null;
+  private dkim: DkimAuthResult | null = null;
+  private spf: SpfAuthResult | null = null;
+  private batch: AggregateRow[] = [];
+
+  constructor(private readonly limits: Limits) {
+    this.decoder = new XmlTextDecoder((message) => this.warnings.push(message));
+    this.parser.on("error", (error) => this.onXmlError(error));
+    this.parser.on("doctype", () => this.warnings.push("ignored a DTD: entities are never resolved"));
+    this.parser.on("opentag", (tag) => this.onOpen(tag));
+    this.parser.on("closetag", () => this.onClose());
+    this.parser.on("text", (text) => {
+      if (this.collecting) this.text += text;
+    });
+    this.parser.on("cdata", (text) => {
+      this.text += text;
+    });
+  }
+
+  /** Feeds bytes; returns the items completed so far. */
+  write(chunk: Uint8Array): ReportItem[] {
+    this.parser.write(this.decoder.decode(chunk));
+    return this.ready.splice(0);
+  }
+
+  /** Ends the input; returns the last items, ending with "aggregate-end". */
+  finish(): ReportItem[] {
+    const rest = this.decoder.end();
+    if (rest) this.parser.write(rest);
+    this.parser.close();
+    if (!this.sawFeedback) {
+      throw this.xmlErrors > 0
+        ? new ReportParseError(
+            "malformed_xml",
+            `no <feedback> element could be read: ${this.warnings[0] ?? ""}`,
+          )
+        : new ReportParseError("not_a_report", "XML without a <feedback> element is not a DMARC report");
+    }
+    this.emitHeader();
+    this.flushRows();
+    if (this.droppedRows > MAX_DROPPED_ROW_WARNINGS) {
+      this.warnings.push(`dropped ${this.droppedRows - MAX_DROPPED_ROW_WARNINGS} more rows`);
+    }
+    if (this.xmlErrors > MAX_XML_WARNINGS) {
+      this.warnings.push(`recovered from invalid XML: ${this.xmlErrors - MAX_XML_WARNINGS} more errors`);
+    }
+    this.ready.push({ kind: "aggregate-end", warnings: this.warnings });
+    return this.ready.splice(0);
+  }
+
+  private onXmlError(error: Error): void {
+    this.xmlErrors++;
+    if (this.xmlErrors <= MAX_XML_WARNINGS) {
+      this.warnings.push(`recovered from invalid XML: ${error.message.replace(/\.$/, "")}`);
+    }
+  }
+
+  private onOpen(tag: SaxesTag): void {
+    const code = elementCode(tag.name);
+    const parent = this.stack.length > 0 ? this.stack[this.stack.length - 1]! : El.other;
+    if (!this.sawElement) {
+      this.sawElement = true;
+      // Fail fast on HTML error pages instead of reading them to the end.
+      if (tag.name.toLowerCase() === "html")
+        throw new ReportParseError("not_a_report", "input is HTML, not a report");
+    }
+    switch (code) {
+      case El.feedback:
+        this.sawFeedback = true;
+        this.noteNamespaces(tag);
+        break;
+      case El.schema:
+        this.noteNamespaces(tag);
+        break;
+      case El.record:
+        this.emitHeader();
+        this.rowNumber++;
+        this.row = {
+          sourceIp: null,
+          count: null,
+          disposition: "",
+          policyDkim: "",
+          policySpf: "",
+          reasons: [],
+          headerFrom: "",
+          envelopeFrom: null,
+          envelopeTo: null,
+          dkim: [],
+          spf: [],
+        };
+        break;
+      case El.reason:
+        if (parent === El.policyEvaluated) this.reason = { type: "", comment: null };
+        break;
+      case El.dkim:
+        if (parent === El.authResults)
+          this.dkim = { domain: "", selector: null, result: "", humanResult: null };
+        break;
+      case El.spf:
+        if (parent === El.authResults) this.spf = { domain: "", scope: null, result: "" };
+        break;
+    }
+    this.stack.push(code);
+    this.text = "";
+    this.collecting =
+      !isContainer(code) && !((code === El.dkim || code === El.spf) && parent === El.authResults);
+  }
+
+  private noteNamespaces(tag: SaxesTag): void {
+    for (const attribute of Object.values(tag.attributes)) {
+      const value = typeof attribute === "string" ? attribute : attribute.value;
+      if (value === DMARC_2_NAMESPACE) this.namespaceHint = "rfc9990";
+      else if (value === DRAFT_NAMESPACE && this.namespaceHint === null) this.namespaceHint = "draft";
+    }
+  }
+
+  // saxes reports closing tags in the order it opened them, also when it recovers, so the stack's top
+  // is the element being closed and the tag name need not be looked at again.
+  private onClose(): void {
+    const code = this.stack.pop() ?? El.other;
+    const parent = this.stack.length > 0 ? this.stack[this.stack.length - 1]! : El.other;
+    const value = this.collecting ? this.text.trim() : "";
+    this.text = "";
+    this.collecting = false;
+    switch (parent) {
+      case El.feedback:
+        if (code === El.version) this.version = value;
+        else if (code === El.record) this.closeRecord();
+        break;
+      case El.reportMetadata:
+        if (code === El.orgName) this.orgName = value;
+        else if (code === El.email) this.email = value;
+        else if (code === El.reportId) this.reportId = value;
+        break;
+      case El.dateRange:
+        if (code === El.begin) this.begin = value;
+        else if (code === El.end) this.end = value;
+        break;
+      case El.policyPublished:
+        this.setPolicy(code, value);
+        break;
+      case El.row:
+        if (!this.row) break;
+        if (code === El.sourceIp) this.row.sourceIp = value;
+        else if (code === El.count) this.row.count = value;
+        break;
+      case El.policyEvaluated:
+        if (!this.row) break;
+        if (code === El.disposition) this.row.disposition = value.toLowerCase();
+        else if (code === El.dkim) this.row.policyDkim = value.toLowerCase();
+        else if (code === El.spf) this.row.policySpf = value.toLowerCase();
+        else if (code === El.reason && this.reason) {
+          // An empty <reason/> (seen in the wild) says nothing; keep only reasons with content.
+          if (this.reason.type !== "" || this.reason.comment !== null) this.row.reasons.push(this.reason);
+          this.reason = null;
+        }
+        break;
+      case El.reason:
+        if (!this.reason) break;
+        if (code === El.type) this.reason.type = value.toLowerCase();
+        else if (code === El.comment) this.reason.comment = orNull(value);
+        break;
+      case El.identifiers:
+        if (!this.row) break;
+        if (code === El.headerFrom) this.row.headerFrom = value.toLowerCase();
+        else if (code === El.envelopeFrom) this.row.envelopeFrom = orNull(value.toLowerCase());
+        else if (code === El.envelopeTo) this.row.envelopeTo = orNull(value.toLowerCase());
+        break;
+      case El.authResults:
+        if (!this.row) break;
+        if (code === El.dkim && this.dkim) {
+          this.row.dkim.push(this.dkim);
+          this.dkim = null;
+        } else if (code === El.spf && this.spf) {
+          this.row.spf.push(this.spf);
+          this.spf = null;
+        }
+        break;
+      case El.dkim:
+        if (!this.dkim) break;
+        if (code === El.domain) this.dkim.domain = value.toLowerCase();
+        else if (code === El.selector) this.dkim.selector = orNull(value);
+        else if (code === El.result) this.dkim.result = value.toLowerCase();
+        else if (code === El.humanResult) this.dkim.humanResult = orNull(value);
+        break;
+      case El.spf:
+        if (!this.spf) break;
+        if (code === El.domain) this.spf.domain = value.toLowerCase();
+        else if (code === El.scope) this.spf.scope = orNull(value.toLowerCase());
+        else if (code === El.result) this.spf.result = value.toLowerCase();
+        break;
+    }
+  }
+
+  private setPolicy(code: number, value: string): void {
+    const lower = orNull(value.toLowerCase());
+    switch (code) {
+      case El.domain:
+        this.policy.domain = value.toLowerCase();
+        break;
+      case El.adkim:
+        this.policy.adkim = lower;
+        break;
+      case El.aspf:
+        this.policy.aspf = lower;
+        break;
+      case El.p:
+        this.policy.p = lower;
+        break;
+      case El.sp:
+        this.policy.sp = lower;
+        break;
+      case El.np:
+        this.policy.np = lower;
+        break;
+      case El.pct:
+        this.policy.pct = /^\d+$/.test(value) ? Number(value) : null;
+        break;
+      case El.fo:
+        this.policy.fo = lower;
+        break;
+      case El.testing:
+        this.policy.testing = lower;
+        break;
+      case El.discoveryMethod:
+        this.policy.discoveryMethod = lower;
+        break;
+    }
+  }
+
+  private closeRecord(): void {
+    const draft = this.row;
+    this.row = null;
+    if (!draft) return;
+    if (draft.sourceIp === null || draft.sourceIp === "") {
+      this.dropRow("missing source_ip");
+      return;
+    }
+    const sourceIp = normaliseIp(draft.sourceIp);
+    if (sourceIp === null) {
+      this.dropRow(`invalid source_ip "${draft.sourceIp.slice(0, 64)}"`);
+      return;
+    }
+    if (draft.count === null || !/^\d+$/.test(draft.count) || !Number.isSafeInteger(Number(draft.count))) {
+      this.dropRow(draft.count === null ? "missing count" : `invalid count "${draft.count.slice(0, 32)}"`);
+      return;
+    }
+    this.batch.push({
+      sourceIp,
+      count: Number(draft.count),
+      disposition: draft.disposition,
+      policyDkim: draft.policyDkim,
+      policySpf: draft.policySpf,
+      reasons: draft.reasons,
+      arc: arcOf(draft.reasons),
+      headerFrom: draft.headerFrom,
+      envelopeFrom: draft.envelopeFrom,
+      envelopeTo: draft.envelopeTo,
+      dkim: draft.dkim,
+      spf: draft.spf,
+    });
+    if (this.batch.length >= this.limits.rowBatch) this.flushRows();
+  }
+
+  private dropRow(why: string): void {
+    this.droppedRows++;
+    // A report of only bad rows must not grow an unbounded warning list either.
+    if (this.droppedRows <= MAX_DROPPED_ROW_WARNINGS)
+      this.warnings.push(`dropped row ${this.rowNumber}: ${why}`);
+  }
+
+  private flushRows(): void {
+    if (this.batch.length === 0) return;
+    this.ready.push({ kind: "aggregate-rows", rows: this.batch });
+    this.batch = [];
+  }
+
+  private emitHeader(): void {
+    if (this.header) return;
+    if (!/^\d+$/.test(this.begin) || !/^\d+$/.test(this.end)) {
+      throw new ReportParseError(
+        "incomplete_report",
+        `aggregate report without a valid date_range (begin "${this.begin}", end "${this.end}")`,
+      );
+    }
+    if (this.policy.domain === "") this.warnings.push("policy_published has no domain");
+    if (this.reportId === "") this.warnings.push("report_metadata has no report_id");
+    const organization = organizationOf(this.orgName, this.email);
+    const reportId = normaliseReportId(this.reportId);
+    const begin = Number(this.begin);
+    const end = Number(this.end);
+    this.header = {
+      schema: this.schema(),
+      orgName: this.orgName,
+      organization,
+      email: this.email,
+      reportId,
+      begin,
+      end,
+      policy: { ...this.policy },
+      identity: identityOf(["aggregate", organization, reportId, this.policy.domain, begin, end]),
+    };
+    this.ready.push({ kind: "aggregate-begin", header: this.header });
+  }
+
+  private schema(): AggregateHeader["schema"] {
+    if (this.namespaceHint === "rfc9990" || this.version.startsWith("2")) return "rfc9990";
+    // RFC 7489 made <version> mandatory; reports without it follow the pre-RFC draft schema.
+    if (this.namespaceHint === "draft" || this.version === "") return "draft";
+    return "rfc7489";
+  }
+}

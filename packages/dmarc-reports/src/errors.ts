@@ -1,0 +1,22 @@
+export type ReportParseErrorCode =
+  | "empty_input"
+  | "not_a_report"
+  | "malformed_xml"
+  | "incomplete_report"
+  | "decompressed_too_large"
+  | "compression_ratio_exceeded"
+  | "zip_unexpected_entries"
+  | "corrupt_archive"
+  | "no_report_in_mail"
+  | "nesting_too_deep";
+
+/** Raised when an input cannot be turned into any report; `code` says why, for callers and logs. */
+export class ReportParseError extends Error {
+  readonly code: ReportParseErrorCode;
+
+  constructor(code: ReportParseErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "ReportParseError";
+    this.code = code;
+  }
+}

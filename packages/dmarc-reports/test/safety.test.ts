@@ -1,0 +1,137 @@
+import { gzipSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+import { parseReports, ReportParseError } from "../src/index.js";
+import { makeZip } from "./helpers/make-zip.js";
+
+async function refusal(
+  input: Uint8Array,
+  options?: Parameters<typeof parseReports>[1],
+): Promise<ReportParseError> {
+  const error = await parseReports(input, options).catch((e: unknown) => e);
+  if (!(error instanceof ReportParseError))
+    throw new Error(`expected a ReportParseError, got ${String(error)}`);
+  return error;
+}
+
+function report(recordXml: string, prolog = ""): string {
+  return `<?xml version="1.0"?>${prolog}
+<feedback><report_metadata><org_name>x.org</org_name><email>a@x.org</email><report_id>r1</report_id>
+<date_range><begin>1700000000</begin><end>1700086399</end></date_range></report_metadata>
+<policy_published><domain>example.com</domain><p>none</p></policy_published>
+<record><row><source_ip>192.0.2.1</source_ip><count>1</count><policy_evaluated><disposition>none</disposition>
+<dkim>pass</dkim><spf>fail</spf></policy_evaluated></row><identifiers><header_from>${recordXml}</header_from></identifiers>
+<auth_results/></record></feedback>`;
+}
+
+describe("bombs", () => {
+  // 64 MB that look like a report (so no layer refuses them early) deflate to ~64 KB.
+  const zeros = Buffer.alloc(64 * 1024 * 1024, 0x61);
+  zeros.write("<feedback><x>");
+
+  it("a gzip bomb is refused by its compression ratio before it is inflated whole", async () => {
+    const bomb = gzipSync(zeros);
+    const error = await refusal(bomb);
+    expect(error.code).toBe("compression_ratio_exceeded");
+  });
+
+  it("a gzip bomb under a generous ratio is refused by the decompressed size limit", async () => {
+    const bomb = gzipSync(zeros);
+    const error = await refusal(bomb, { maxCompressionRatio: 1e9, maxDecompressedBytes: 8 * 1024 * 1024 });
+    expect(error.code).toBe("decompressed_too_large");
+  });
+
+  it("gzip inside gzip: the inner bomb is caught too", async () => {
+    const bomb = gzipSync(gzipSync(zeros));
+    const error = await refusal(bomb);
+    expect(["compression_ratio_exceeded", "decompressed_too_large"]).toContain(error.code);
+  });
+
+  it("a zip bomb declaring its size is refused from its directory", async () => {
+    const error = await refusal(makeZip([{ name: "r.xml", data: zeros }]));
+    expect(error.code).toBe("compression_ratio_exceeded");
+  });
+
+  it("a zip bomb that lies about its size is stopped while inflating", async () => {
+    const error = await refusal(makeZip([{ name: "r.xml", data: zeros, declaredSize: 100 }]), {
+      maxCompressionRatio: 1e9,
+      maxDecompressedBytes: 8 * 1024 * 1024,
+    });
+    expect(["decompressed_too_large", "corrupt_archive"]).toContain(error.code);
+  });
+
+  it("a zip with anything besides the report is refused, naming the entries", async () => {
+    const zip = makeZip([
+      { name: "report.xml", data: Buffer.from(report("example.com")) },
+      { name: "evil.exe", data: Buffer.from("MZ") },
+    ]);
+    const error = await refusal(zip);
+    expect(error.code).toBe("zip_unexpected_entries");
+    expect(error.message).toContain("evil.exe");
+  });
+
+  it("a zip with one report parses", async () => {
+    const reports = await parseReports(
+      makeZip([{ name: "report.xml", data: Buffer.from(report("example.com")) }]),
+    );
+    expect(reports).toHaveLength(1);
+  });
+});
+
+describe("XML entities", () => {
+  it("XXE: an external entity is never resolved", async () => {
+    const xml = report("&xxe;", '<!DOCTYPE feedback [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>');
+    const [parsed] = await parseReports(Buffer.from(xml));
+    expect(parsed!.kind).toBe("aggregate");
+    if (parsed!.kind !== "aggregate") return;
+    expect(parsed.report.rows[0]!.headerFrom).not.toContain("root:");
+    expect(parsed.report.warnings.some((w) => w.includes("DTD"))).toBe(true);
+  });
+
+  it("billion laughs: entities are not expanded", async () => {
+    let dtd = '<!DOCTYPE feedback [<!ENTITY lol0 "lol">';
+    for (let i = 1; i <= 9; i++) dtd += `<!ENTITY lol${i} "${`&lol${i - 1};`.repeat(10)}">`;
+    dtd += "]>";
+    const [parsed] = await parseReports(Buffer.from(report("&lol9;", dtd)));
+    if (parsed!.kind !== "aggregate") throw new Error("expected an aggregate report");
+    expect(parsed.report.rows[0]!.headerFrom.length).toBeLessThan(100);
+    expect(parsed.report.warnings.length).toBeGreaterThan(0);
+  });
+});
+
+describe("junk", () => {
+  it("a gzip holding just 'unused' is not a report", async () => {
+    const error = await refusal(gzipSync(Buffer.from("unused")));
+    expect(error.code).toBe("not_a_report");
+  });
+
+  it("an HTML page is not a report", async () => {
+    const error = await refusal(Buffer.from("<!DOCTYPE html><html><body>Login</body></html>"));
+    expect(error.code).toBe("not_a_report");
+    expect(error.message).toContain("HTML");
+  });
+
+  it("an empty input and whitespace are empty_input; an empty gzip too", async () => {
+    expect((await refusal(new Uint8Array(0))).code).toBe("empty_input");
+    expect((await refusal(Buffer.from(" \n\t "))).code).toBe("empty_input");
+    expect((await refusal(gzipSync(Buffer.alloc(0)))).code).toBe("empty_input");
+  });
+
+  it("XML without <feedback> is not a report; broken XML without it is malformed_xml", async () => {
+    expect((await refusal(Buffer.from("<rss><channel/></rss>"))).code).toBe("not_a_report");
+    expect((await refusal(Buffer.from("<a><<b></c>"))).code).toBe("malformed_xml");
+  });
+
+  it("a mail without any report is no_report_in_mail", async () => {
+    const mail = "From: a@example.com\r\nTo: b@example.com\r\nSubject: hello\r\n\r\nJust text.\r\n";
+    expect((await refusal(Buffer.from(mail))).code).toBe("no_report_in_mail");
+  });
+
+  it("a report without date_range is incomplete_report", async () => {
+    const xml = "<feedback><report_metadata><report_id>1</report_id></report_metadata><record/></feedback>";
+    expect((await refusal(Buffer.from(xml))).code).toBe("incomplete_report");
+  });
+
+  it("random binary is not a report", async () => {
+    expect((await refusal(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]))).code).toBe("not_a_report");
+  });
+});
