@@ -8,12 +8,27 @@ import { errorHandler } from "./middleware/error-handler.js";
 import { rateLimit } from "./middleware/rate-limit.js";
 import { requestId } from "./middleware/request-id.js";
 import { addDomainEndpoints } from "./routes/add-domain.js";
-import { aggregateByDomainEndpoint } from "./routes/aggregate-by-domain.js";
+import {
+  aggregateByDomainEndpoint,
+  aggregateByDomainGroupEndpoint,
+  aggregateByOrganizationEndpoint,
+  aggregateBySourceEndpoint,
+  aggregateByUnalignedSourceEndpoint,
+  forensicEndpoint,
+} from "./routes/aggregates.js";
 import { rootHandler } from "./routes/root.js";
 import type { ApiContext, ApiDeps, ApiState } from "./state.js";
 
 /** Every endpoint below /api/: the router, the root's links and the OpenAPI document come from it. */
-export const endpoints: readonly Endpoint[] = [aggregateByDomainEndpoint, ...addDomainEndpoints];
+export const endpoints: readonly Endpoint[] = [
+  aggregateByDomainEndpoint,
+  aggregateByDomainGroupEndpoint,
+  aggregateByUnalignedSourceEndpoint,
+  aggregateBySourceEndpoint,
+  aggregateByOrganizationEndpoint,
+  forensicEndpoint,
+  ...addDomainEndpoints,
+];
 
 function requireScope(endpoint: Endpoint) {
   return async (ctx: ApiContext, next: () => Promise<void>) => {

@@ -13,7 +13,21 @@ export {
 } from "./projection-engine.js";
 export * from "./projections/index.js";
 export { type AggregateByDomainRecord, aggregateByDomain } from "./queries/aggregate-by-domain.js";
+export {
+  type AggregateByDomainGroupRecord,
+  aggregateByDomainGroup,
+} from "./queries/aggregate-by-domain-group.js";
+export {
+  type AggregateByOrganizationRecord,
+  aggregateByOrganization,
+} from "./queries/aggregate-by-organization.js";
+export {
+  type AggregateBySourceRecord,
+  aggregateBySource,
+  aggregateByUnalignedSource,
+} from "./queries/aggregate-by-source.js";
 export { countTenants, findApiKey, type KeyHolder } from "./queries/api-keys.js";
 export { findDomain, listTenantDomains, type OwnedDomain } from "./queries/domains.js";
+export { type ForensicRecord, forensicReports } from "./queries/forensic.js";
 export type { Page, PageQuery } from "./queries/page.js";
 export type { ReadModelSchema } from "./schema.js";

@@ -1,5 +1,5 @@
 import type { MigrationSet } from "@dmarc-ledger/db";
-import { type Kysely, sql } from "kysely";
+import { type CreateTableBuilder, type Kysely, sql } from "kysely";
 
 // Migrations take Kysely<any>: they run before the schema they create exists.
 // biome-ignore lint/suspicious/noExplicitAny: see above
@@ -59,6 +59,80 @@ export const readModelMigrations: MigrationSet = {
           .addPrimaryKeyConstraint("agg_domain_pk", ["domain", "t"])
           .execute();
         await db.schema.createIndex("agg_domain_by_t").on("agg_domain").columns(["t", "domain"]).execute();
+      },
+    },
+    "002_groupings": {
+      up: async (db: AnyDb) => {
+        // biome-ignore lint/suspicious/noExplicitAny: the builder's column names are not known here
+        const counters = (table: CreateTableBuilder<string, any>) =>
+          table
+            .addColumn("volume", "bigint", (c) => c.notNull())
+            .addColumn("unaligned_arc_pass", "bigint", (c) => c.notNull())
+            .addColumn("dkim_aligned", "bigint", (c) => c.notNull())
+            .addColumn("spf_aligned", "bigint", (c) => c.notNull())
+            .addColumn("dkim_pass", "bigint", (c) => c.notNull())
+            .addColumn("spf_pass", "bigint", (c) => c.notNull());
+        await counters(
+          db.schema
+            .createTable("agg_organization")
+            .addColumn("domain", "text", (c) => c.notNull())
+            .addColumn("organization", "text", (c) => c.notNull())
+            .addColumn("t", "bigint", (c) => c.notNull())
+            .addColumn("dmarc_pass", "bigint", (c) => c.notNull()),
+        )
+          .addPrimaryKeyConstraint("agg_organization_pk", ["domain", "organization", "t"])
+          .execute();
+        await db.schema
+          .createIndex("agg_organization_by_t")
+          .on("agg_organization")
+          .columns(["t", "domain"])
+          .execute();
+        await counters(
+          db.schema
+            .createTable("agg_source")
+            .addColumn("domain", "text", (c) => c.notNull())
+            .addColumn("source_ip", "text", (c) => c.notNull())
+            .addColumn("organization", "text", (c) => c.notNull())
+            .addColumn("t", "bigint", (c) => c.notNull())
+            .addColumn("disposition", "text", (c) => c.notNull())
+            .addColumn("arc", "text", (c) => c.notNull())
+            .addColumn("spf_domain", "text", (c) => c.notNull())
+            .addColumn("dkim_domain", "text", (c) => c.notNull())
+            .addColumn("dmarc_pass", "boolean", (c) => c.notNull()),
+        )
+          .addPrimaryKeyConstraint("agg_source_pk", [
+            "domain",
+            "t",
+            "source_ip",
+            "organization",
+            "disposition",
+            "arc",
+            "spf_domain",
+            "dkim_domain",
+            "dmarc_pass",
+          ])
+          .execute();
+        await db.schema.createIndex("agg_source_by_t").on("agg_source").columns(["t", "domain"]).execute();
+        await db.schema
+          .createTable("source_ip_name")
+          .addColumn("source_ip", "text", (c) => c.primaryKey())
+          .addColumn("source_domain", "text", (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable("forensic_report")
+          .addColumn("forensic_id", "bigint", (c) => c.primaryKey())
+          .addColumn("identity", "text", (c) => c.notNull().unique())
+          .addColumn("domain", "text", (c) => c.notNull())
+          .addColumn("received", "bigint", (c) => c.notNull())
+          .addColumn("subject", "text", (c) => c.notNull())
+          .addColumn("amount", "bigint", (c) => c.notNull())
+          .addColumn("headers", "text", (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createIndex("forensic_report_by_received")
+          .on("forensic_report")
+          .columns(["received", "forensic_id"])
+          .execute();
       },
     },
   },

@@ -55,12 +55,73 @@ export interface AggDomainTable {
   spf_pass: Int8;
 }
 
+/** Messages per reporting organisation; the by-organization grouping reads it. */
+export interface AggOrganizationTable {
+  domain: string;
+  organization: string;
+  t: Int8;
+  volume: Int8;
+  dmarc_pass: Int8;
+  unaligned_arc_pass: Int8;
+  dkim_aligned: Int8;
+  spf_aligned: Int8;
+  dkim_pass: Int8;
+  spf_pass: Int8;
+}
+
+/**
+ * The by-source facts: messages per (policy domain, source IP, organisation, begin) and per the
+ * values the by-source records pick "the one with the most messages" of (disposition, ARC, SPF
+ * and DKIM domain), with whether they passed DMARC (the unaligned-source grouping keeps only the
+ * rows that did not).
+ */
+export interface AggSourceTable {
+  domain: string;
+  source_ip: string;
+  organization: string;
+  t: Int8;
+  disposition: string;
+  /** "" when the row carried no ARC result. */
+  arc: string;
+  spf_domain: string;
+  dkim_domain: string;
+  dmarc_pass: boolean;
+  volume: Int8;
+  unaligned_arc_pass: Int8;
+  dkim_aligned: Int8;
+  spf_aligned: Int8;
+  dkim_pass: Int8;
+  spf_pass: Int8;
+}
+
+/** Reverse DNS of source IPs (registrable domain), as resolved by the DNS tooling. */
+export interface SourceIpNameTable {
+  source_ip: string;
+  source_domain: string;
+}
+
+export interface ForensicReportTable {
+  /** Increasing with arrival at the service; assigned in event order, so replays repeat it. */
+  forensic_id: Int8;
+  identity: string;
+  domain: string;
+  /** Arrival of the reported message, Unix seconds (the event's time when the report lacks it). */
+  received: Int8;
+  subject: string;
+  amount: Int8;
+  headers: string;
+}
+
 export interface ReadModelSchema {
   projection_checkpoint: ProjectionCheckpointTable;
   tenant: TenantTable;
   api_key: ApiKeyTable;
   domain: DomainTable;
   agg_domain: AggDomainTable;
+  agg_organization: AggOrganizationTable;
+  agg_source: AggSourceTable;
+  source_ip_name: SourceIpNameTable;
+  forensic_report: ForensicReportTable;
 }
 
 export type GeneratedId = Generated<number>;

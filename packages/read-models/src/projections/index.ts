@@ -1,13 +1,28 @@
 import { aggregateByDomainProjection } from "./aggregate-by-domain.js";
+import { aggregateByOrganizationProjection } from "./aggregate-by-organization.js";
+import { aggregateBySourceProjection } from "./aggregate-by-source.js";
 import { domainsProjection } from "./domains.js";
+import { forensicReportsProjection } from "./forensic-reports.js";
 import type { Projection } from "./projection.js";
 import { tenantsProjection } from "./tenants.js";
 
+export { dkimDomainOf, spfDomainOf } from "./aggregate-by-source.js";
+export { cutHeaders, maxHeaderCharacters } from "./forensic-reports.js";
 export type { Projection } from "./projection.js";
-export { aggregateByDomainProjection, domainsProjection, tenantsProjection };
+export {
+  aggregateByDomainProjection,
+  aggregateByOrganizationProjection,
+  aggregateBySourceProjection,
+  domainsProjection,
+  forensicReportsProjection,
+  tenantsProjection,
+};
 
 export const allProjections: readonly Projection[] = [
   tenantsProjection,
   domainsProjection,
   aggregateByDomainProjection,
+  aggregateByOrganizationProjection,
+  aggregateBySourceProjection,
+  forensicReportsProjection,
 ];

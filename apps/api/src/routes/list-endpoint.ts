@@ -1,0 +1,30 @@
+import type { Page, PageQuery, ReadModelSchema } from "@dmarc-ledger/read-models";
+import type { Kysely } from "kysely";
+import type { Endpoint } from "../endpoints.js";
+import { parseListParams } from "../params/list-params.js";
+
+/**
+ * A paginated GET endpoint over one read-model query. `total` is an integer on aggregate
+ * endpoints and a decimal string on /forensic, as the spec has it.
+ */
+export function listEndpoint<Record>(options: {
+  name: string;
+  summary: string;
+  query: (db: Kysely<ReadModelSchema>, query: PageQuery) => Promise<Page<Record>>;
+  totalAsString?: boolean;
+}): Endpoint {
+  return {
+    name: options.name,
+    method: "GET",
+    scope: "read",
+    summary: options.summary,
+    handler: async (ctx) => {
+      const page = await options.query(ctx.deps.db, parseListParams(ctx.query, ctx.state.holder!.tenantId));
+      ctx.body = {
+        status: "SUCCESS",
+        total: options.totalAsString ? String(page.total) : page.total,
+        records: page.records,
+      };
+    },
+  };
+}

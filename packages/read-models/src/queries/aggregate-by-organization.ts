@@ -1,0 +1,27 @@
+import { type Kysely, sql } from "kysely";
+import type { CounterFields } from "../counters.js";
+import type { ReadModelSchema } from "../schema.js";
+import { counterSelect, toCounterFields } from "./counter-columns.js";
+import { groupedPage } from "./grouped-page.js";
+import type { Page, PageQuery } from "./page.js";
+import { belongsToTenant } from "./tenant-domain-filter.js";
+
+export interface AggregateByOrganizationRecord extends CounterFields {
+  Organization: string;
+}
+
+/** GET aggregate_by_organization: one record per reporting organisation over the tenant's domains. */
+export async function aggregateByOrganization(
+  db: Kysely<ReadModelSchema>,
+  query: PageQuery,
+): Promise<Page<AggregateByOrganizationRecord>> {
+  const { total, rows } = await groupedPage(
+    db,
+    query,
+    sql`select o.organization as key, ${counterSelect("o", "summed")}
+      from agg_organization o
+      where o.t >= ${query.start} and o.t <= ${query.end} and ${belongsToTenant(query.tenantId, "o.domain")}
+      group by o.organization`,
+  );
+  return { total, records: rows.map((row) => ({ Organization: row.key, ...toCounterFields(row) })) };
+}
