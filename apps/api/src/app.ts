@@ -16,6 +16,7 @@ import {
   aggregateByUnalignedSourceEndpoint,
   forensicEndpoint,
 } from "./routes/aggregates.js";
+import { domainGroupEndpoint, domainsEndpoint, historyEndpoint } from "./routes/domains.js";
 import { rootHandler } from "./routes/root.js";
 import type { ApiContext, ApiDeps, ApiState } from "./state.js";
 
@@ -28,6 +29,9 @@ export const endpoints: readonly Endpoint[] = [
   aggregateByOrganizationEndpoint,
   forensicEndpoint,
   ...addDomainEndpoints,
+  domainGroupEndpoint,
+  domainsEndpoint,
+  historyEndpoint,
 ];
 
 function requireScope(endpoint: Endpoint) {

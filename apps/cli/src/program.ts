@@ -2,6 +2,7 @@ import { Command, CommanderError } from "commander";
 import { registerDomainCommands } from "./commands/domain.js";
 import { registerImportCommand } from "./commands/import.js";
 import { registerReplayCommand } from "./commands/replay.js";
+import { registerSpfCommands } from "./commands/spf.js";
 import { registerStartCommand } from "./commands/start.js";
 import { registerTenantCommands } from "./commands/tenant.js";
 import { CliError, type CliIO } from "./io.js";
@@ -23,6 +24,13 @@ export function createProgram(io: CliIO, env: NodeJS.ProcessEnv): Command {
   registerImportCommand(program, io, env);
   registerReplayCommand(program, io, env);
   registerStartCommand(program, io, env);
+  registerSpfCommands(program, {
+    write: (text) => io.out(text.trimEnd()),
+    // The command printed its reason already: end with status 1 and nothing more.
+    fail: () => {
+      throw new CliError("");
+    },
+  });
   for (const command of program.commands) applyOutput(command, io);
   return program;
 }
@@ -43,7 +51,7 @@ export async function runCli(argv: string[], io: CliIO, env: NodeJS.ProcessEnv):
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode;
     if (error instanceof CliError) {
-      io.err(`error: ${error.message}`);
+      if (error.message) io.err(`error: ${error.message}`);
       return error.exitCode;
     }
     io.err(`error: ${error instanceof Error ? error.message : String(error)}`);

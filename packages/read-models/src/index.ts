@@ -27,7 +27,9 @@ export {
   aggregateByUnalignedSource,
 } from "./queries/aggregate-by-source.js";
 export { countTenants, findApiKey, type KeyHolder } from "./queries/api-keys.js";
-export { findDomain, listTenantDomains, type OwnedDomain } from "./queries/domains.js";
+export { type DomainRecord, findDomain, listDomains, type OwnedDomain } from "./queries/domains.js";
 export { type ForensicRecord, forensicReports } from "./queries/forensic.js";
+export { domainHistory, type HistoryRecord } from "./queries/history.js";
 export type { Page, PageQuery } from "./queries/page.js";
+export { type SafeSpfState, safeSpfState } from "./queries/safe-spf-state.js";
 export type { ReadModelSchema } from "./schema.js";

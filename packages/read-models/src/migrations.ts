@@ -135,5 +135,35 @@ export const readModelMigrations: MigrationSet = {
           .execute();
       },
     },
+    "003_audit_and_safe_spf": {
+      up: async (db: AnyDb) => {
+        await db.schema
+          .createTable("audit_event")
+          .addColumn("domain", "text", (c) => c.notNull())
+          .addColumn("revision", "bigint", (c) => c.notNull())
+          .addColumn("event_type", "text", (c) => c.notNull())
+          .addColumn("recorded_at", "timestamptz", (c) => c.notNull())
+          .addColumn("caused_by", "text", (c) => c.notNull())
+          .addColumn("correlation_id", "text")
+          .addColumn("data", "text", (c) => c.notNull())
+          .addPrimaryKeyConstraint("audit_event_pk", ["domain", "revision"])
+          .execute();
+        await db.schema
+          .createTable("safe_spf")
+          .addColumn("domain", "text", (c) => c.primaryKey())
+          .addColumn("tenant_id", "text", (c) => c.notNull())
+          .addColumn("original", "text", (c) => c.notNull())
+          .addColumn("status", "text", (c) => c.notNull())
+          .addColumn("records", "text", (c) => c.notNull())
+          .addColumn("lookups_before", "integer")
+          .addColumn("lookups_after", "integer")
+          .addColumn("warnings", "text", (c) => c.notNull())
+          .addColumn("last_computed", "timestamptz")
+          .addColumn("last_error", "text")
+          .addColumn("retrying", "boolean", (c) => c.notNull().defaultTo(false))
+          .addColumn("updated_at", "timestamptz", (c) => c.notNull())
+          .execute();
+      },
+    },
   },
 };

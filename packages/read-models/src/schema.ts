@@ -112,6 +112,36 @@ export interface ForensicReportTable {
   headers: string;
 }
 
+/** Every event of every domain stream: the audit trail behind GET history. */
+export interface AuditEventTable {
+  domain: string;
+  revision: Int8;
+  event_type: string;
+  recorded_at: ColumnType<Date, Date | string, Date | string>;
+  caused_by: string;
+  correlation_id: string | null;
+  /** The event's payload as JSON text. */
+  data: string;
+}
+
+/** The Safe SPF state of a domain: its original record and the outcome of the last computation. */
+export interface SafeSpfTable {
+  domain: string;
+  tenant_id: string;
+  original: string;
+  /** pending, computed or failed */
+  status: string;
+  /** The published records as JSON text, [] until computed. */
+  records: string;
+  lookups_before: number | null;
+  lookups_after: number | null;
+  warnings: string;
+  last_computed: ColumnType<Date | null, Date | string | null, Date | string | null>;
+  last_error: string | null;
+  retrying: boolean;
+  updated_at: ColumnType<Date, Date | string, Date | string>;
+}
+
 export interface ReadModelSchema {
   projection_checkpoint: ProjectionCheckpointTable;
   tenant: TenantTable;
@@ -122,6 +152,8 @@ export interface ReadModelSchema {
   agg_source: AggSourceTable;
   source_ip_name: SourceIpNameTable;
   forensic_report: ForensicReportTable;
+  audit_event: AuditEventTable;
+  safe_spf: SafeSpfTable;
 }
 
 export type GeneratedId = Generated<number>;

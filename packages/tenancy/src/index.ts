@@ -9,4 +9,6 @@ export {
   revokeApiKey,
   UnknownTenantError,
 } from "./commands.js";
+export { InvalidGroupError, setDomainGroup } from "./domain-group.js";
 export { InvalidDomainError, normaliseDomain } from "./domain-name.js";
+export { DomainNotFoundError, ownedDomain } from "./domain-ownership.js";

@@ -1,9 +1,11 @@
 import { aggregateByDomainProjection } from "./aggregate-by-domain.js";
 import { aggregateByOrganizationProjection } from "./aggregate-by-organization.js";
 import { aggregateBySourceProjection } from "./aggregate-by-source.js";
+import { auditTrailProjection } from "./audit-trail.js";
 import { domainsProjection } from "./domains.js";
 import { forensicReportsProjection } from "./forensic-reports.js";
 import type { Projection } from "./projection.js";
+import { safeSpfStateProjection } from "./safe-spf-state.js";
 import { tenantsProjection } from "./tenants.js";
 
 export { dkimDomainOf, spfDomainOf } from "./aggregate-by-source.js";
@@ -13,8 +15,10 @@ export {
   aggregateByDomainProjection,
   aggregateByOrganizationProjection,
   aggregateBySourceProjection,
+  auditTrailProjection,
   domainsProjection,
   forensicReportsProjection,
+  safeSpfStateProjection,
   tenantsProjection,
 };
 
@@ -25,4 +29,6 @@ export const allProjections: readonly Projection[] = [
   aggregateByOrganizationProjection,
   aggregateBySourceProjection,
   forensicReportsProjection,
+  auditTrailProjection,
+  safeSpfStateProjection,
 ];

@@ -47,7 +47,7 @@ async function sourcePage(
     where s.t >= ${query.start} and s.t <= ${query.end}
       and ${belongsToTenant(query.tenantId, "s.domain")}
       ${unalignedOnly ? sql`and not s.dmarc_pass` : sql``}`;
-  const pick = (column: string, skipEmpty: boolean, tieOrder = sql`value`) => sql`
+  const pick = (column: string, skipEmpty: boolean, tieOrder = sql`value collate "C"`) => sql`
     select distinct on (domain, source_ip, organization) domain, source_ip, organization, value, n from (
       select p.domain, p.source_ip, p.organization, p.${sql.ref(column)} as value, sum(p.volume) as n
       from page_facts p ${skipEmpty ? sql`where p.${sql.ref(column)} <> ''` : sql``}
@@ -63,7 +63,7 @@ async function sourcePage(
         count(*) over () as total
       from facts f
       group by f.domain, f.source_ip, f.organization
-      order by sum(f.volume) desc, f.domain, f.source_ip, f.organization
+      order by sum(f.volume) desc, f.domain collate "C", f.source_ip collate "C", f.organization collate "C"
       limit ${query.perPage} offset ${offsetOf(query)}
     ),
     page_facts as (
@@ -72,7 +72,7 @@ async function sourcePage(
     dispositions as (${pick(
       "disposition",
       false,
-      sql`case value when 'reject' then 0 when 'quarantine' then 1 when 'none' then 2 else 3 end, value`,
+      sql`case value when 'reject' then 0 when 'quarantine' then 1 when 'none' then 2 else 3 end, value collate "C"`,
     )}),
     arcs as (${pick("arc", true)}),
     spf_domains as (${pick("spf_domain", true)}),
@@ -85,7 +85,9 @@ async function sourcePage(
     left join spf_domains s using (domain, source_ip, organization)
     left join dkim_domains k using (domain, source_ip, organization)
     left join source_ip_name n on n.source_ip = page.source_ip
-    order by page.volume::numeric desc, page.domain, page.source_ip, page.organization`.execute(db);
+    order by page.volume::numeric desc, page.domain collate "C", page.source_ip collate "C", page.organization collate "C"`.execute(
+    db,
+  );
 
   const total =
     rows.length > 0

@@ -15,7 +15,7 @@ export async function groupedPage(
   const { rows } = await sql<CounterColumns & { key: string; total: string }>`
     with grouped as (${grouped})
     select grouped.*, count(*) over () as total from grouped
-    order by grouped.volume::numeric desc, grouped.key asc
+    order by grouped.volume::numeric desc, grouped.key collate "C" asc
     limit ${query.perPage} offset ${offsetOf(query)}`.execute(db);
   if (rows.length > 0) return { total: Number(rows[0]!.total), rows };
   const counted = await sql<{

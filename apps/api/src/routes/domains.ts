@@ -1,0 +1,78 @@
+import { domainHistory, listDomains } from "@dmarc-ledger/read-models";
+import {
+  DomainNotFoundError,
+  InvalidGroupError,
+  normaliseDomain,
+  setDomainGroup,
+} from "@dmarc-ledger/tenancy";
+import { ApiError } from "../api-error.js";
+import type { Endpoint } from "../endpoints.js";
+import { requiredField } from "../params/form-field.js";
+import { parsePageParams, requiredQuery } from "../params/page-params.js";
+import { awaitProjection } from "../read-your-writes.js";
+
+const notYours = (domain: string) =>
+  new ApiError(404, "unknown_domain", `${domain} is not one of your domains.`);
+
+export const domainsEndpoint: Endpoint = {
+  name: "domains",
+  method: "GET",
+  scope: "read",
+  summary: "The tenant's domains with their group and Safe SPF status.",
+  handler: async (ctx) => {
+    const { page, perPage } = parsePageParams(ctx.query);
+    const result = await listDomains(ctx.deps.db, { tenantId: ctx.state.holder!.tenantId, page, perPage });
+    ctx.body = { status: "SUCCESS", total: result.total, records: result.records };
+  },
+};
+
+export const domainGroupEndpoint: Endpoint = {
+  name: "domain_group",
+  method: "PUT",
+  scope: "write",
+  summary: "Puts a domain in a group (form fields domain, group); an empty group removes it.",
+  handler: async (ctx) => {
+    const holder = ctx.state.holder!;
+    const domain = requiredField(ctx, "domain");
+    const body = (ctx.request as { body?: Record<string, unknown> }).body ?? {};
+    const group = typeof body.group === "string" ? body.group : "";
+    try {
+      const position = await setDomainGroup(
+        ctx.deps.store,
+        { tenantId: holder.tenantId, domain, group },
+        { causedBy: `key:${holder.keyId}`, correlationId: ctx.state.requestId },
+      );
+      await awaitProjection(ctx, position);
+    } catch (error) {
+      if (error instanceof DomainNotFoundError) throw notYours(domain);
+      if (error instanceof InvalidGroupError) throw new ApiError(400, "invalid_parameter", error.message);
+      throw error;
+    }
+    ctx.body = { status: "SUCCESS" };
+  },
+};
+
+export const historyEndpoint: Endpoint = {
+  name: "history",
+  method: "GET",
+  scope: "read",
+  summary: "The audit trail of a domain: every event, in order, with its time and who caused it.",
+  handler: async (ctx) => {
+    const { page, perPage } = parsePageParams(ctx.query, ["domain"]);
+    const raw = requiredQuery(ctx.query, "domain");
+    let domain: string;
+    try {
+      domain = normaliseDomain(raw);
+    } catch {
+      throw notYours(raw);
+    }
+    const records = await domainHistory(ctx.deps.db, ctx.state.holder!.tenantId, domain);
+    if (!records) throw notYours(domain);
+    ctx.body = {
+      status: "SUCCESS",
+      domain,
+      total: records.length,
+      records: records.slice((page - 1) * perPage, page * perPage),
+    };
+  },
+};

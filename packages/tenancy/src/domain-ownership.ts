@@ -1,0 +1,33 @@
+import type { EventStore } from "@dmarc-ledger/event-store";
+import { type DomainAdded, streams } from "@dmarc-ledger/events";
+import { InvalidDomainError, normaliseDomain } from "./domain-name.js";
+
+/** The domain is not one of the caller's: unknown, or another tenant's (which we do not reveal). */
+export class DomainNotFoundError extends Error {
+  override readonly name = "DomainNotFoundError";
+}
+
+/**
+ * Checks on the domain's own stream (not a read model, which may lag) that the tenant owns the
+ * domain, and returns the normalised name with the stream's revision for an optimistic append.
+ */
+export async function ownedDomain(
+  store: EventStore,
+  tenantId: string,
+  input: string,
+): Promise<{ domain: string; revision: bigint }> {
+  let domain: string;
+  try {
+    domain = normaliseDomain(input);
+  } catch (error) {
+    if (error instanceof InvalidDomainError)
+      throw new DomainNotFoundError(`${input} is not one of your domains.`);
+    throw error;
+  }
+  const history = await store.readStream(streams.domain(domain));
+  const added = history[0];
+  if (added?.type !== "DomainAdded" || (added.data as DomainAdded).tenantId !== tenantId) {
+    throw new DomainNotFoundError(`${domain} is not one of your domains.`);
+  }
+  return { domain, revision: history.at(-1)!.revision };
+}
