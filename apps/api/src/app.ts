@@ -18,6 +18,7 @@ import {
 } from "./routes/aggregates.js";
 import { domainGroupEndpoint, domainsEndpoint, historyEndpoint } from "./routes/domains.js";
 import { rootHandler } from "./routes/root.js";
+import { safeSpfEndpoint, updateSafeSpfEndpoint } from "./routes/safe-spf.js";
 import type { ApiContext, ApiDeps, ApiState } from "./state.js";
 
 /** Every endpoint below /api/: the router, the root's links and the OpenAPI document come from it. */
@@ -28,10 +29,12 @@ export const endpoints: readonly Endpoint[] = [
   aggregateBySourceEndpoint,
   aggregateByOrganizationEndpoint,
   forensicEndpoint,
+  updateSafeSpfEndpoint,
   ...addDomainEndpoints,
   domainGroupEndpoint,
   domainsEndpoint,
   historyEndpoint,
+  safeSpfEndpoint,
 ];
 
 function requireScope(endpoint: Endpoint) {

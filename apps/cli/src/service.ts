@@ -3,6 +3,7 @@ import { type ApiConfig, apiConfigFromEnv, createApiApp } from "@dmarc-ledger/ap
 import { runProjector } from "@dmarc-ledger/projector";
 import { allProjections, catchUp, countTenants } from "@dmarc-ledger/read-models";
 import type { Runtime } from "@dmarc-ledger/runtime";
+import { resolverFromEnv, startSafeSpfWorker } from "@dmarc-ledger/safe-spf-service";
 import { createTenant } from "@dmarc-ledger/tenancy";
 import type { Logger } from "pino";
 
@@ -44,6 +45,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   }
 
   const projector = runProjector(runtime, logger);
+  const safeSpf = startSafeSpfWorker({
+    store: runtime.store,
+    db: runtime.db,
+    resolver: resolverFromEnv(env),
+    ...(env.SAFE_SPF_ZONE ? { publishZone: env.SAFE_SPF_ZONE } : {}),
+    onError: (error) => logger.error({ err: error }, "Safe SPF process failed; retrying"),
+  });
   const provisional = apiConfigFromEnv(env, options.port);
   const app = createApiApp({
     db: runtime.db,
@@ -69,6 +77,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     async stop() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await safeSpf.stop();
       await projector.stop();
     },
   };

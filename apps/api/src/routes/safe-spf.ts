@@ -1,0 +1,90 @@
+import { safeSpfState } from "@dmarc-ledger/read-models";
+import { SpfSyntaxError } from "@dmarc-ledger/safe-spf";
+import { submitOriginalSpf } from "@dmarc-ledger/safe-spf-service";
+import { DomainNotFoundError, normaliseDomain } from "@dmarc-ledger/tenancy";
+import { ApiError } from "../api-error.js";
+import type { Endpoint } from "../endpoints.js";
+import { requiredField } from "../params/form-field.js";
+import { requiredQuery } from "../params/page-params.js";
+import { awaitProjection } from "../read-your-writes.js";
+
+const notYours = (domain: string) =>
+  new ApiError(404, "unknown_domain", `${domain} is not one of your domains.`);
+
+export const updateSafeSpfEndpoint: Endpoint = {
+  name: "update_safe_spf",
+  method: "PUT",
+  scope: "write",
+  summary: "Stores a domain's original SPF record and runs the Safe SPF process on it.",
+  handler: async (ctx) => {
+    const holder = ctx.state.holder!;
+    const domain = requiredField(ctx, "domain");
+    const original = requiredField(ctx, "original");
+    try {
+      const position = await submitOriginalSpf(
+        ctx.deps.store,
+        { tenantId: holder.tenantId, domain, original },
+        { causedBy: `key:${holder.keyId}`, correlationId: ctx.state.requestId },
+      );
+      await awaitProjection(ctx, position);
+    } catch (error) {
+      if (error instanceof DomainNotFoundError) throw notYours(domain);
+      if (error instanceof SpfSyntaxError) {
+        throw new ApiError(422, "invalid_spf_record", `The SPF record is invalid: ${error.message}`);
+      }
+      throw error;
+    }
+    ctx.body = { status: "SUCCESS" };
+  },
+};
+
+export const safeSpfEndpoint: Endpoint = {
+  name: "safe_spf",
+  method: "GET",
+  scope: "read",
+  summary: "A domain's Safe SPF state: original, published records, lookups, status, last error.",
+  handler: async (ctx) => {
+    for (const name of Object.keys(ctx.query)) {
+      if (name !== "domain")
+        throw new ApiError(
+          400,
+          "invalid_parameter",
+          `Parameter "${name}": is not a parameter of this endpoint.`,
+        );
+    }
+    const raw = requiredQuery(ctx.query, "domain");
+    let domain: string;
+    try {
+      domain = normaliseDomain(raw);
+    } catch {
+      throw notYours(raw);
+    }
+    const state = await safeSpfState(ctx.deps.db, ctx.state.holder!.tenantId, domain);
+    if (!state) {
+      const owned = await ctx.deps.db
+        .selectFrom("domain")
+        .select("domain")
+        .where("domain", "=", domain)
+        .where("tenant_id", "=", ctx.state.holder!.tenantId)
+        .executeTakeFirst();
+      if (!owned) throw notYours(domain);
+      ctx.body = { status: "SUCCESS", domain, safe_spf: null };
+      return;
+    }
+    ctx.body = {
+      status: "SUCCESS",
+      domain,
+      safe_spf: {
+        original: state.original,
+        status: state.status,
+        records: state.records,
+        lookups_before: state.lookupsBefore,
+        lookups_after: state.lookupsAfter,
+        warnings: state.warnings,
+        last_computed: state.lastComputed,
+        last_error: state.lastError,
+        retrying: state.retrying,
+      },
+    };
+  },
+};

@@ -1,0 +1,103 @@
+import type { EventStore, FromPosition } from "@dmarc-ledger/event-store";
+import { decodeEvent } from "@dmarc-ledger/events";
+import type { ReadModelSchema } from "@dmarc-ledger/read-models";
+import type { SpfResolver } from "@dmarc-ledger/safe-spf";
+import { type Kysely, sql } from "kysely";
+import { computeSafeSpf } from "./compute-safe-spf.js";
+
+/** Where the worker's checkpoint lives among the projections' (it is not one of them). */
+const checkpointName = "process:safe_spf";
+
+export interface SafeSpfWorkerOptions {
+  store: EventStore;
+  db: Kysely<ReadModelSchema>;
+  resolver: SpfResolver;
+  publishZone?: string;
+  /** How often computations that failed for a transient reason are tried again. */
+  retryIntervalMs?: number;
+  onError?: (error: unknown) => void;
+}
+
+export interface RunningSafeSpfWorker {
+  stop(): Promise<void>;
+}
+
+async function readCheckpoint(db: Kysely<ReadModelSchema>): Promise<FromPosition> {
+  const row = await db
+    .selectFrom("projection_checkpoint")
+    .select(sql<string>`position::text`.as("position"))
+    .where("projection", "=", checkpointName)
+    .executeTakeFirst();
+  return row && BigInt(row.position) >= 0n ? BigInt(row.position) : "start";
+}
+
+async function writeCheckpoint(db: Kysely<ReadModelSchema>, position: bigint): Promise<void> {
+  await db
+    .insertInto("projection_checkpoint")
+    .values({ projection: checkpointName, position: position.toString(), updated_at: new Date() })
+    .onConflict((oc) =>
+      oc.column("projection").doUpdateSet({ position: position.toString(), updated_at: new Date() }),
+    )
+    .execute();
+}
+
+/**
+ * The Safe SPF process: reacts to every SpfOriginalUpdated (in order, from its checkpoint) by
+ * computing the domain's Safe SPF records, and retries transient failures on a timer. The outcome
+ * is appended with the expected revision, so a restart that sees an event again appends nothing.
+ */
+export function startSafeSpfWorker(options: SafeSpfWorkerOptions): RunningSafeSpfWorker {
+  const { store, db, resolver } = options;
+  const metadata = { causedBy: "process:safe-spf" };
+  const compute = (domain: string) =>
+    computeSafeSpf(store, domain, {
+      resolver,
+      metadata,
+      ...(options.publishZone ? { publishZone: options.publishZone } : {}),
+    });
+  let stopped = false;
+  let subscription: ReturnType<EventStore["subscribe"]> | null = null;
+
+  const follow = async () => {
+    while (!stopped) {
+      try {
+        subscription = store.subscribe(await readCheckpoint(db), { maxBatch: 100 });
+        for await (const batch of subscription) {
+          for (const recorded of batch) {
+            const event = decodeEvent(recorded);
+            if (event?.type === "SpfOriginalUpdated") await compute(event.data.domain);
+          }
+          await writeCheckpoint(db, batch.at(-1)!.position);
+          if (stopped) break;
+        }
+      } catch (error) {
+        if (stopped) break;
+        options.onError?.(error);
+        await subscription?.close().catch(() => {});
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    }
+  };
+
+  const retryTransient = async () => {
+    const rows = await db.selectFrom("safe_spf").select("domain").where("retrying", "=", true).execute();
+    for (const row of rows) await compute(row.domain);
+  };
+  const timer = setInterval(
+    () => {
+      retryTransient().catch((error) => options.onError?.(error));
+    },
+    options.retryIntervalMs ?? 5 * 60_000,
+  );
+  timer.unref();
+
+  const running = follow();
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await subscription?.close();
+      await running;
+    },
+  };
+}
