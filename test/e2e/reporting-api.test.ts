@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTenant, issueApiKey } from "@dmarc-ledger/tenancy";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aggregateCorpus, failureCorpus } from "../support/corpus.js";
 import {
@@ -402,6 +404,55 @@ describe("the reporting API over HTTP", () => {
       "Brands",
     ]);
     expect(history.records.every((record) => /^key:[0-9a-f]{16}$/.test(record.CausedBy))).toBe(true);
+  });
+
+  it("serves an OpenAPI 3.1 document that every real response satisfies", async () => {
+    const doc = (await handle.get("openapi.json", acme)).json as {
+      openapi: string;
+      paths: Record<
+        string,
+        Record<
+          string,
+          { responses: Record<string, { content?: Record<string, { schema?: { $ref: string } }> }> }
+        >
+      >;
+      components: { schemas: Record<string, object> };
+    };
+    expect(doc.openapi).toBe("3.1.0");
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    for (const [name, schema] of Object.entries(doc.components.schemas))
+      ajv.addSchema(schema, `#/components/schemas/${name}`);
+    const validate = (path: string, method: string, status: string, body: unknown) => {
+      const ref = doc.paths[path]?.[method]?.responses[status]?.content?.["application/json"]?.schema?.$ref;
+      expect(ref, `${method} ${path} ${status} is documented`).toBeTruthy();
+      const check = ajv.getSchema(ref!)!;
+      expect(check(body), `${method} ${path} ${status}: ${JSON.stringify(check.errors)}`).toBe(true);
+    };
+    const root = (await handle.get("", acme)).json as { links: Record<string, string> };
+    validate("/", "get", "200", root);
+    for (const name of Object.keys(root.links)) {
+      if (name !== "openapi") expect(Object.keys(doc.paths)).toContain(`/${name}`);
+    }
+    for (const path of Object.keys(doc.paths)) {
+      const get = doc.paths[path]!.get;
+      if (!get || path === "/" || path === "/openapi.json") continue;
+      const query =
+        path === "/history" || path === "/safe_spf"
+          ? "?domain=example.com"
+          : path === "/domains"
+            ? "?per_page=5"
+            : `?${period}&per_page=5`;
+      const response = await handle.get(`${path.slice(1)}${query}`, acme);
+      expect(response.status, path).toBe(200);
+      validate(path, "get", "200", response.json);
+    }
+    const put = await handle.put("add-domain", acme, { domain: "example.com" });
+    validate("/add-domain", "put", "200", put.json);
+    const error = await handle.get("aggregate_by_domain?page=0", acme);
+    validate("/aggregate_by_domain", "get", "400", error.json);
+    const noRecord = await handle.get("aggregate_by_domain", "x");
+    validate("/aggregate_by_domain", "get", "401", noRecord.json);
   });
 
   it("replays into byte-identical answers on every endpoint", async () => {

@@ -7,6 +7,7 @@ import { identify, requireAuthentication } from "./middleware/authenticate.js";
 import { errorHandler } from "./middleware/error-handler.js";
 import { rateLimit } from "./middleware/rate-limit.js";
 import { requestId } from "./middleware/request-id.js";
+import { openApiDocument } from "./openapi.js";
 import { addDomainEndpoints } from "./routes/add-domain.js";
 import {
   aggregateByDomainEndpoint,
@@ -79,6 +80,9 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ApiDeps }> {
 
   const router = new Router<ApiState, { deps: ApiDeps }>({ prefix: "/api" });
   router.get("/", rootHandler([...endpoints]));
+  router.get("/openapi.json", async (ctx) => {
+    ctx.body = openApiDocument(endpoints, ctx.deps.config.publicBaseUrl, ctx.deps.config.region);
+  });
   for (const endpoint of endpoints) {
     const path = `/${endpoint.name}`;
     if (endpoint.method === "GET") router.get(path, requireScope(endpoint), endpoint.handler);

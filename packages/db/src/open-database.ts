@@ -21,6 +21,8 @@ export interface Database<Schema = unknown> {
 export interface OpenOptions {
   /** PostgreSQL pool size. */
   maxConnections?: number;
+  /** Told when the server ends an idle pooled connection. */
+  onIdleConnectionError?: (error: Error) => void;
 }
 
 export async function openDatabase<Schema = unknown>(
@@ -30,6 +32,9 @@ export async function openDatabase<Schema = unknown>(
   switch (config.kind) {
     case "postgres": {
       const pool = new pg.Pool({ connectionString: config.url, max: options.maxConnections ?? 10 });
+      // An idle connection the server ends (restart, failover) must not crash the process: the
+      // pool drops it and the next query opens a fresh one.
+      pool.on("error", (error) => options.onIdleConnectionError?.(error));
       const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
       return handle(db, config, true, async () => {
         await db.destroy();

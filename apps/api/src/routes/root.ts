@@ -7,6 +7,7 @@ export function rootHandler(endpoints: readonly Endpoint[]) {
     const base = ctx.deps.config.publicBaseUrl;
     const links: Record<string, string> = {};
     for (const endpoint of endpoints) links[endpoint.name] = new URL(endpoint.name, base).toString();
+    links.openapi = new URL("openapi.json", base).toString();
     ctx.body = { status: "SUCCESS", region: ctx.deps.config.region, links };
   };
 }

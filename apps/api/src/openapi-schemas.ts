@@ -1,0 +1,154 @@
+/**
+ * JSON Schemas (2020-12, as OpenAPI 3.1 uses) of every response body, by endpoint name. The
+ * OpenAPI document is built from them and a test validates real responses against them.
+ */
+type Schema = Record<string, unknown>;
+
+const decimal: Schema = { type: "string", pattern: "^[0-9]+$" };
+const nullableDecimal: Schema = { type: ["string", "null"], pattern: "^[0-9]+$" };
+
+const counters: Record<string, Schema> = {
+  Volume: decimal,
+  DMARC: decimal,
+  DMARCUnaligned: decimal,
+  DMARCUnalignedARCPass: nullableDecimal,
+  DKIMAligned: decimal,
+  DKIM: decimal,
+  DKIMFailed: decimal,
+  SPFAligned: decimal,
+  SPF: decimal,
+  SPFFailed: decimal,
+};
+
+const record = (fields: Record<string, Schema>): Schema => ({
+  type: "object",
+  additionalProperties: false,
+  required: Object.keys(fields),
+  properties: fields,
+});
+
+const list = (item: Schema, total: Schema = { type: "integer", minimum: 0 }): Schema => ({
+  type: "object",
+  additionalProperties: false,
+  required: ["status", "total", "records"],
+  properties: { status: { const: "SUCCESS" }, total, records: { type: "array", items: item } },
+});
+
+const sourceRecord = record({
+  SourceDomain: { type: "string" },
+  DomainPublished: { type: "string" },
+  Organization: { type: "string" },
+  SourceIp: { type: "string" },
+  Disposition: { type: "string" },
+  ARC: { type: ["string", "null"] },
+  DispositionCount: decimal,
+  LastDate: { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}$" },
+  SPFDomain: { type: "string" },
+  DKIMDomain: { type: "string" },
+  ...counters,
+});
+
+export const successOnly: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["status"],
+  properties: { status: { const: "SUCCESS" } },
+};
+
+export const errorSchema: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["status", "code", "message"],
+  properties: { status: { const: "ERROR" }, code: { type: "string" }, message: { type: "string" } },
+};
+
+export const rootSchema: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["status", "region", "links"],
+  properties: {
+    status: { const: "SUCCESS" },
+    region: { enum: ["global", "eu"] },
+    links: { type: "object", additionalProperties: { type: "string", format: "uri" } },
+  },
+};
+
+export const responseSchemas: Record<string, Schema> = {
+  aggregate_by_domain: list(record({ Domain: { type: "string" }, ...counters })),
+  aggregate_by_domain_group: list(record({ DomainGroup: { type: "string" }, ...counters })),
+  aggregate_by_unaligned_source: list(sourceRecord),
+  aggregate_by_source: list(sourceRecord),
+  aggregate_by_organization: list(record({ Organization: { type: "string" }, ...counters })),
+  forensic: list(
+    record({
+      ForensicId: decimal,
+      Subject: { type: "string" },
+      Domain: { type: "string" },
+      Received: { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$" },
+      Amount: decimal,
+      Headers: { type: "string" },
+    }),
+    decimal,
+  ),
+  update_safe_spf: successOnly,
+  "add-domain": successOnly,
+  add_domain: successOnly,
+  domain_group: successOnly,
+  domains: list(
+    record({
+      Domain: { type: "string" },
+      DomainGroup: { type: ["string", "null"] },
+      Added: { type: "string" },
+      SafeSpfStatus: { enum: ["pending", "computed", "failed", null] },
+    }),
+  ),
+  history: {
+    type: "object",
+    additionalProperties: false,
+    required: ["status", "domain", "total", "records"],
+    properties: {
+      status: { const: "SUCCESS" },
+      domain: { type: "string" },
+      total: { type: "integer" },
+      records: {
+        type: "array",
+        items: record({
+          Revision: decimal,
+          Event: { type: "string" },
+          Time: { type: "string" },
+          CausedBy: { type: "string" },
+          CorrelationId: { type: ["string", "null"] },
+          Data: { type: "object" },
+        }),
+      },
+    },
+  },
+  safe_spf: {
+    type: "object",
+    additionalProperties: false,
+    required: ["status", "domain", "safe_spf"],
+    properties: {
+      status: { const: "SUCCESS" },
+      domain: { type: "string" },
+      safe_spf: {
+        oneOf: [
+          { type: "null" },
+          record({
+            original: { type: "string" },
+            status: { enum: ["pending", "computed", "failed"] },
+            records: {
+              type: "array",
+              items: record({ name: { type: "string" }, value: { type: "string" } }),
+            },
+            lookups_before: { type: ["integer", "null"] },
+            lookups_after: { type: ["integer", "null"] },
+            warnings: { type: "array", items: { type: "string" } },
+            last_computed: { type: ["string", "null"] },
+            last_error: { type: ["string", "null"] },
+            retrying: { type: "boolean" },
+          }),
+        ],
+      },
+    },
+  },
+};
