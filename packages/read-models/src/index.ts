@@ -2,6 +2,7 @@ export * from "./counters.js";
 export { readModelMigrations } from "./migrations.js";
 export {
   applyBatch,
+  applyBatchWithin,
   catchUp,
   lowestCheckpoint,
   type ProjectorOptions,
@@ -32,4 +33,5 @@ export { type ForensicRecord, forensicReports } from "./queries/forensic.js";
 export { domainHistory, type HistoryRecord } from "./queries/history.js";
 export type { Page, PageQuery } from "./queries/page.js";
 export { type SafeSpfState, safeSpfState } from "./queries/safe-spf-state.js";
+export { type RebuildOptions, rebuildBeside } from "./rebuild-beside.js";
 export type { ReadModelSchema } from "./schema.js";

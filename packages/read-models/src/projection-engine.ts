@@ -32,25 +32,33 @@ export async function applyBatch(
   projections: readonly Projection[],
   batch: readonly RecordedEvent[],
 ): Promise<void> {
+  if (batch.length === 0) return;
+  await db.transaction().execute((trx) => applyBatchWithin(trx, projections, batch));
+}
+
+/** applyBatch inside the caller's transaction (the rebuild sets its search path first). */
+export async function applyBatchWithin(
+  trx: Transaction<ReadModelSchema>,
+  projections: readonly Projection[],
+  batch: readonly RecordedEvent[],
+): Promise<void> {
   const last = batch.at(-1);
   if (!last) return;
   const decoded = batch.map(decodeEvent).filter((event): event is DomainEvent => event !== null);
-  await db.transaction().execute(async (trx) => {
-    for (const projection of projections) {
-      const checkpoint = await lockCheckpoint(trx, projection.name);
-      const relevant = decoded.filter(
-        (event) => event.position > checkpoint && projection.handles.has(event.type),
-      );
-      if (relevant.length > 0) await projection.apply(trx, relevant);
-      if (last.position > checkpoint) {
-        await trx
-          .updateTable("projection_checkpoint")
-          .set({ position: last.position.toString(), updated_at: new Date() })
-          .where("projection", "=", projection.name)
-          .execute();
-      }
+  for (const projection of projections) {
+    const checkpoint = await lockCheckpoint(trx, projection.name);
+    const relevant = decoded.filter(
+      (event) => event.position > checkpoint && projection.handles.has(event.type),
+    );
+    if (relevant.length > 0) await projection.apply(trx, relevant);
+    if (last.position > checkpoint) {
+      await trx
+        .updateTable("projection_checkpoint")
+        .set({ position: last.position.toString(), updated_at: new Date() })
+        .where("projection", "=", projection.name)
+        .execute();
     }
-  });
+  }
 }
 
 async function lockCheckpoint(trx: Transaction<ReadModelSchema>, projection: string): Promise<bigint> {

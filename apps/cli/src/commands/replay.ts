@@ -1,4 +1,5 @@
-import { allProjections, catchUp, resetProjections } from "@dmarc-ledger/read-models";
+import { allProjections, rebuildBeside } from "@dmarc-ledger/read-models";
+import { SingleBar } from "cli-progress";
 import type { Command } from "commander";
 import { CliError, type CliIO } from "../io.js";
 import { withRuntime } from "../with-runtime.js";
@@ -6,7 +7,7 @@ import { withRuntime } from "../with-runtime.js";
 export function registerReplayCommand(program: Command, io: CliIO, env: NodeJS.ProcessEnv): void {
   program
     .command("replay")
-    .description("rebuild read models from the event store")
+    .description("rebuild read models from the event store beside the live ones, then swap them in")
     .option(
       "--projection <name>",
       `one of: ${allProjections.map((projection) => projection.name).join(", ")}`,
@@ -16,10 +17,27 @@ export function registerReplayCommand(program: Command, io: CliIO, env: NodeJS.P
         ? allProjections.filter((projection) => projection.name === options.projection)
         : allProjections;
       if (selected.length === 0) throw new CliError(`No projection named "${options.projection}".`);
-      await withRuntime(env, async (runtime) => {
-        await resetProjections(runtime.db, selected);
-        await catchUp({ store: runtime.store, db: runtime.db, projections: selected });
-      });
-      io.out(`Rebuilt ${selected.map((projection) => projection.name).join(", ")}.`);
+      // The total is unknown until the end (the store keeps no count), so the bar shows events and rate.
+      const bar = process.stderr.isTTY
+        ? new SingleBar({ format: "replaying | {value} events | {speed} events/s", clearOnComplete: true })
+        : null;
+      const started = Date.now();
+      let events = 0;
+      bar?.start(0, 0, { speed: 0 });
+      await withRuntime(env, (runtime) =>
+        rebuildBeside({
+          store: runtime.store,
+          db: runtime.db,
+          projections: selected,
+          concurrentSessions: runtime.database.concurrentSessions,
+          onProgress: (count) => {
+            events = count;
+            bar?.update(count, { speed: Math.round(count / Math.max(0.001, (Date.now() - started) / 1000)) });
+          },
+        }),
+      ).finally(() => bar?.stop());
+      io.out(
+        `Rebuilt ${selected.map((projection) => projection.name).join(", ")} from ${events} events in ${((Date.now() - started) / 1000).toFixed(1)} s.`,
+      );
     });
 }
