@@ -1,5 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { registerDomainCommands } from "./commands/domain.js";
+import { registerHistoryCommand } from "./commands/history.js";
 import { registerImportCommand } from "./commands/import.js";
 import { registerReplayCommand } from "./commands/replay.js";
 import { registerSpfCommands } from "./commands/spf.js";
@@ -23,6 +24,7 @@ export function createProgram(io: CliIO, env: NodeJS.ProcessEnv): Command {
   registerDomainCommands(program, io, env);
   registerImportCommand(program, io, env);
   registerReplayCommand(program, io, env);
+  registerHistoryCommand(program, io, env);
   registerStartCommand(program, io, env);
   registerSpfCommands(program, {
     write: (text) => io.out(text.trimEnd()),
