@@ -104,12 +104,12 @@ describe("Safe SPF over HTTP, with DNS served by a real dns2 server", () => {
     expect(lines[0]).toMatch(/^0 {2}\S+Z {2}DomainAdded {2}by key:[0-9a-f]{16}: added to tenant /);
     expect(lines[1]).toContain("SpfOriginalUpdated  by key:");
     expect(lines[1]).toContain("include:_spf.gmail.test");
-    expect(lines[2]).toMatch(/SafeSpfRecordComputed {2}by process:safe-spf: Safe SPF computed: \d+ records, lookups \d+ -> \d+/);
+    expect(lines[2]).toMatch(
+      /SafeSpfRecordComputed {2}by process:safe-spf: Safe SPF computed: \d+ records, lookups \d+ -> \d+/,
+    );
     const unknown = await cli(backend.env, "history", "never-added.example.com");
     expect(unknown.code).toBe(1);
     expect(unknown.err).toContain("never added");
-  });
-    }
   });
 
   it("refuses an invalid record with 422 naming the term, and a foreign domain with 404", async () => {
