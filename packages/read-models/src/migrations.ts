@@ -165,5 +165,13 @@ export const readModelMigrations: MigrationSet = {
           .execute();
       },
     },
+    "004_report_domains": {
+      up: async (db: AnyDb) => {
+        await db.schema
+          .createTable("report_domain")
+          .addColumn("domain", "text", (c) => c.primaryKey())
+          .execute();
+      },
+    },
   },
 };

@@ -142,6 +142,15 @@ export interface SafeSpfTable {
   updated_at: ColumnType<Date, Date | string, Date | string>;
 }
 
+/**
+ * Every policy domain a report has named: small (one row per domain, not per row), so that the
+ * tenant filter resolves "the tenant's domains and their subdomains" here and filters the big
+ * tables with a plain hashed IN.
+ */
+export interface ReportDomainTable {
+  domain: string;
+}
+
 export interface ReadModelSchema {
   projection_checkpoint: ProjectionCheckpointTable;
   tenant: TenantTable;
@@ -154,6 +163,7 @@ export interface ReadModelSchema {
   forensic_report: ForensicReportTable;
   audit_event: AuditEventTable;
   safe_spf: SafeSpfTable;
+  report_domain: ReportDomainTable;
 }
 
 export type GeneratedId = Generated<number>;

@@ -5,6 +5,7 @@ import { auditTrailProjection } from "./audit-trail.js";
 import { domainsProjection } from "./domains.js";
 import { forensicReportsProjection } from "./forensic-reports.js";
 import type { Projection } from "./projection.js";
+import { reportDomainsProjection } from "./report-domains.js";
 import { safeSpfStateProjection } from "./safe-spf-state.js";
 import { tenantsProjection } from "./tenants.js";
 
@@ -18,6 +19,7 @@ export {
   auditTrailProjection,
   domainsProjection,
   forensicReportsProjection,
+  reportDomainsProjection,
   safeSpfStateProjection,
   tenantsProjection,
 };
@@ -31,4 +33,5 @@ export const allProjections: readonly Projection[] = [
   forensicReportsProjection,
   auditTrailProjection,
   safeSpfStateProjection,
+  reportDomainsProjection,
 ];
