@@ -37,7 +37,8 @@ export type IngestedItem =
       status: "stored" | "duplicate" | "resumed";
     }
   | { kind: "failure"; identity: string; domain: string; status: "stored" | "duplicate" }
-  | { kind: "rejected"; code: string; reason: string; sha256: string };
+  /** "already_kept": the same bytes were rejected before and are kept once. */
+  | { kind: "rejected"; code: string; reason: string; sha256: string; status: "kept" | "already_kept" };
 
 export interface IngestOutcome {
   source: string;
@@ -249,9 +250,14 @@ async function storeRejection(
     },
     options.metadata,
   );
-  const result = await store.append(streams.rejectedInput(sha256), [event], "any");
-  track(result.position);
-  return { kind: "rejected", code, reason, sha256 };
+  try {
+    const result = await store.append(streams.rejectedInput(sha256), [event], "no_stream");
+    track(result.position);
+    return { kind: "rejected", code, reason, sha256, status: "kept" };
+  } catch (error) {
+    if (!(error instanceof WrongExpectedVersionError)) throw error;
+    return { kind: "rejected", code, reason, sha256, status: "already_kept" };
+  }
 }
 
 async function hashStream(input: InputBytes): Promise<string> {

@@ -28,7 +28,7 @@ function describe(file: string, item: IngestedItem): string {
     case "failure":
       return `${file}: failure report for ${item.domain} (${item.status})`;
     case "rejected":
-      return `${file}: rejected (${item.code}): ${item.reason}; kept as rejected-input-${item.sha256.slice(0, 12)}…`;
+      return `${file}: rejected (${item.code}): ${item.reason}; ${item.status === "kept" ? "kept" : "already kept"} as rejected-input-${item.sha256.slice(0, 12)}…`;
   }
 }
 
