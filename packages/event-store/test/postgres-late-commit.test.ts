@@ -3,16 +3,16 @@ import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing"
 import { sql, type Transaction } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  AppendNotFirstError,
   openPostgresEventStore,
   type PostgresEventStore,
   type RecordedEvent,
-  StreamOrderConflictError,
 } from "../src/index.js";
 import { collect, sleep, uniqueStream } from "./helpers.js";
 
 /**
- * Transactions held open on a real server: the cases that make naive subscribers skip events.
- * Other tests on the shared server may hold back the snapshot xmin for a moment; the waits allow it.
+ * Transactions held open on a real server: the cases that make naive subscribers skip events,
+ * and the unrelated long transaction that made a snapshot-xmin guard stall them.
  */
 describe("PostgreSQL adapter: late commits", () => {
   let testDatabase: TestDatabase;
@@ -55,66 +55,92 @@ describe("PostgreSQL adapter: late commits", () => {
 
   const event = (label: string) => [{ type: "Late", data: { label } }];
 
-  it("delivers an event whose transaction took the smaller position but committed later", async () => {
+  it("makes an append wait for one in flight, so nothing commits behind a reader", async () => {
     const prefix = uniqueStream("late");
     const mine = (e: RecordedEvent) => e.stream.startsWith(prefix);
     const subscription = store.subscribe((await store.headPosition()) ?? "start", { maxBatch: 10 });
     const collector = collect(subscription, mine);
 
+    // A appends and stays open: B, which would have taken a larger position and committed
+    // first, waits for A instead.
     const a = heldTransaction();
     const appendedA = await store.appendWithin(await a.trx, `${prefix}-a`, event("a"), "no_stream");
-    const appendedB = await store.append(`${prefix}-b`, event("b"), "no_stream");
+    let bDone = false;
+    const b = store.append(`${prefix}-b`, event("b"), "no_stream").then((result) => {
+      bDone = true;
+      return result;
+    });
     await sleep(300); // many polls while A is open
-    // B is held back behind A rather than delivered ahead of it.
+    expect(bDone).toBe(false);
     expect(collector.events).toEqual([]);
 
     await a.commit();
+    const appendedB = await b;
     await collector.until((events) => events.length === 2);
     expect(collector.events.map((e) => e.stream)).toEqual([`${prefix}-a`, `${prefix}-b`]);
     expect(collector.events.map((e) => e.position)).toEqual([appendedA.position, appendedB.position]);
+    expect(appendedB.position > appendedA.position).toBe(true);
     await subscription.close();
     await collector.finished;
   });
 
-  it("delivers in transaction order when the older transaction takes the larger sequence value", async () => {
-    const prefix = uniqueStream("trap");
-    const mine = (e: RecordedEvent) => e.stream.startsWith(prefix);
-    const subscription = store.subscribe((await store.headPosition()) ?? "start", { maxBatch: 10 });
-    const collector = collect(subscription, mine);
-
-    // Q gets its transaction id first, R second; R takes the smaller sequence value and stays
-    // open while Q commits. Ordered by sequence, a reader would deliver Q, then skip R forever.
+  it("refuses an append in a transaction that already has an id", async () => {
+    // Q takes its transaction id before R appends and commits; an append by Q would sort before
+    // R's events, which a reader may already have delivered.
+    const stream = uniqueStream("order");
     const q = heldTransaction();
     await sql`select pg_current_xact_id()`.execute(await q.trx);
-    const r = heldTransaction();
-    const appendedR = await store.appendWithin(await r.trx, `${prefix}-r`, event("r"), "no_stream");
-    const appendedQ = await store.appendWithin(await q.trx, `${prefix}-q`, event("q"), "no_stream");
+    await store.append(stream, event("r"), "no_stream");
+    await expect(store.appendWithin(await q.trx, stream, event("q"), "any")).rejects.toBeInstanceOf(
+      AppendNotFirstError,
+    );
     await q.commit();
-    await collector.until((events) => events.length === 1);
-    expect(collector.events[0]!.stream).toBe(`${prefix}-q`);
-
-    await sleep(200);
-    await r.commit();
-    await collector.until((events) => events.length === 2);
-    expect(collector.events.map((e) => e.stream)).toEqual([`${prefix}-q`, `${prefix}-r`]);
-    expect(appendedR.position > appendedQ.position).toBe(true);
-
-    const replayed = (await store.readAll("start", 10_000)).filter(mine);
-    expect(replayed.map((e) => e.id)).toEqual(collector.events.map((e) => e.id));
-    await subscription.close();
-    await collector.finished;
+    expect((await store.readStream(stream)).map((e) => e.revision)).toEqual([0n]);
   });
 
-  it("refuses an append that would order a stream's events against their revisions", async () => {
-    const stream = uniqueStream("order");
-    const early = heldTransaction();
-    await sql`select pg_current_xact_id()`.execute(await early.trx);
-    await store.append(stream, event("first"), "no_stream");
-    await expect(store.appendWithin(await early.trx, stream, event("second"), "any")).rejects.toBeInstanceOf(
-      StreamOrderConflictError,
-    );
-    await early.commit();
-    expect((await store.readStream(stream)).map((e) => e.revision)).toEqual([0n]);
+  it("lets a transaction append twice, and write after its appends", async () => {
+    const stream = uniqueStream("twice");
+    const t = heldTransaction();
+    await store.appendWithin(await t.trx, stream, event("one"), "no_stream");
+    await store.appendWithin(await t.trx, stream, event("two"), 0n);
+    await sql`select pg_current_xact_id()`.execute(await t.trx);
+    await t.commit();
+    expect((await store.readStream(stream)).map((e) => e.revision)).toEqual([0n, 1n]);
+  });
+
+  it("is not held back by an unrelated long transaction elsewhere on the server", async () => {
+    // A snapshot-xmin guard would wait for this transaction, in another database, to end.
+    const elsewhere = await createTestDatabase("dl_event_store_other");
+    const other = await openDatabase({ kind: "postgres", url: elsewhere.url });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let started!: () => void;
+    const open = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const longTransaction = other.db.transaction().execute(async (trx) => {
+      await sql`select pg_current_xact_id()`.execute(trx);
+      started();
+      await released;
+    });
+    await open;
+    try {
+      const prefix = uniqueStream("unrelated");
+      const subscription = store.subscribe((await store.headPosition()) ?? "start", { maxBatch: 10 });
+      const collector = collect(subscription, (e) => e.stream.startsWith(prefix));
+      await store.append(`${prefix}-x`, event("x"), "no_stream");
+      await collector.until((events) => events.length === 1);
+      expect(collector.events[0]!.stream).toBe(`${prefix}-x`);
+      await subscription.close();
+      await collector.finished;
+    } finally {
+      release();
+      await longTransaction;
+      await other.close();
+      await elsewhere.drop();
+    }
   });
 
   it("migrates idempotently", async () => {

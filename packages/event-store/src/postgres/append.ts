@@ -25,8 +25,24 @@ export class StreamOrderConflictError extends Error {
   }
 }
 
-/** First key of the two-key advisory locks taken per stream ("EVTS"), apart from other users'. */
-const streamLockNamespace = 0x45565453;
+/** The two-key advisory lock that serialises appends ("EVTS", 0), apart from other users' locks. */
+const appendLockNamespace = 0x45565453;
+const appendLockKey = 0;
+
+/**
+ * appendWithin was called in a transaction that already has a transaction id (it wrote
+ * something, or asked for its id): its events could then sort before events already delivered.
+ * Append first, then write the rest of the transaction.
+ */
+export class AppendNotFirstError extends Error {
+  override readonly name = "AppendNotFirstError";
+  constructor(readonly stream: string) {
+    super(
+      `stream ${stream}: the append must come before any other write of its transaction ` +
+        "(the transaction already has an id, so its events could sort before delivered ones)",
+    );
+  }
+}
 /** pg takes at most 65,535 parameters per statement; six per event. */
 const eventsPerInsert = 1000;
 
@@ -40,12 +56,10 @@ interface StreamStateRow {
  * Appends inside the caller's transaction (`db.transaction().execute(trx => …)`); the events
  * become visible, and ordered, when that transaction commits.
  *
- * Ordering per stream: the global order is by transaction id (see global-order.ts), so the events
- * of a stream are in revision order there only if each writer of the stream has a larger xid than
- * the one before. An xid is assigned at a transaction's first write, so a transaction-scoped
- * advisory lock on the stream is taken first (it assigns none): in a plain append the xid is then
- * assigned while the lock is held, after the previous writer committed. A transaction that wrote
- * before calling this may hold an older xid; that case is detected and refused.
+ * Appends are serialised (see global-order.ts): the append lock is taken before the transaction
+ * has an id (taking it assigns none), and the id and sequence values are taken under it, after
+ * the previous append committed. A transaction that already has an id may be older than appends
+ * already delivered; it is refused with AppendNotFirstError.
  */
 export async function appendWithin(
   trx: QueryExecutorProvider,
@@ -54,7 +68,13 @@ export async function appendWithin(
   expected: ExpectedRevision,
 ): Promise<AppendResult> {
   assertAppendable(stream, events);
-  await sql`select pg_advisory_xact_lock(${streamLockNamespace}::int4, hashtext(${stream}))`.execute(trx);
+  // Our own earlier append in this transaction holds the lock already, and took its id under it.
+  const { rows: lockState } = await sql<{ assigned: boolean; held: boolean }>`
+    select pg_current_xact_id_if_assigned() is not null as assigned,
+      exists (select 1 from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()
+        and classid = ${appendLockNamespace} and objid = ${appendLockKey} and granted) as held`.execute(trx);
+  if (lockState[0]?.assigned && !lockState[0]?.held) throw new AppendNotFirstError(stream);
+  await sql`select pg_advisory_xact_lock(${appendLockNamespace}::int4, ${appendLockKey}::int4)`.execute(trx);
 
   // pg_current_xact_id() assigns this transaction's xid now, under the lock.
   const { rows } = await sql<StreamStateRow>`

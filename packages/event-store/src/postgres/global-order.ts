@@ -3,22 +3,22 @@
  *
  * The trap: sequence values are taken when a row is inserted, not when its transaction commits.
  * Transaction A takes position 5, B takes 6 and commits first; a reader that saw 6 and moved its
- * checkpoint past it would never see 5. Filtering on "committed before my snapshot" is not enough
- * when the order is the sequence alone either: a transaction that began earlier (smaller xid) can
- * take a larger sequence value than one that is already visible.
+ * checkpoint past it would never see 5.
  *
- * The guard (Emmett's idea, ordered differently):
- *  - every event records the writing transaction id (`xid8`, `pg_current_xact_id()`, 64-bit and
- *    never wrapping);
- *  - the global order is (transaction_id, position): whole transactions in xid order, events of
- *    one transaction in sequence order;
- *  - readers only see rows whose transaction_id is below `pg_snapshot_xmin(pg_current_snapshot())`,
- *    the oldest transaction still running anywhere on the server. Every transaction below it has
- *    ended (committed rows are visible, aborted ones left none), and every transaction that writes
- *    later gets an xid >= that xmin, so it sorts after everything already delivered. The visible
- *    prefix of the order only ever grows at its end.
- * The cost: a long-running writing transaction (in any database of the server) delays delivery of
- * everything after it until it ends. It never causes a skip.
+ * Emmett's answer is to read only transactions below the snapshot's xmin, the oldest transaction
+ * still running. Its cost showed here: that xmin is server-wide, so any long transaction — a
+ * projector's batch, a report import, another application's session in another database — holds
+ * back every subscriber until it ends. Marten's high-water mark waits out gaps with a timeout,
+ * which can skip an event that is merely slow.
+ *
+ * Our guard: appends are serialised. Every append transaction takes one transaction-level
+ * advisory lock before it has a transaction id, and gets its id and its sequence values while
+ * holding it (append.ts). So each append's (transaction_id, position) values are larger than those
+ * of every append that committed before it, and no append can commit "behind" what a reader has
+ * already seen. Readers need no filter at all: what they see of the order (transaction_id, position)
+ * only ever grows at its end, and unrelated transactions delay nothing.
+ * The cost: one append transaction at a time (about a millisecond each on a local server; an
+ * append carries up to 2,000 report rows, so intake stays far above need).
  *
  * The port wants one bigint. Both halves are full 64-bit values, so they are packed without loss
  * as `transaction_id << 64 | position`, the same shape as the KurrentDB adapter's commit/prepare

@@ -7,17 +7,10 @@ import { type EventRow, eventColumns, toRecordedEvent } from "./rows.js";
 // ORDER BY names the table's columns: bare names would pick the ::text output columns of the
 // same names and sort "10" before "9".
 
-/**
- * Only transactions below the snapshot's xmin are settled (see global-order.ts). A scalar
- * subquery, so that it is computed once per statement.
- */
-const settled = sql`transaction_id < (select pg_snapshot_xmin(pg_current_snapshot()))`;
+// No visibility filter is needed: appends are serialised, so committed rows never appear behind
+// rows a reader has already seen (see global-order.ts).
 
-/**
- * A stream's own events are read without the settled filter: writers of one stream are serialised
- * and committed rows of a stream never appear behind ones already read, and an aggregate must read
- * its own writes at once.
- */
+/** A stream's events in revision order. */
 export async function readStream(
   db: QueryExecutorProvider,
   stream: string,
@@ -47,7 +40,7 @@ export async function readAll(
   }
   const { rows } = await sql<EventRow>`
     select ${eventColumns} from events
-    where ${settled} and ${after}
+    where ${after}
     order by events.transaction_id, events.position
     limit ${String(limit)}::bigint`.execute(db);
   return rows.map(toRecordedEvent);
@@ -56,7 +49,6 @@ export async function readAll(
 export async function headPosition(db: QueryExecutorProvider): Promise<bigint | null> {
   const { rows } = await sql<{ transaction_id: string; position: string }>`
     select transaction_id::text as transaction_id, position::text as position from events
-    where ${settled}
     order by events.transaction_id desc, events.position desc
     limit 1`.execute(db);
   const row = rows[0];

@@ -18,7 +18,7 @@ export interface PostgresEventStore extends EventStore {
   /**
    * Appends inside the caller's transaction on the same database: for writes that must commit
    * with other rows, and for tests that hold a transaction open. May throw
-   * StreamOrderConflictError if the transaction wrote something before (see append.ts).
+   * AppendNotFirstError if the transaction wrote something before (see append.ts).
    */
   appendWithin<Schema>(
     trx: Transaction<Schema>,
