@@ -1,36 +1,46 @@
-import { type Kysely, sql, type Transaction } from "kysely";
+import { sql, type Transaction } from "kysely";
 import { addToSums, type CounterSums, emptySums, type RowVerdict } from "../counters.js";
 import type { ReadModelSchema } from "../schema.js";
 
 type SummedTable = "agg_domain" | "agg_organization" | "agg_source";
-type Key = Record<string, string | number | boolean>;
+type KeyValue = string | number | boolean;
 
-const counterColumns = {
-  volume: (sums: CounterSums) => sums.volume,
-  dmarc_pass: (sums: CounterSums) => sums.dmarcPass,
-  unaligned_arc_pass: (sums: CounterSums) => sums.unalignedArcPass,
-  dkim_aligned: (sums: CounterSums) => sums.dkimAligned,
-  spf_aligned: (sums: CounterSums) => sums.spfAligned,
-  dkim_pass: (sums: CounterSums) => sums.dkimPass,
-  spf_pass: (sums: CounterSums) => sums.spfPass,
-};
+/** A key column and its SQL type, for the arrays the upsert unnests. */
+export interface KeyColumn {
+  name: string;
+  type: "text" | "bigint" | "boolean";
+}
+
+const counterColumns: [string, (sums: CounterSums) => number][] = [
+  ["volume", (sums) => sums.volume],
+  ["dmarc_pass", (sums) => sums.dmarcPass],
+  ["unaligned_arc_pass", (sums) => sums.unalignedArcPass],
+  ["dkim_aligned", (sums) => sums.dkimAligned],
+  ["spf_aligned", (sums) => sums.spfAligned],
+  ["dkim_pass", (sums) => sums.dkimPass],
+  ["spf_pass", (sums) => sums.spfPass],
+];
+
+/** Keys per statement: bounds the statement's size, not its parameter count (one array per column). */
+const keysPerStatement = 20_000;
 
 /**
- * Sums a batch's rows per key in memory, then adds them to the table with one upsert per few
- * thousand keys: a batch of many reports costs a statement per distinct key set, not per row.
+ * Sums a batch's rows per key in memory, then adds them to the table: one statement per few
+ * thousand keys, each column sent as one array and unnested, so the statement has a dozen
+ * parameters however many keys it carries.
  */
 export class SumsByKey {
-  private readonly entries = new Map<string, { key: Key; sums: CounterSums }>();
+  private readonly entries = new Map<string, { key: KeyValue[]; sums: CounterSums }>();
 
   constructor(
     private readonly table: SummedTable,
-    private readonly keyColumns: readonly string[],
+    private readonly keyColumns: readonly KeyColumn[],
     /** agg_source keeps DMARC pass as a key column instead of a counter. */
     private readonly withDmarcPass = true,
   ) {}
 
-  add(key: Key, verdict: RowVerdict, count: number): void {
-    const id = this.keyColumns.map((column) => String(key[column])).join("\u0000");
+  add(key: KeyValue[], verdict: RowVerdict, count: number): void {
+    const id = key.join("\u0000");
     let entry = this.entries.get(id);
     if (!entry) {
       entry = { key, sums: emptySums() };
@@ -40,36 +50,27 @@ export class SumsByKey {
   }
 
   async write(trx: Transaction<ReadModelSchema>): Promise<void> {
-    const columns = Object.entries(counterColumns).filter(
-      ([name]) => this.withDmarcPass || name !== "dmarc_pass",
+    const counters = counterColumns.filter(([name]) => this.withDmarcPass || name !== "dmarc_pass");
+    const entries = [...this.entries.values()];
+    const table = sql.table(this.table);
+    const columns = [...this.keyColumns.map((column) => column.name), ...counters.map(([name]) => name)];
+    const conflict = sql.join(this.keyColumns.map((column) => sql.ref(column.name)));
+    const updates = sql.join(
+      counters.map(
+        ([name]) => sql`${sql.ref(name)} = ${sql.ref(`${this.table}.${name}`)} + excluded.${sql.ref(name)}`,
+      ),
     );
-    const rows = [...this.entries.values()].map(({ key, sums }) => {
-      const row: Record<string, unknown> = { ...key };
-      for (const [name, read] of columns) row[name] = read(sums);
-      return row;
-    });
-    // PostgreSQL allows 65,535 parameters a statement.
-    const perStatement = Math.floor(60_000 / (this.keyColumns.length + columns.length));
-    // The table is chosen at run time among three of the same shape; kysely cannot type that.
-    // biome-ignore lint/suspicious/noExplicitAny: see above
-    const db = trx as unknown as Kysely<any>;
-    for (let i = 0; i < rows.length; i += perStatement) {
-      await db
-        .insertInto(this.table)
-        .values(rows.slice(i, i + perStatement))
-        .onConflict((oc) =>
-          oc
-            .columns([...this.keyColumns])
-            .doUpdateSet(
-              Object.fromEntries(
-                columns.map(([name]) => [
-                  name,
-                  sql`${sql.ref(`${this.table}.${name}`)} + ${sql.ref(`excluded.${name}`)}`,
-                ]),
-              ),
-            ),
-        )
-        .execute();
+    for (let start = 0; start < entries.length; start += keysPerStatement) {
+      const slice = entries.slice(start, start + keysPerStatement);
+      const arrays = [
+        ...this.keyColumns.map(
+          (column, index) => sql`${slice.map((entry) => entry.key[index])}::${sql.raw(column.type)}[]`,
+        ),
+        ...counters.map(([, read]) => sql`${slice.map((entry) => read(entry.sums))}::bigint[]`),
+      ];
+      await sql`insert into ${table} (${sql.join(columns.map((column) => sql.ref(column)))})
+        select * from unnest(${sql.join(arrays)})
+        on conflict (${conflict}) do update set ${updates}`.execute(trx);
     }
   }
 }

@@ -8,9 +8,11 @@ export const aggregateByDomainProjection: Projection = {
   tables: ["agg_domain"],
   handles: new Set(["AggregateReportReceived"]),
   async apply(trx, events) {
-    const sums = new SumsByKey("agg_domain", ["domain", "t"]);
-    for (const part of rowParts(events))
-      sums.add({ domain: part.domain, t: part.t }, part.verdict, part.count);
+    const sums = new SumsByKey("agg_domain", [
+      { name: "domain", type: "text" },
+      { name: "t", type: "bigint" },
+    ]);
+    for (const part of rowParts(events)) sums.add([part.domain, part.t], part.verdict, part.count);
     await sums.write(trx);
   },
 };

@@ -8,13 +8,13 @@ export const aggregateByOrganizationProjection: Projection = {
   tables: ["agg_organization"],
   handles: new Set(["AggregateReportReceived"]),
   async apply(trx, events) {
-    const sums = new SumsByKey("agg_organization", ["domain", "organization", "t"]);
+    const sums = new SumsByKey("agg_organization", [
+      { name: "domain", type: "text" },
+      { name: "organization", type: "text" },
+      { name: "t", type: "bigint" },
+    ]);
     for (const part of rowParts(events)) {
-      sums.add(
-        { domain: part.domain, organization: part.report.organization, t: part.t },
-        part.verdict,
-        part.count,
-      );
+      sums.add([part.domain, part.report.organization, part.t], part.verdict, part.count);
     }
     await sums.write(trx);
   },

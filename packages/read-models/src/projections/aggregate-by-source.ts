@@ -1,5 +1,5 @@
 import type { AggregateRowRecord } from "@dmarc-ledger/events";
-import { SumsByKey } from "./add-sums.js";
+import { type KeyColumn, SumsByKey } from "./add-sums.js";
 import type { Projection } from "./projection.js";
 import { rowParts } from "./report-parts.js";
 
@@ -15,6 +15,19 @@ export function dkimDomainOf(row: AggregateRowRecord): string {
   return ((row.dkim.find((result) => isPass(result.result)) ?? row.dkim[0])?.domain ?? "").toLowerCase();
 }
 
+/** agg_source's key, in the order SumsByKey.add receives its values. */
+const sourceKeyColumns: KeyColumn[] = [
+  { name: "domain", type: "text" },
+  { name: "t", type: "bigint" },
+  { name: "source_ip", type: "text" },
+  { name: "organization", type: "text" },
+  { name: "disposition", type: "text" },
+  { name: "arc", type: "text" },
+  { name: "spf_domain", type: "text" },
+  { name: "dkim_domain", type: "text" },
+  { name: "dmarc_pass", type: "boolean" },
+];
+
 /**
  * The facts behind aggregate_by_source and aggregate_by_unaligned_source: sums per source and
  * per the values those records pick the most frequent of.
@@ -24,31 +37,20 @@ export const aggregateBySourceProjection: Projection = {
   tables: ["agg_source"],
   handles: new Set(["AggregateReportReceived"]),
   async apply(trx, events) {
-    const keyColumns = [
-      "domain",
-      "t",
-      "source_ip",
-      "organization",
-      "disposition",
-      "arc",
-      "spf_domain",
-      "dkim_domain",
-      "dmarc_pass",
-    ];
-    const sums = new SumsByKey("agg_source", keyColumns, false);
+    const sums = new SumsByKey("agg_source", sourceKeyColumns, false);
     for (const part of rowParts(events)) {
       sums.add(
-        {
-          domain: part.domain,
-          t: part.t,
-          source_ip: part.row.sourceIp,
-          organization: part.report.organization,
-          disposition: part.row.disposition.toLowerCase(),
-          arc: part.verdict.arc ?? "",
-          spf_domain: spfDomainOf(part.row),
-          dkim_domain: dkimDomainOf(part.row),
-          dmarc_pass: part.verdict.dmarcPass,
-        },
+        [
+          part.domain,
+          part.t,
+          part.row.sourceIp,
+          part.report.organization,
+          part.row.disposition.toLowerCase(),
+          part.verdict.arc ?? "",
+          spfDomainOf(part.row),
+          dkimDomainOf(part.row),
+          part.verdict.dmarcPass,
+        ],
         part.verdict,
         part.count,
       );
