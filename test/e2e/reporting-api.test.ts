@@ -321,6 +321,10 @@ describe("the reporting API over HTTP", () => {
     });
     expect((await handle.get(`aggregate_by_domain_group?${period}`, other)).json).toMatchObject({ total: 0 });
     expect((await handle.get("history?domain=example.com", other)).status).toBe(404);
+    expect((await handle.get("safe_spf?domain=example.com", other)).status).toBe(404);
+    expect(
+      (await handle.put("update_safe_spf", other, { domain: "example.com", original: "v=spf1 -all" })).status,
+    ).toBe(404);
     expect((await handle.put("domain_group", other, { domain: "example.com", group: "Mine" })).status).toBe(
       404,
     );

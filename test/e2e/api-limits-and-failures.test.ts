@@ -1,0 +1,102 @@
+import type { AddressInfo } from "node:net";
+import { apiConfigFromEnv, createApiApp } from "@dmarc-ledger/api";
+import { allProjections, catchUp } from "@dmarc-ledger/read-models";
+import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import { createTenant } from "@dmarc-ledger/tenancy";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Backend, postgresBackend } from "../support/service-harness.js";
+
+/** An API app on the runtime's real database, with its own configuration, on a free port. */
+async function listen(runtime: Runtime, env: NodeJS.ProcessEnv, logged: unknown[] = []) {
+  const logger = pino({ level: "error" }, { write: (line: string) => logged.push(JSON.parse(line)) });
+  const config = apiConfigFromEnv(env, 0);
+  const app = createApiApp({
+    db: runtime.db,
+    store: runtime.store,
+    projections: allProjections,
+    config,
+    logger,
+  });
+  const server = app.listen(0);
+  await new Promise((resolve) => server.once("listening", resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/`;
+  return {
+    get: (path: string, key: string) => fetch(base + path, { headers: { Authorization: `Bearer ${key}` } }),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe("rate limits and internal failures", () => {
+  let backend: Backend;
+  let runtime: Runtime;
+  let key: string;
+
+  beforeAll(async () => {
+    backend = await postgresBackend();
+    runtime = await openRuntime(backend.env);
+    key = (await createTenant(runtime.store, { name: "limits", region: "global" }, { causedBy: "test" }))
+      .apiKey;
+    await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+  });
+  afterAll(async () => {
+    await runtime?.close();
+    await backend?.cleanup();
+  });
+
+  it("answers 429 with Retry-After once a key's burst is spent, and advertises the limit on every answer", async () => {
+    const api = await listen(runtime, { RATE_LIMIT_PER_SECOND: "1", RATE_LIMIT_BURST: "3" });
+    try {
+      const answers = [];
+      for (let i = 0; i < 5; i++) answers.push(await api.get("aggregate_by_domain", key));
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 429, 429]);
+      expect(answers.map((answer) => answer.headers.get("ratelimit-limit"))).toEqual([
+        "3",
+        "3",
+        "3",
+        "3",
+        "3",
+      ]);
+      expect(answers.slice(0, 3).map((answer) => answer.headers.get("ratelimit-remaining"))).toEqual([
+        "2",
+        "1",
+        "0",
+      ]);
+      const limited = answers[3]!;
+      expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      expect(await limited.json()).toMatchObject({ status: "ERROR", code: "rate_limited" });
+      // Another key has its own bucket; requests without a valid key are limited per address.
+      const other = await createTenant(
+        runtime.store,
+        { name: "other", region: "global" },
+        { causedBy: "test" },
+      );
+      await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+      expect((await api.get("aggregate_by_domain", other.apiKey)).status).toBe(200);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it("answers 500 with a request id and no stack when the database is gone, and logs the cause", async () => {
+    const broken = await openRuntime(backend.env);
+    const logged: { err?: { stack?: string }; requestId?: string }[] = [];
+    const api = await listen(broken, {}, logged);
+    try {
+      await broken.close();
+      const answer = await api.get("aggregate_by_domain", key);
+      expect(answer.status).toBe(500);
+      const body = (await answer.json()) as { status: string; code: string; message: string };
+      const requestId = answer.headers.get("x-request-id")!;
+      expect(body).toEqual({
+        status: "ERROR",
+        code: "internal_error",
+        message: `Something went wrong on our side. Quote request id ${requestId} when you report it.`,
+      });
+      expect(JSON.stringify(body)).not.toMatch(/at .*\.(ts|js)|pool|pg/i);
+      expect(logged.some((entry) => entry.requestId === requestId && entry.err?.stack)).toBe(true);
+    } finally {
+      await api.close();
+    }
+  });
+});
