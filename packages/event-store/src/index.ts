@@ -1,3 +1,4 @@
+export { type Follower, type FollowOptions, followStore } from "./follow-store.js";
 export {
   createKurrentDbEventStore,
   type KurrentDbEventStoreOptions,

@@ -1,4 +1,9 @@
-import type { EventStore, FromPosition, RecordedEvent } from "@dmarc-ledger/event-store";
+import {
+  type EventStore,
+  type FromPosition,
+  followStore,
+  type RecordedEvent,
+} from "@dmarc-ledger/event-store";
 import { type DomainEvent, decodeEvent } from "@dmarc-ledger/events";
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { Projection } from "./projections/projection.js";
@@ -149,37 +154,16 @@ export async function catchUp(options: ProjectorOptions): Promise<void> {
 /** Runs the projections on a catch-up subscription until stopped. */
 export function startProjector(options: ProjectorOptions): RunningProjector {
   const { store, db, projections } = options;
-  let stopped = false;
-  let subscription: ReturnType<EventStore["subscribe"]> | null = null;
-
-  const loop = async () => {
-    while (!stopped) {
-      try {
-        subscription = store.subscribe(await lowestCheckpoint(db, projections), {
-          maxBatch: options.maxBatch ?? 500,
-        });
-        for await (const batch of subscription) {
-          await applyBatch(db, projections, batch);
-          if (stopped) break;
-        }
-      } catch (error) {
-        if (stopped) break;
-        options.onError?.(error);
-        await subscription?.close().catch(() => {});
-        // A failing batch is retried from the checkpoint after a pause, never skipped.
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-      }
-    }
-  };
-  const running = loop();
-
+  const follower = followStore({
+    store,
+    from: () => lowestCheckpoint(db, projections),
+    onBatch: (batch) => applyBatch(db, projections, batch),
+    ...(options.onError ? { onError: options.onError } : {}),
+    maxBatch: options.maxBatch ?? 500,
+  });
   return {
     waitFor: (position, timeoutMs) => waitForProjections(db, projections, position, timeoutMs),
-    async stop() {
-      stopped = true;
-      await subscription?.close();
-      await running;
-    },
+    stop: () => follower.stop(),
   };
 }
 

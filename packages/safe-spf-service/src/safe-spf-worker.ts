@@ -1,4 +1,4 @@
-import type { EventStore, FromPosition } from "@dmarc-ledger/event-store";
+import { type EventStore, type FromPosition, followStore } from "@dmarc-ledger/event-store";
 import { decodeEvent } from "@dmarc-ledger/events";
 import type { ReadModelSchema } from "@dmarc-ledger/read-models";
 import type { SpfResolver } from "@dmarc-ledger/safe-spf";
@@ -55,29 +55,19 @@ export function startSafeSpfWorker(options: SafeSpfWorkerOptions): RunningSafeSp
       metadata,
       ...(options.publishZone ? { publishZone: options.publishZone } : {}),
     });
-  let stopped = false;
-  let subscription: ReturnType<EventStore["subscribe"]> | null = null;
-
-  const follow = async () => {
-    while (!stopped) {
-      try {
-        subscription = store.subscribe(await readCheckpoint(db), { maxBatch: 100 });
-        for await (const batch of subscription) {
-          for (const recorded of batch) {
-            const event = decodeEvent(recorded);
-            if (event?.type === "SpfOriginalUpdated") await compute(event.data.domain);
-          }
-          await writeCheckpoint(db, batch.at(-1)!.position);
-          if (stopped) break;
-        }
-      } catch (error) {
-        if (stopped) break;
-        options.onError?.(error);
-        await subscription?.close().catch(() => {});
-        await new Promise((resolve) => setTimeout(resolve, 1000));
+  const follower = followStore({
+    store,
+    from: () => readCheckpoint(db),
+    onBatch: async (batch) => {
+      for (const recorded of batch) {
+        const event = decodeEvent(recorded);
+        if (event?.type === "SpfOriginalUpdated") await compute(event.data.domain);
       }
-    }
-  };
+      await writeCheckpoint(db, batch.at(-1)!.position);
+    },
+    ...(options.onError ? { onError: options.onError } : {}),
+    maxBatch: 100,
+  });
 
   const retryTransient = async () => {
     const rows = await db.selectFrom("safe_spf").select("domain").where("retrying", "=", true).execute();
@@ -91,13 +81,10 @@ export function startSafeSpfWorker(options: SafeSpfWorkerOptions): RunningSafeSp
   );
   timer.unref();
 
-  const running = follow();
   return {
     async stop() {
-      stopped = true;
       clearInterval(timer);
-      await subscription?.close();
-      await running;
+      await follower.stop();
     },
   };
 }

@@ -1,18 +1,11 @@
 import { domainHistory, listDomains } from "@dmarc-ledger/read-models";
-import {
-  DomainNotFoundError,
-  InvalidGroupError,
-  normaliseDomain,
-  setDomainGroup,
-} from "@dmarc-ledger/tenancy";
+import { DomainNotFoundError, InvalidGroupError, setDomainGroup } from "@dmarc-ledger/tenancy";
 import { ApiError } from "../api-error.js";
 import type { Endpoint } from "../endpoints.js";
+import { domainParam, notYourDomain } from "../params/domain-param.js";
 import { requiredField } from "../params/form-field.js";
-import { parsePageParams, requiredQuery } from "../params/page-params.js";
+import { parsePageParams } from "../params/page-params.js";
 import { awaitProjection } from "../read-your-writes.js";
-
-const notYours = (domain: string) =>
-  new ApiError(404, "unknown_domain", `${domain} is not one of your domains.`);
 
 export const domainsEndpoint: Endpoint = {
   name: "domains",
@@ -44,7 +37,7 @@ export const domainGroupEndpoint: Endpoint = {
       );
       await awaitProjection(ctx, position);
     } catch (error) {
-      if (error instanceof DomainNotFoundError) throw notYours(domain);
+      if (error instanceof DomainNotFoundError) throw notYourDomain(domain);
       if (error instanceof InvalidGroupError) throw new ApiError(400, "invalid_parameter", error.message);
       throw error;
     }
@@ -59,15 +52,9 @@ export const historyEndpoint: Endpoint = {
   summary: "The audit trail of a domain: every event, in order, with its time and who caused it.",
   handler: async (ctx) => {
     const { page, perPage } = parsePageParams(ctx.query, ["domain"]);
-    const raw = requiredQuery(ctx.query, "domain");
-    let domain: string;
-    try {
-      domain = normaliseDomain(raw);
-    } catch {
-      throw notYours(raw);
-    }
+    const domain = domainParam(ctx.query, ["page", "per_page"]);
     const records = await domainHistory(ctx.deps.db, ctx.state.holder!.tenantId, domain);
-    if (!records) throw notYours(domain);
+    if (!records) throw notYourDomain(domain);
     ctx.body = {
       status: "SUCCESS",
       domain,

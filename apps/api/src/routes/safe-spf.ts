@@ -1,15 +1,12 @@
-import { safeSpfState } from "@dmarc-ledger/read-models";
+import { findDomain, safeSpfState } from "@dmarc-ledger/read-models";
 import { SpfSyntaxError } from "@dmarc-ledger/safe-spf";
 import { submitOriginalSpf } from "@dmarc-ledger/safe-spf-service";
-import { DomainNotFoundError, normaliseDomain } from "@dmarc-ledger/tenancy";
+import { DomainNotFoundError } from "@dmarc-ledger/tenancy";
 import { ApiError } from "../api-error.js";
 import type { Endpoint } from "../endpoints.js";
+import { domainParam, notYourDomain } from "../params/domain-param.js";
 import { requiredField } from "../params/form-field.js";
-import { requiredQuery } from "../params/page-params.js";
 import { awaitProjection } from "../read-your-writes.js";
-
-const notYours = (domain: string) =>
-  new ApiError(404, "unknown_domain", `${domain} is not one of your domains.`);
 
 export const updateSafeSpfEndpoint: Endpoint = {
   name: "update_safe_spf",
@@ -28,7 +25,7 @@ export const updateSafeSpfEndpoint: Endpoint = {
       );
       await awaitProjection(ctx, position);
     } catch (error) {
-      if (error instanceof DomainNotFoundError) throw notYours(domain);
+      if (error instanceof DomainNotFoundError) throw notYourDomain(domain);
       if (error instanceof SpfSyntaxError) {
         throw new ApiError(422, "invalid_spf_record", `The SPF record is invalid: ${error.message}`);
       }
@@ -44,30 +41,11 @@ export const safeSpfEndpoint: Endpoint = {
   scope: "read",
   summary: "A domain's Safe SPF state: original, published records, lookups, status, last error.",
   handler: async (ctx) => {
-    for (const name of Object.keys(ctx.query)) {
-      if (name !== "domain")
-        throw new ApiError(
-          400,
-          "invalid_parameter",
-          `Parameter "${name}": is not a parameter of this endpoint.`,
-        );
-    }
-    const raw = requiredQuery(ctx.query, "domain");
-    let domain: string;
-    try {
-      domain = normaliseDomain(raw);
-    } catch {
-      throw notYours(raw);
-    }
+    const domain = domainParam(ctx.query);
     const state = await safeSpfState(ctx.deps.db, ctx.state.holder!.tenantId, domain);
     if (!state) {
-      const owned = await ctx.deps.db
-        .selectFrom("domain")
-        .select("domain")
-        .where("domain", "=", domain)
-        .where("tenant_id", "=", ctx.state.holder!.tenantId)
-        .executeTakeFirst();
-      if (!owned) throw notYours(domain);
+      const owned = await findDomain(ctx.deps.db, domain);
+      if (owned?.tenantId !== ctx.state.holder!.tenantId) throw notYourDomain(domain);
       ctx.body = { status: "SUCCESS", domain, safe_spf: null };
       return;
     }
