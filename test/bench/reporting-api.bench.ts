@@ -364,7 +364,9 @@ async function main(): Promise<void> {
     await service?.stop();
     await client.end();
     await runtime.close();
-    await database.drop();
+    // BENCH_KEEP_DB=1 keeps the generated database for trying queries by hand.
+    if (process.env.BENCH_KEEP_DB) log(`kept database ${database.url}`);
+    else await database.drop();
   }
 }
 
