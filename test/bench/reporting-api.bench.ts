@@ -386,7 +386,8 @@ async function explainMisses(url: string, tenantId: string, results: CaseResult[
       const deep = results.filter((r) => r.endpoint === endpoint.name && r.period === "365d").at(-1)!;
       captured.length = 0;
       await endpoint.query(db, { tenantId, start: period.start, end: period.end, page: deep.page, perPage });
-      const main = captured[0]!;
+      // The first query proper: some run inside a transaction (begin; set local …; query).
+      const main = captured.find((query) => /^\s*(with|select)\b/i.test(query.sql))!;
       const { rows: plan } = await pool.query<{ "QUERY PLAN": string }>(
         `explain (analyze, buffers) ${main.sql}`,
         main.parameters as unknown[],
