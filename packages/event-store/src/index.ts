@@ -4,7 +4,7 @@ export {
   type KurrentDbEventStoreOptions,
 } from "./kurrentdb/store.js";
 export * from "./port.js";
-export { AppendNotFirstError, StreamOrderConflictError } from "./postgres/append.js";
+export { AppendNotFirstError } from "./postgres/append.js";
 export { decodeGlobalPosition, encodeGlobalPosition, type GlobalOrderKey } from "./postgres/global-order.js";
 export { eventStoreMigrations } from "./postgres/migrations.js";
 export {

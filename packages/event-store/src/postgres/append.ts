@@ -9,22 +9,6 @@ import {
 import { assertAppendable, satisfiesExpected, toJsonText } from "../validate.js";
 import { encodeGlobalPosition } from "./global-order.js";
 
-/**
- * The append would put events into the global order before events of the same stream that an
- * already committed transaction wrote: the enclosing transaction took its xid (by writing
- * something) before that other transaction did. Only `appendWithin` can meet it; roll back and
- * retry the whole transaction, which then gets a fresh, larger xid.
- */
-export class StreamOrderConflictError extends Error {
-  override readonly name = "StreamOrderConflictError";
-  constructor(readonly stream: string) {
-    super(
-      `stream ${stream}: an append in this transaction would be ordered before the stream's last ` +
-        "event; roll back and retry the transaction",
-    );
-  }
-}
-
 /** The two-key advisory lock that serialises appends ("EVTS", 0), apart from other users' locks. */
 const appendLockNamespace = 0x45565453;
 const appendLockKey = 0;
@@ -48,7 +32,6 @@ const eventsPerInsert = 1000;
 
 interface StreamStateRow {
   revision: string | null;
-  writer: string | null;
   own: string;
 }
 
@@ -78,15 +61,11 @@ export async function appendWithin(
 
   // pg_current_xact_id() assigns this transaction's xid now, under the lock.
   const { rows } = await sql<StreamStateRow>`
-    select s.revision::text as revision, s.transaction_id::text as writer,
-           pg_current_xact_id()::text as own
+    select s.revision::text as revision, pg_current_xact_id()::text as own
     from (values (1)) as one (x) left join streams s on s.stream = ${stream}`.execute(trx);
   const state = rows[0]!;
   const actual = state.revision === null ? null : BigInt(state.revision);
   if (!satisfiesExpected(expected, actual)) throw new WrongExpectedVersionError(stream, expected, actual);
-  if (state.writer !== null && BigInt(state.writer) > BigInt(state.own)) {
-    throw new StreamOrderConflictError(stream);
-  }
 
   const first = actual === null ? 0n : actual + 1n;
   const last = first + BigInt(events.length) - 1n;
@@ -94,11 +73,11 @@ export async function appendWithin(
   const claimed =
     actual === null
       ? await sql`
-          insert into streams (stream, revision, transaction_id)
-          values (${stream}, ${String(last)}::bigint, pg_current_xact_id())
+          insert into streams (stream, revision)
+          values (${stream}, ${String(last)}::bigint)
           on conflict (stream) do nothing returning 1 as claimed`.execute(trx)
       : await sql`
-          update streams set revision = ${String(last)}::bigint, transaction_id = pg_current_xact_id()
+          update streams set revision = ${String(last)}::bigint
           where stream = ${stream} and revision = ${String(actual)}::bigint
           returning 1 as claimed`.execute(trx);
   if (claimed.rows.length === 0) {

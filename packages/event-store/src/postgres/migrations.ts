@@ -42,5 +42,11 @@ export const eventStoreMigrations: MigrationSet = {
         await sql`drop table events`.execute(db);
       },
     },
+    // Appends are serialised now (global-order.ts): a stream's last writer no longer needs checking.
+    "002_streams_without_writer": {
+      async up(db: Kysely<unknown>) {
+        await sql`alter table streams drop column transaction_id`.execute(db);
+      },
+    },
   },
 };
