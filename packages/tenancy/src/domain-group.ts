@@ -21,8 +21,7 @@ export async function setDomainGroup(
   if (group !== null && (group.length > maxGroupLength || /[\u0000-\u001f]/.test(group))) {
     throw new InvalidGroupError(`A group name is 1 to ${maxGroupLength} printable characters.`);
   }
-  const { domain, revision } = await ownedDomain(store, input.tenantId, input.domain);
-  const history = await store.readStream(streams.domain(domain));
+  const { domain, history, revision } = await ownedDomain(store, input.tenantId, input.domain);
   const current = history.reduce<string | null>(
     (found, event) =>
       event.type === "DomainGroupSet" ? (event.data as { group: string | null }).group : found,

@@ -1,4 +1,4 @@
-import type { EventStore } from "@dmarc-ledger/event-store";
+import type { EventStore, RecordedEvent } from "@dmarc-ledger/event-store";
 import { type DomainAdded, streams } from "@dmarc-ledger/events";
 import { InvalidDomainError, normaliseDomain } from "./domain-name.js";
 
@@ -9,13 +9,14 @@ export class DomainNotFoundError extends Error {
 
 /**
  * Checks on the domain's own stream (not a read model, which may lag) that the tenant owns the
- * domain, and returns the normalised name with the stream's revision for an optimistic append.
+ * domain, and returns the normalised name, the stream's events, and its revision for an
+ * optimistic append.
  */
 export async function ownedDomain(
   store: EventStore,
   tenantId: string,
   input: string,
-): Promise<{ domain: string; revision: bigint }> {
+): Promise<{ domain: string; history: RecordedEvent[]; revision: bigint }> {
   let domain: string;
   try {
     domain = normaliseDomain(input);
@@ -29,5 +30,5 @@ export async function ownedDomain(
   if (added?.type !== "DomainAdded" || (added.data as DomainAdded).tenantId !== tenantId) {
     throw new DomainNotFoundError(`${domain} is not one of your domains.`);
   }
-  return { domain, revision: history.at(-1)!.revision };
+  return { domain, history, revision: history.at(-1)!.revision };
 }
