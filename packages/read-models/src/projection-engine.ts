@@ -86,20 +86,11 @@ export async function lowestCheckpoint(
   db: Kysely<ReadModelSchema>,
   projections: readonly Projection[],
 ): Promise<FromPosition> {
-  const rows = await db
-    .selectFrom("projection_checkpoint")
-    .select(["projection", sql<string>`position::text`.as("position")])
-    .where(
-      "projection",
-      "in",
-      projections.map((projection) => projection.name),
-    )
-    .execute();
-  if (rows.length < projections.length) return "start";
-  const lowest = rows.reduce(
-    (min, row) => (BigInt(row.position) < min ? BigInt(row.position) : min),
-    BigInt(rows[0]!.position),
-  );
+  const positions = await checkpointsOf(db, projections);
+  if (positions === null || positions.length === 0) return "start";
+  // Positions are bigints: Math.min does not take them.
+  let lowest = positions[0]!;
+  for (const position of positions) if (position < lowest) lowest = position;
   return lowest < 0n ? "start" : lowest;
 }
 
@@ -109,6 +100,15 @@ export async function projectionsReached(
   projections: readonly Projection[],
   position: bigint,
 ): Promise<boolean> {
+  const positions = await checkpointsOf(db, projections);
+  return positions?.every((reached) => reached >= position) ?? false;
+}
+
+/** The projections' checkpoints; null while one of them has none yet. */
+async function checkpointsOf(
+  db: Kysely<ReadModelSchema>,
+  projections: readonly Projection[],
+): Promise<bigint[] | null> {
   const rows = await db
     .selectFrom("projection_checkpoint")
     .select(sql<string>`position::text`.as("position"))
@@ -118,7 +118,7 @@ export async function projectionsReached(
       projections.map((projection) => projection.name),
     )
     .execute();
-  return rows.length === projections.length && rows.every((row) => BigInt(row.position) >= position);
+  return rows.length < projections.length ? null : rows.map((row) => BigInt(row.position));
 }
 
 /**

@@ -39,13 +39,8 @@ export interface DomainTable {
   added_at: ColumnType<Date, Date | string, Date | string>;
 }
 
-/**
- * Messages per (policy domain, day-normalised begin). The begin is kept to the second, so a
- * period filter on it is exact; reports mostly start at midnight, so the table stays small.
- */
-export interface AggDomainTable {
-  domain: string;
-  t: Int8;
+/** The summed counters of the rollups; the others (DMARCUnaligned, …Failed) are derived from them. */
+interface SummedCounters {
   volume: Int8;
   dmarc_pass: Int8;
   unaligned_arc_pass: Int8;
@@ -55,18 +50,20 @@ export interface AggDomainTable {
   spf_pass: Int8;
 }
 
+/**
+ * Messages per (policy domain, day-normalised begin). The begin is kept to the second, so a
+ * period filter on it is exact; reports mostly start at midnight, so the table stays small.
+ */
+export interface AggDomainTable extends SummedCounters {
+  domain: string;
+  t: Int8;
+}
+
 /** Messages per reporting organisation; the by-organization grouping reads it. */
-export interface AggOrganizationTable {
+export interface AggOrganizationTable extends SummedCounters {
   domain: string;
   organization: string;
   t: Int8;
-  volume: Int8;
-  dmarc_pass: Int8;
-  unaligned_arc_pass: Int8;
-  dkim_aligned: Int8;
-  spf_aligned: Int8;
-  dkim_pass: Int8;
-  spf_pass: Int8;
 }
 
 /**
