@@ -32,12 +32,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   // Catch up before answering, so the first requests see everything stored so far.
   await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
 
+  // Links carry the port, which is known before listening only when it is not 0 (see below).
+  const provisional = apiConfigFromEnv(env, options.port);
   let bootstrapKey: RunningService["bootstrapKey"] = null;
-  const region = env.DMARC_LEDGER_REGION === "eu" ? "eu" : "global";
   if (options.bootstrapTenant && (await countTenants(runtime.db)) === 0) {
     const created = await createTenant(
       runtime.store,
-      { name: "default", region },
+      { name: "default", region: provisional.region },
       { causedBy: "process:start" },
     );
     await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
@@ -52,7 +53,6 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     ...(env.SAFE_SPF_ZONE ? { publishZone: env.SAFE_SPF_ZONE } : {}),
     onError: (error) => logger.error({ err: error }, "Safe SPF process failed; retrying"),
   });
-  const provisional = apiConfigFromEnv(env, options.port);
   const app = createApiApp({
     db: runtime.db,
     store: runtime.store,
