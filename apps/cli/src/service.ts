@@ -45,7 +45,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     bootstrapKey = { tenantId: created.tenantId, apiKey: created.apiKey };
   }
 
-  const projector = runProjector(runtime, logger);
+  const projector = runProjector(runtime, logger, env);
   const safeSpf = startSafeSpfWorker({
     store: runtime.store,
     db: runtime.db,

@@ -25,6 +25,7 @@ export {
 export {
   type AggregateBySourceRecord,
   aggregateBySource,
+  type SourcePageOptions,
   aggregateByUnalignedSource,
 } from "./queries/aggregate-by-source.js";
 export { countTenants, findApiKey, type KeyHolder } from "./queries/api-keys.js";
@@ -35,3 +36,10 @@ export type { Page, PageQuery } from "./queries/page.js";
 export { type SafeSpfState, safeSpfState } from "./queries/safe-spf-state.js";
 export { type RebuildOptions, rebuildBeside } from "./rebuild-beside.js";
 export type { ReadModelSchema } from "./schema.js";
+export { calendarBuckets, type Span } from "./source-rankings/buckets.js";
+export {
+  maintainSourceRankings,
+  type RankingBuilt,
+  type RankingMaintenanceOptions,
+} from "./source-rankings/maintain-source-rankings.js";
+export { chooseRanking, type RankingChoice } from "./queries/source-page-ranked.js";

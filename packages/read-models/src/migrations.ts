@@ -173,5 +173,60 @@ export const readModelMigrations: MigrationSet = {
           .execute();
       },
     },
+    "005_source_rankings": {
+      up: async (db: AnyDb) => {
+        // Which projection batch last changed a fact: a ranking built before it must not be
+        // trusted for that fact's group.
+        await sql`create sequence agg_source_change_seq`.execute(db);
+        await sql`alter table agg_source add column changed_seq bigint not null default 0`.execute(db);
+        await sql`create index agg_source_by_change on agg_source (changed_seq)`.execute(db);
+        // Group first: the picks and the exact recomputation of a few groups read one group's facts
+        // at a time; period scans have agg_source_by_t.
+        await sql`alter table agg_source drop constraint agg_source_pk`.execute(db);
+        await sql`alter table agg_source add constraint agg_source_pk primary key
+          (domain, source_ip, organization, t, disposition, arc, spf_domain, dkim_domain, dmarc_pass)`.execute(
+          db,
+        );
+        await sql`create sequence source_ranking_id_seq`.execute(db);
+        await db.schema
+          .createTable("source_ranking_build")
+          .addColumn("ranking_id", "bigint", (c) => c.primaryKey())
+          .addColumn("tenant_id", "text", (c) => c.notNull())
+          .addColumn("scope", "text", (c) => c.notNull())
+          .addColumn("bucket_start", "bigint", (c) => c.notNull())
+          .addColumn("bucket_end", "bigint", (c) => c.notNull())
+          .addColumn("built_seq", "bigint", (c) => c.notNull())
+          .addColumn("domain_count", "integer", (c) => c.notNull())
+          .addColumn("group_count", "bigint", (c) => c.notNull())
+          .addColumn("built_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
+          .execute();
+        await db.schema
+          .createIndex("source_ranking_build_by_tenant")
+          .on("source_ranking_build")
+          .columns(["tenant_id", "scope", "bucket_start"])
+          .execute();
+        await db.schema
+          .createTable("source_ranking")
+          .addColumn("ranking_id", "bigint", (c) => c.notNull())
+          .addColumn("domain", "text", (c) => c.notNull())
+          .addColumn("source_ip", "text", (c) => c.notNull())
+          .addColumn("organization", "text", (c) => c.notNull())
+          .addColumn("volume", "bigint", (c) => c.notNull())
+          .addColumn("dmarc_pass", "bigint", (c) => c.notNull())
+          .addColumn("unaligned_arc_pass", "bigint", (c) => c.notNull())
+          .addColumn("dkim_aligned", "bigint", (c) => c.notNull())
+          .addColumn("spf_aligned", "bigint", (c) => c.notNull())
+          .addColumn("dkim_pass", "bigint", (c) => c.notNull())
+          .addColumn("spf_pass", "bigint", (c) => c.notNull())
+          .addColumn("last_t", "bigint", (c) => c.notNull())
+          .addPrimaryKeyConstraint("source_ranking_pk", ["ranking_id", "domain", "source_ip", "organization"])
+          .execute();
+        // The API's order, so that a page is a walk along this index (backwards for the last pages).
+        await sql`create index source_ranking_by_volume on source_ranking
+          (ranking_id, volume desc, domain collate "C", source_ip collate "C", organization collate "C")`.execute(
+          db,
+        );
+      },
+    },
   },
 };

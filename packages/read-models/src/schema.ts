@@ -89,6 +89,36 @@ export interface AggSourceTable {
   spf_aligned: Int8;
   dkim_pass: Int8;
   spf_pass: Int8;
+  /** The value of agg_source_change_seq taken by the projection batch that last changed the row. */
+  changed_seq: Int8;
+}
+
+/**
+ * One ranking of a tenant's source groups over a calendar month or year, as of `built_seq`: the
+ * by-source endpoints walk it in volume order instead of grouping millions of facts per request.
+ * `scope` is "all" or "unaligned" (the facts that did not pass DMARC only).
+ */
+export interface SourceRankingBuildTable {
+  ranking_id: Int8;
+  tenant_id: string;
+  scope: string;
+  bucket_start: Int8;
+  bucket_end: Int8;
+  /** Facts with a higher changed_seq were changed after the build. */
+  built_seq: Int8;
+  /** The tenant's number of domains at the build: another number means the ranking is void. */
+  domain_count: number;
+  group_count: Int8;
+  built_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+/** A group's sums over its ranking's bucket (`dmarc_pass` summed, unlike in agg_source). */
+export interface SourceRankingTable extends SummedCounters {
+  ranking_id: Int8;
+  domain: string;
+  source_ip: string;
+  organization: string;
+  last_t: Int8;
 }
 
 /** Reverse DNS of source IPs (registrable domain), as resolved by the DNS tooling. */
@@ -156,6 +186,8 @@ export interface ReadModelSchema {
   agg_domain: AggDomainTable;
   agg_organization: AggOrganizationTable;
   agg_source: AggSourceTable;
+  source_ranking_build: SourceRankingBuildTable;
+  source_ranking: SourceRankingTable;
   source_ip_name: SourceIpNameTable;
   forensic_report: ForensicReportTable;
   audit_event: AuditEventTable;

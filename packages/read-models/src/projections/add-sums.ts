@@ -49,17 +49,30 @@ export class SumsByKey {
     addToSums(entry.sums, verdict, count);
   }
 
-  async write(trx: Transaction<ReadModelSchema>): Promise<void> {
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /**
+   * `stamp`, when given, is a column set to one value on every row written or changed (agg_source
+   * records which batch changed a fact last).
+   */
+  async write(trx: Transaction<ReadModelSchema>, stamp?: { column: string; value: string }): Promise<void> {
     const counters = counterColumns.filter(([name]) => this.withDmarcPass || name !== "dmarc_pass");
     const entries = [...this.entries.values()];
     const table = sql.table(this.table);
-    const columns = [...this.keyColumns.map((column) => column.name), ...counters.map(([name]) => name)];
+    const columns = [
+      ...this.keyColumns.map((column) => column.name),
+      ...counters.map(([name]) => name),
+      ...(stamp ? [stamp.column] : []),
+    ];
     const conflict = sql.join(this.keyColumns.map((column) => sql.ref(column.name)));
-    const updates = sql.join(
-      counters.map(
+    const updates = sql.join([
+      ...counters.map(
         ([name]) => sql`${sql.ref(name)} = ${sql.ref(`${this.table}.${name}`)} + excluded.${sql.ref(name)}`,
       ),
-    );
+      ...(stamp ? [sql`${sql.ref(stamp.column)} = excluded.${sql.ref(stamp.column)}`] : []),
+    ]);
     for (let start = 0; start < entries.length; start += keysPerStatement) {
       const slice = entries.slice(start, start + keysPerStatement);
       const arrays = [
@@ -69,7 +82,7 @@ export class SumsByKey {
         ...counters.map(([, read]) => sql`${slice.map((entry) => read(entry.sums))}::bigint[]`),
       ];
       await sql`insert into ${table} (${sql.join(columns.map((column) => sql.ref(column)))})
-        select * from unnest(${sql.join(arrays)})
+        select *${stamp ? sql`, ${stamp.value}::bigint` : sql``} from unnest(${sql.join(arrays)})
         on conflict (${conflict}) do update set ${updates}`.execute(trx);
     }
   }

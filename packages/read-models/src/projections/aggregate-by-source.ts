@@ -1,4 +1,5 @@
 import type { AggregateRowRecord } from "@dmarc-ledger/events";
+import { sql } from "kysely";
 import { type KeyColumn, SumsByKey } from "./add-sums.js";
 import type { Projection } from "./projection.js";
 import { rowParts } from "./report-parts.js";
@@ -34,7 +35,8 @@ const sourceKeyColumns: KeyColumn[] = [
  */
 export const aggregateBySourceProjection: Projection = {
   name: "aggregate_by_source",
-  tables: ["agg_source"],
+  // The rankings are built from agg_source (source-rankings/): a rebuild starts them afresh.
+  tables: ["agg_source", "source_ranking", "source_ranking_build"],
   handles: new Set(["AggregateReportReceived"]),
   async apply(trx, events) {
     const sums = new SumsByKey("agg_source", sourceKeyColumns, false);
@@ -55,6 +57,8 @@ export const aggregateBySourceProjection: Projection = {
         part.count,
       );
     }
-    await sums.write(trx);
+    if (sums.size === 0) return;
+    const { rows } = await sql<{ seq: string }>`select nextval('agg_source_change_seq')::text as seq`.execute(trx);
+    await sums.write(trx, { column: "changed_seq", value: rows[0]!.seq });
   },
 };

@@ -1,0 +1,69 @@
+import { maintainSourceRankings, type RankingMaintenanceOptions, type ReadModelSchema } from "@dmarc-ledger/read-models";
+import type { Kysely } from "kysely";
+import type { Logger } from "pino";
+
+export interface RankingMaintenance {
+  stop(): Promise<void>;
+}
+
+/**
+ * Keeps the by-source rankings fresh in the background: every `intervalMs` it rebuilds those that
+ * are missing or much changed. Answers are exact either way; fresh rankings keep them fast.
+ */
+export function startRankingMaintenance(options: {
+  db: Kysely<ReadModelSchema>;
+  logger: Logger;
+  intervalMs: number;
+  rankings?: RankingMaintenanceOptions;
+}): RankingMaintenance {
+  let stopped = false;
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<void> = Promise.resolve();
+
+  const run = async () => {
+    try {
+      const built = await maintainSourceRankings(options.db, options.rankings);
+      for (const ranking of built) {
+        options.logger.info(
+          { tenantId: ranking.tenantId, scope: ranking.scope, bucket: ranking.bucket, groups: ranking.groups },
+          `built a source ranking in ${Math.round(ranking.ms)} ms`,
+        );
+      }
+    } catch (error) {
+      if (!stopped) options.logger.error({ err: error }, "building source rankings failed; trying again later");
+    }
+  };
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = run().then(schedule);
+    }, options.intervalMs);
+  };
+  schedule();
+
+  return {
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}
+
+/** RANKING_INTERVAL_MS (default 60 s) and RANKING_MIN_FACTS (default 20,000). */
+export function rankingMaintenanceFromEnv(env: NodeJS.ProcessEnv): {
+  intervalMs: number;
+  rankings: RankingMaintenanceOptions;
+} {
+  const number = (name: string, fallback: number) => {
+    const value = env[name];
+    if (value === undefined || value === "") return fallback;
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`${name} must be a positive integer, not "${value}"`);
+    return parsed;
+  };
+  return {
+    intervalMs: number("RANKING_INTERVAL_MS", 60_000),
+    rankings: { minFacts: number("RANKING_MIN_FACTS", 20_000) },
+  };
+}

@@ -1,0 +1,107 @@
+import { newEvent, streams } from "@dmarc-ledger/events";
+import { allProjections, catchUp } from "@dmarc-ledger/read-models";
+import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Backend, postgresBackend } from "../../../test/support/service-harness.js";
+import { rankingMaintenanceFromEnv, startRankingMaintenance } from "../src/ranking-maintenance.js";
+
+const meta = { causedBy: "test" };
+
+describe("ranking upkeep beside the projector", () => {
+  let backend: Backend;
+  let runtime: Runtime;
+
+  beforeAll(async () => {
+    backend = await postgresBackend();
+    runtime = await openRuntime(backend.env);
+    const { tenantId } = await createTenant(runtime.store, { name: "t", region: "global" }, meta);
+    await addDomain(runtime.store, { tenantId, domain: "upkeep.com" }, meta);
+    const begin = Date.UTC(2026, 2, 3) / 1000;
+    const rows = Array.from({ length: 30 }, (_, i) => ({
+      sourceIp: `203.0.113.${i}`,
+      count: i + 1,
+      disposition: "none",
+      // Every third source fails both: DMARC fails for 10 of the 30.
+      policyDkim: i % 3 ? "pass" : "fail",
+      policySpf: i % 3 ? "pass" : "fail",
+      reasons: [],
+      arc: null,
+      headerFrom: "upkeep.com",
+      envelopeFrom: null,
+      envelopeTo: null,
+      dkim: [],
+      spf: [],
+    }));
+    const payload = {
+      identity: "upkeep-1",
+      schema: "1.0",
+      orgName: "google.com",
+      organization: "google.com",
+      email: "noreply-dmarc@google.com",
+      reportId: "1",
+      begin,
+      end: begin + 86_399,
+      policy: {
+        domain: "upkeep.com",
+        adkim: null,
+        aspf: null,
+        p: "none",
+        sp: null,
+        np: null,
+        pct: null,
+        fo: null,
+        testing: null,
+        discoveryMethod: null,
+      },
+      rows,
+      chunk: { index: 0, last: true },
+      source: "test",
+      warnings: [],
+    };
+    await runtime.store.append(
+      streams.aggregateReport(payload.identity),
+      [newEvent("AggregateReportReceived", payload, meta)],
+      "no_stream",
+    );
+    await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+  });
+
+  afterAll(async () => {
+    await runtime?.close();
+    await backend?.cleanup();
+  });
+
+  it("builds the month's and the year's rankings on its own, and stops cleanly", async () => {
+    const upkeep = startRankingMaintenance({
+      db: runtime.db,
+      logger: pino({ level: "silent" }),
+      intervalMs: 20,
+      rankings: { minFacts: 10 },
+    });
+    const deadline = Date.now() + 20_000;
+    let builds: { scope: string; group_count: string | number }[] = [];
+    while (builds.length < 4 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      builds = await runtime.db.selectFrom("source_ranking_build").select(["scope", "group_count"]).execute();
+    }
+    await upkeep.stop();
+    // March and 2026, for both scopes.
+    expect(builds.map((b) => `${b.scope}:${b.group_count}`).sort()).toEqual([
+      "all:30",
+      "all:30",
+      "unaligned:10",
+      "unaligned:10",
+    ]);
+  });
+
+  it("reads its settings from the environment and refuses nonsense", () => {
+    expect(rankingMaintenanceFromEnv({})).toEqual({ intervalMs: 60_000, rankings: { minFacts: 20_000 } });
+    expect(rankingMaintenanceFromEnv({ RANKING_INTERVAL_MS: "500", RANKING_MIN_FACTS: "7" })).toEqual({
+      intervalMs: 500,
+      rankings: { minFacts: 7 },
+    });
+    expect(() => rankingMaintenanceFromEnv({ RANKING_MIN_FACTS: "-1" })).toThrow(/RANKING_MIN_FACTS/);
+  });
+});

@@ -1,0 +1,84 @@
+import { type RawBuilder, sql } from "kysely";
+import type { CounterFields } from "../counters.js";
+
+/**
+ * One (domain, source IP, organisation) group of a period with its sums, as both ways of paging
+ * the by-source endpoints return it (as text: sums exceed JavaScript's integers).
+ */
+export interface SourceGroupSums {
+  domain: string;
+  source_ip: string;
+  organization: string;
+  volume: string;
+  dmarc_pass: string;
+  unaligned_arc_pass: string;
+  dkim_aligned: string;
+  spf_aligned: string;
+  dkim_pass: string;
+  spf_pass: string;
+  last_t: string;
+}
+
+export const sourceGroupKey = sql`domain, source_ip, organization`;
+
+/** The sums of agg_source rows aliased `f`, grouped by the source group, under SourceGroupSums' names. */
+export const sourceFactSums: RawBuilder<unknown> = sql`f.domain, f.source_ip, f.organization,
+  sum(f.volume) as volume, coalesce(sum(f.volume) filter (where f.dmarc_pass), 0) as dmarc_pass,
+  sum(f.unaligned_arc_pass) as unaligned_arc_pass, sum(f.dkim_aligned) as dkim_aligned,
+  sum(f.spf_aligned) as spf_aligned, sum(f.dkim_pass) as dkim_pass, sum(f.spf_pass) as spf_pass,
+  max(f.t) as last_t`;
+
+const summedColumns = [
+  "volume",
+  "dmarc_pass",
+  "unaligned_arc_pass",
+  "dkim_aligned",
+  "spf_aligned",
+  "dkim_pass",
+  "spf_pass",
+  "last_t",
+];
+const keyColumns = ["domain", "source_ip", "organization"];
+
+/** SourceGroupSums' columns of a relation aliased `alias`, in SourceGroupSums' order, as they are. */
+export const sourceSumColumns = (alias: string) =>
+  sql.join(
+    [...keyColumns, ...summedColumns].map((column) => sql.ref(`${alias}.${column}`)),
+    sql`, `,
+  );
+
+/** SourceGroupSums' columns of a relation aliased `alias`, the sums as text. */
+export const sourceSumsAsText = (alias: string) =>
+  sql.join(
+    [
+      ...keyColumns.map((column) => sql.ref(`${alias}.${column}`)),
+      ...summedColumns.map((column) => sql`${sql.ref(`${alias}.${column}`)}::text as ${sql.ref(column)}`),
+    ],
+    sql`, `,
+  );
+
+/** The API's order of source records: volume descending, then the key (bytewise). */
+export const sourceOrder = (alias: string, direction: "forward" | "backward") => {
+  const key = (column: string) => sql`${sql.ref(`${alias}.${column}`)} collate "C"`;
+  return direction === "forward"
+    ? sql`${sql.ref(`${alias}.volume`)} desc, ${key("domain")}, ${key("source_ip")}, ${key("organization")}`
+    : sql`${sql.ref(`${alias}.volume`)} asc, ${key("domain")} desc, ${key("source_ip")} desc, ${key("organization")} desc`;
+};
+
+/** The contract's counters of a group; the "unaligned" ones follow from the sums. */
+export function sourceCounters(row: SourceGroupSums, unalignedOnly: boolean): CounterFields {
+  const volume = BigInt(row.volume);
+  const dmarc = BigInt(row.dmarc_pass);
+  return {
+    Volume: row.volume,
+    DMARC: row.dmarc_pass,
+    DMARCUnaligned: String(volume - dmarc),
+    DMARCUnalignedARCPass: unalignedOnly ? null : row.unaligned_arc_pass,
+    DKIMAligned: row.dkim_aligned,
+    DKIM: row.dkim_pass,
+    DKIMFailed: String(volume - BigInt(row.dkim_pass)),
+    SPFAligned: row.spf_aligned,
+    SPF: row.spf_pass,
+    SPFFailed: String(volume - BigInt(row.spf_pass)),
+  };
+}

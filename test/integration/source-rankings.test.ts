@@ -1,0 +1,199 @@
+/**
+ * The by-source endpoints answer from calendar rankings when one is close to the period. These
+ * tests hold them to the plain grouping of the facts: the same records and totals, page by page,
+ * for periods on and off the calendar, after facts changed behind a ranking, and after the tenant
+ * gained a domain.
+ */
+import { newEvent, streams } from "@dmarc-ledger/events";
+import {
+  aggregateBySource,
+  aggregateByUnalignedSource,
+  allProjections,
+  catchUp,
+  chooseRanking,
+  maintainSourceRankings,
+  type PageQuery,
+} from "@dmarc-ledger/read-models";
+import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Backend, postgresBackend } from "../support/service-harness.js";
+
+const meta = { causedBy: "test" };
+const DAY = 86_400;
+/** 2025-11-01T00:00:00Z: the traffic covers November 2025 to January 2026. */
+const novemberFirst = Date.UTC(2025, 10, 1) / 1000;
+const decemberFirst = Date.UTC(2025, 11, 1) / 1000;
+const januaryFirst = Date.UTC(2026, 0, 1) / 1000;
+const februaryFirst = Date.UTC(2026, 1, 1) / 1000;
+
+function prng(seed: number) {
+  let state = seed;
+  return () => {
+    state = (state * 1103515245 + 12345) & 0x7fffffff;
+    return state / 0x7fffffff;
+  };
+}
+
+const pick = <T>(random: () => number, values: readonly T[]) => values[Math.floor(random() * values.length)]!;
+
+/** A report about `domain`: skewed sources, mixed results; some span days, some start mid-day. */
+function report(index: number, domain: string, random: () => number) {
+  const day = Math.floor(random() * 92);
+  const begin = novemberFirst + day * DAY + (index % 4 === 0 ? Math.floor(random() * DAY) : 0);
+  const end = index % 7 === 0 ? begin + 3 * DAY - 1 : begin + DAY - 1;
+  const rows = Array.from({ length: 5 + Math.floor(random() * 40) }, () => {
+    const sender = Math.floor(random() ** 3 * 120);
+    const aligned = random() < 0.6;
+    return {
+      sourceIp: `192.0.2.${sender}`,
+      count: 1 + Math.floor(random() * (sender < 10 ? 500 : 20)),
+      disposition: aligned ? "none" : pick(random, ["none", "quarantine", "reject"]),
+      policyDkim: aligned && random() < 0.9 ? "pass" : "fail",
+      policySpf: aligned ? "pass" : "fail",
+      reasons: [],
+      arc: aligned ? null : pick(random, [null, "pass", "fail"] as const),
+      headerFrom: domain,
+      envelopeFrom: null,
+      envelopeTo: null,
+      dkim: [{ domain: pick(random, [domain, "esp.example"]), selector: "s", result: "pass", humanResult: null }],
+      spf: [{ domain: pick(random, [domain, "bounce.example"]), scope: "mfrom", result: "fail" }],
+    };
+  });
+  const organization = pick(random, ["google.com", "outlook.com", "yahoo.com", "reporter.example"]);
+  return {
+    identity: `rank-${domain}-${index}`,
+    schema: "1.0",
+    orgName: organization,
+    organization,
+    email: `dmarc@${organization}`,
+    reportId: `r${index}`,
+    begin,
+    end,
+    policy: {
+      domain,
+      adkim: null,
+      aspf: null,
+      p: "reject",
+      sp: null,
+      np: null,
+      pct: null,
+      fo: null,
+      testing: null,
+      discoveryMethod: null,
+    },
+    rows,
+    chunk: { index: 0, last: true },
+    source: "test",
+    warnings: [],
+  };
+}
+
+describe("by-source pages from calendar rankings", () => {
+  let backend: Backend;
+  let runtime: Runtime;
+  let tenantA: string;
+  let tenantB: string;
+  const random = prng(7);
+  let reportIndex = 0;
+
+  const importReports = async (domains: string[], count: number) => {
+    for (let i = 0; i < count; i++) {
+      const payload = report(reportIndex++, pick(random, domains), random);
+      await runtime.store.append(
+        streams.aggregateReport(payload.identity),
+        [newEvent("AggregateReportReceived", payload, meta)],
+        "no_stream",
+      );
+    }
+    await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+  };
+
+  const periods = [
+    { label: "December", start: decemberFirst, end: januaryFirst - 1 },
+    { label: "December without its first day", start: decemberFirst + DAY, end: januaryFirst - 1 },
+    { label: "30 days into January", start: decemberFirst + 5 * DAY, end: decemberFirst + 35 * DAY - 1 },
+    { label: "2025", start: Date.UTC(2025, 0, 1) / 1000, end: januaryFirst - 1 },
+    { label: "to the second", start: decemberFirst + 3 * DAY + 4321, end: januaryFirst + 2 * DAY + 77 },
+    { label: "three months", start: novemberFirst, end: februaryFirst - 1 },
+    { label: "a quiet year", start: Date.UTC(2030, 0, 1) / 1000, end: Date.UTC(2031, 0, 1) / 1000 - 1 },
+  ];
+
+  /** Every page of both endpoints for every period: the ranking's answer against the grouping's. */
+  const expectSameAsGrouping = async (tenantId: string) => {
+    let ranked = 0;
+    for (const endpoint of [aggregateBySource, aggregateByUnalignedSource]) {
+      for (const period of periods) {
+        const base: PageQuery = { tenantId, start: period.start, end: period.end, page: 1, perPage: 9 };
+        const first = await endpoint(runtime.db, base, { ignoreRankings: true });
+        const lastPage = Math.ceil(first.total / 9);
+        for (const page of new Set([1, 2, Math.ceil(lastPage / 2), lastPage - 1, lastPage, lastPage + 1])) {
+          if (page < 1) continue;
+          const query = { ...base, page };
+          const expected = await endpoint(runtime.db, query, { ignoreRankings: true });
+          const actual = await endpoint(runtime.db, query);
+          expect(actual, `${endpoint.name} ${period.label} page ${page}`).toEqual(expected);
+        }
+        const scope = endpoint === aggregateBySource ? "all" : "unaligned";
+        if (await chooseRanking(runtime.db, base, scope)) ranked++;
+      }
+    }
+    return ranked;
+  };
+
+  beforeAll(async () => {
+    backend = await postgresBackend();
+    runtime = await openRuntime(backend.env);
+    tenantA = (await createTenant(runtime.store, { name: "a", region: "global" }, meta)).tenantId;
+    tenantB = (await createTenant(runtime.store, { name: "b", region: "global" }, meta)).tenantId;
+    await addDomain(runtime.store, { tenantId: tenantA, domain: "a-one.com" }, meta);
+    await addDomain(runtime.store, { tenantId: tenantA, domain: "a-two.com" }, meta);
+    await addDomain(runtime.store, { tenantId: tenantB, domain: "b-tenant.com" }, meta);
+    await importReports(["a-one.com", "a-two.com", "mail.a-two.com", "b-tenant.com", "c-later.com"], 160);
+  });
+
+  afterAll(async () => {
+    await runtime?.close();
+    await backend?.cleanup();
+  });
+
+  it("builds a ranking per tenant, scope and calendar month and year with enough facts", async () => {
+    const built = await maintainSourceRankings(runtime.db, { minFacts: 50 });
+    const months = (tenantId: string) =>
+      built.filter((b) => b.tenantId === tenantId && b.scope === "all").map((b) => b.bucket.start);
+    // Nov, Dec 2025, Jan 2026 and the two years (reports spanning days reach into February).
+    expect(months(tenantA)).toEqual(
+      expect.arrayContaining([novemberFirst, decemberFirst, januaryFirst, Date.UTC(2025, 0, 1) / 1000]),
+    );
+    expect(built.every((b) => b.groups > 0)).toBe(true);
+    // Built again at once, nothing is stale.
+    expect(await maintainSourceRankings(runtime.db, { minFacts: 50 })).toEqual([]);
+  });
+
+  it("answers every page like the plain grouping, for periods on and off the calendar", async () => {
+    expect(await expectSameAsGrouping(tenantA)).toBeGreaterThanOrEqual(6);
+    expect(await expectSameAsGrouping(tenantB)).toBeGreaterThanOrEqual(1);
+  });
+
+  it("stays exact when facts change behind a ranking, before it is rebuilt", async () => {
+    const december = { tenantId: tenantA, start: decemberFirst, end: januaryFirst - 1, page: 1, perPage: 9 };
+    const before = await chooseRanking(runtime.db, december, "all");
+    await importReports(["a-one.com", "a-two.com", "sub.a-one.com"], 25);
+    const after = await chooseRanking(runtime.db, december, "all");
+    expect(after?.rankingId).toBe(before?.rankingId);
+    expect(await expectSameAsGrouping(tenantA)).toBeGreaterThanOrEqual(6);
+  });
+
+  it("stops using a tenant's rankings when it gains a domain, until they are rebuilt", async () => {
+    const december = { tenantId: tenantA, start: decemberFirst, end: januaryFirst - 1, page: 1, perPage: 9 };
+    // c-later.com has reports from before it was added: they count for the tenant from now on.
+    await addDomain(runtime.store, { tenantId: tenantA, domain: "c-later.com" }, meta);
+    await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+    expect(await chooseRanking(runtime.db, december, "all")).toBeNull();
+    expect(await expectSameAsGrouping(tenantA)).toBe(0);
+    const rebuilt = await maintainSourceRankings(runtime.db, { minFacts: 50 });
+    expect(rebuilt.some((b) => b.tenantId === tenantA)).toBe(true);
+    expect(rebuilt.some((b) => b.tenantId === tenantB)).toBe(false);
+    expect(await expectSameAsGrouping(tenantA)).toBeGreaterThanOrEqual(6);
+  });
+});
