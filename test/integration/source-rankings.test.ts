@@ -56,7 +56,9 @@ function report(index: number, domain: string, random: () => number) {
       headerFrom: domain,
       envelopeFrom: null,
       envelopeTo: null,
-      dkim: [{ domain: pick(random, [domain, "esp.example"]), selector: "s", result: "pass", humanResult: null }],
+      dkim: [
+        { domain: pick(random, [domain, "esp.example"]), selector: "s", result: "pass", humanResult: null },
+      ],
       spf: [{ domain: pick(random, [domain, "bounce.example"]), scope: "mfrom", result: "fail" }],
     };
   });

@@ -1,4 +1,8 @@
-import { maintainSourceRankings, type RankingMaintenanceOptions, type ReadModelSchema } from "@dmarc-ledger/read-models";
+import {
+  maintainSourceRankings,
+  type RankingMaintenanceOptions,
+  type ReadModelSchema,
+} from "@dmarc-ledger/read-models";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 
@@ -25,12 +29,18 @@ export function startRankingMaintenance(options: {
       const built = await maintainSourceRankings(options.db, options.rankings);
       for (const ranking of built) {
         options.logger.info(
-          { tenantId: ranking.tenantId, scope: ranking.scope, bucket: ranking.bucket, groups: ranking.groups },
+          {
+            tenantId: ranking.tenantId,
+            scope: ranking.scope,
+            bucket: ranking.bucket,
+            groups: ranking.groups,
+          },
           `built a source ranking in ${Math.round(ranking.ms)} ms`,
         );
       }
     } catch (error) {
-      if (!stopped) options.logger.error({ err: error }, "building source rankings failed; trying again later");
+      if (!stopped)
+        options.logger.error({ err: error }, "building source rankings failed; trying again later");
     }
   };
   const schedule = () => {
@@ -59,7 +69,8 @@ export function rankingMaintenanceFromEnv(env: NodeJS.ProcessEnv): {
     const value = env[name];
     if (value === undefined || value === "") return fallback;
     const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`${name} must be a positive integer, not "${value}"`);
+    if (!Number.isInteger(parsed) || parsed < 1)
+      throw new Error(`${name} must be a positive integer, not "${value}"`);
     return parsed;
   };
   return {

@@ -7,7 +7,11 @@ import { rankingMaintenanceFromEnv, startRankingMaintenance } from "./ranking-ma
  * Runs every projection on the runtime's event store until stopped, and beside them the upkeep
  * of the by-source rankings (settings from `env`).
  */
-export function runProjector(runtime: Runtime, logger: Logger, env: NodeJS.ProcessEnv = process.env): RunningProjector {
+export function runProjector(
+  runtime: Runtime,
+  logger: Logger,
+  env: NodeJS.ProcessEnv = process.env,
+): RunningProjector {
   const projector = startProjector({
     store: runtime.store,
     db: runtime.db,

@@ -25,8 +25,8 @@ export {
 export {
   type AggregateBySourceRecord,
   aggregateBySource,
-  type SourcePageOptions,
   aggregateByUnalignedSource,
+  type SourcePageOptions,
 } from "./queries/aggregate-by-source.js";
 export { countTenants, findApiKey, type KeyHolder } from "./queries/api-keys.js";
 export { type DomainRecord, findDomain, listDomains, type OwnedDomain } from "./queries/domains.js";
@@ -34,6 +34,7 @@ export { type ForensicRecord, forensicReports } from "./queries/forensic.js";
 export { domainHistory, type HistoryRecord } from "./queries/history.js";
 export type { Page, PageQuery } from "./queries/page.js";
 export { type SafeSpfState, safeSpfState } from "./queries/safe-spf-state.js";
+export { chooseRanking, type RankingChoice } from "./queries/source-page-ranked.js";
 export { type RebuildOptions, rebuildBeside } from "./rebuild-beside.js";
 export type { ReadModelSchema } from "./schema.js";
 export { calendarBuckets, type Span } from "./source-rankings/buckets.js";
@@ -42,4 +43,3 @@ export {
   type RankingBuilt,
   type RankingMaintenanceOptions,
 } from "./source-rankings/maintain-source-rankings.js";
-export { chooseRanking, type RankingChoice } from "./queries/source-page-ranked.js";

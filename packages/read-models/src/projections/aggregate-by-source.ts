@@ -58,7 +58,9 @@ export const aggregateBySourceProjection: Projection = {
       );
     }
     if (sums.size === 0) return;
-    const { rows } = await sql<{ seq: string }>`select nextval('agg_source_change_seq')::text as seq`.execute(trx);
+    const { rows } = await sql<{ seq: string }>`select nextval('agg_source_change_seq')::text as seq`.execute(
+      trx,
+    );
     await sums.write(trx, { column: "changed_seq", value: rows[0]!.seq });
   },
 };

@@ -9,8 +9,8 @@ import {
   type SourceGroupSums,
   sourceFactSums,
   sourceOrder,
-  sourceSumColumns as sumColumns,
   sourceSumsAsText,
+  sourceSumColumns as sumColumns,
 } from "./source-group-sums.js";
 
 export interface RankingChoice {
@@ -70,6 +70,9 @@ export async function chooseRanking(
  * few: they are summed afresh from the facts and merged in. So the page is the exact answer,
  * found by walking the ranking's index from the nearer end: forward for the first half of the
  * pages, backward for the second.
+ *
+ * Two statements: the first counts the changed groups, so that the second can walk the index with
+ * constant limits (a limit the planner cannot see tempts it to sort the whole ranking instead).
  */
 export async function rankedSourcePage(
   db: Kysely<ReadModelSchema>,
@@ -79,7 +82,10 @@ export async function rankedSourcePage(
 ): Promise<{ total: number; rows: SourceGroupSums[] }> {
   const offset = offsetOf(query);
   const limit = query.perPage;
-  const overlap = { start: Math.max(query.start, choice.bucket.start), end: Math.min(query.end, choice.bucket.end) };
+  const overlap = {
+    start: Math.max(query.start, choice.bucket.start),
+    end: Math.min(query.end, choice.bucket.end),
+  };
   const touched = [
     ...choice.differences.map((span) => sql`f.t between ${span.start} and ${span.end}`),
     sql`(f.changed_seq > ${choice.builtSeq} and f.t between ${overlap.start} and ${overlap.end})`,
@@ -87,58 +93,54 @@ export async function rankedSourcePage(
   const sameGroup = (a: string, b: string) =>
     sql`${sql.ref(`${a}.domain`)} = ${sql.ref(`${b}.domain`)} and ${sql.ref(`${a}.source_ip`)} = ${sql.ref(`${b}.source_ip`)}
       and ${sql.ref(`${a}.organization`)} = ${sql.ref(`${b}.organization`)}`;
-  // The middle of the list costs the most either way: an offset walk of half the groups.
-  const backward = offset + limit / 2 > choice.groupCount / 2;
+  const inPeriod = sql`f.t between ${query.start} and ${query.end}${scope === "unaligned" ? sql` and not f.dmarc_pass` : sql``}`;
+  const changedGroups = sql`changed_groups as materialized (
+    select distinct f.domain, f.source_ip, f.organization from agg_source f
+    where ${tenantScopedFacts(query.tenantId, scope)} and (${sql.join(touched, sql` or `)})
+  )`;
 
-  const recomputed = sql`
-    changed_groups as materialized (
-      select distinct f.domain, f.source_ip, f.organization from agg_source f
-      where ${tenantScopedFacts(query.tenantId, scope)} and (${sql.join(touched, sql` or `)})
-    ),
-    recomputed as materialized (
+  const { rows: counts } = await sql<{ in_ranking: string; in_period: string }>`
+    with ${changedGroups}
+    select
+      (select count(*) from changed_groups k join source_ranking r
+        on r.ranking_id = ${choice.rankingId} and ${sameGroup("r", "k")})::text as in_ranking,
+      (select count(*) from changed_groups k
+        where exists (select 1 from agg_source f where ${sameGroup("f", "k")} and ${inPeriod}))::text as in_period`.execute(
+    db,
+  );
+  const inRanking = Number(counts[0]!.in_ranking);
+  const total = choice.groupCount - inRanking + Number(counts[0]!.in_period);
+  if (offset >= total) return { total, rows: [] };
+
+  // The middle of the list costs the most either way: an offset walk of half the groups.
+  const backward = offset + limit / 2 > total / 2;
+  // From the bottom, positions [offset, offset + limit) from the top are [total - offset - limit, total - offset).
+  const wanted = backward ? total - offset : offset + limit;
+  const direction = backward ? "backward" : "forward";
+  const { rows } = await sql<SourceGroupSums>`
+    with ${changedGroups},
+    recomputed as (
       select ${sourceFactSums} from agg_source f
       join changed_groups k on ${sameGroup("f", "k")}
-      where f.t between ${query.start} and ${query.end}${scope === "unaligned" ? sql` and not f.dmarc_pass` : sql``}
+      where ${inPeriod}
       group by f.domain, f.source_ip, f.organization
     ),
-    total as (
-      select ${choice.groupCount}::bigint
-        - (select count(*) from changed_groups k join source_ranking r
-             on r.ranking_id = ${choice.rankingId} and ${sameGroup("r", "k")})
-        + (select count(*) from recomputed) as n
-    ),
-    unchanged as (
+    walked as (
       select r.* from source_ranking r
       where r.ranking_id = ${choice.rankingId}
-        and not exists (select 1 from changed_groups k where ${sameGroup("r", "k")})
-      order by ${sourceOrder("r", backward ? "backward" : "forward")}
-      limit ${backward ? sql`(select greatest(0, n - ${offset}) from total)` : sql`${offset + limit}`}
+      order by ${sourceOrder("r", direction)}
+      limit ${wanted + inRanking}
     ),
     merged as (
-      select ${sumColumns("u")} from unchanged u
+      select ${sumColumns("w")} from walked w
+      where not exists (select 1 from changed_groups k where ${sameGroup("w", "k")})
       union all
       select ${sumColumns("c")} from recomputed c
-    )`;
-
-  const statement = backward
-    ? // Positions [offset, offset + limit) from the top are [n - offset - limit, n - offset) from the bottom.
-      sql<SourceGroupSums & { total: string }>`with ${recomputed}
-        select ${sourceSumsAsText("m")}, (select n from total)::text as total from merged m
-        order by ${sourceOrder("m", "backward")}
-        limit (select least(${limit}, greatest(0, n - ${offset})) from total)
-        offset (select greatest(0, n - ${offset} - ${limit}) from total)`
-    : sql<SourceGroupSums & { total: string }>`with ${recomputed}
-        select ${sourceSumsAsText("m")}, (select n from total)::text as total from merged m
-        order by ${sourceOrder("m", "forward")}
-        limit ${limit} offset ${offset}`;
-
-  const { rows } = await statement.execute(db);
+    )
+    select ${sourceSumsAsText("m")} from merged m
+    order by ${sourceOrder("m", direction)}
+    limit ${backward ? Math.min(limit, total - offset) : limit}
+    offset ${backward ? Math.max(0, total - offset - limit) : offset}`.execute(db);
   if (backward) rows.reverse();
-  const total = rows.length > 0 ? Number(rows[0]!.total) : await totalOnly(db, recomputed);
   return { total, rows };
-}
-
-async function totalOnly(db: Kysely<ReadModelSchema>, ctes: ReturnType<typeof sql>): Promise<number> {
-  const { rows } = await sql<{ n: string }>`with ${ctes} select n::text from total`.execute(db);
-  return Number(rows[0]?.n ?? 0);
 }

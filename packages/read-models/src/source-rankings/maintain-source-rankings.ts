@@ -87,6 +87,8 @@ export async function maintainSourceRankings(
       }
     }
   }
+  // Fresh statistics, so that the planner knows a ranking's size before autovacuum gets to it.
+  if (built.length > 0) await sql`analyze source_ranking, source_ranking_build`.execute(db);
   return built;
 }
 
