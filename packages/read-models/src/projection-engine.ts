@@ -142,12 +142,19 @@ export async function waitForProjections(
 /** Applies everything the store holds now, then returns. Used by replay, import and tests. */
 export async function catchUp(options: ProjectorOptions): Promise<void> {
   const { store, db, projections } = options;
-  let from = await lowestCheckpoint(db, projections);
+  const read = (from: FromPosition) => {
+    const reading = store.readAll(from, options.maxBatch ?? 500);
+    // Awaited below; until then a failure must not count as unhandled.
+    reading.catch(() => {});
+    return reading;
+  };
+  let next = read(await lowestCheckpoint(db, projections));
   for (;;) {
-    const batch = await store.readAll(from, options.maxBatch ?? 500);
+    const batch = await next;
     if (batch.length === 0) return;
+    // Read the next batch while this one is applied: decoding events and writing rows overlap.
+    next = read(batch.at(-1)!.position);
     await applyBatch(db, projections, batch);
-    from = batch.at(-1)!.position;
   }
 }
 
