@@ -168,6 +168,18 @@ describe("by-source pages from calendar rankings", () => {
       expect.arrayContaining([novemberFirst, decemberFirst, januaryFirst, Date.UTC(2025, 0, 1) / 1000]),
     );
     expect(built.every((b) => b.groups > 0)).toBe(true);
+    // A year and its January start on the same second: both are kept.
+    const kept = await runtime.db
+      .selectFrom("source_ranking_build")
+      .select(["bucket_start", "bucket_end"])
+      .where("tenant_id", "=", tenantA)
+      .where("scope", "=", "all")
+      .where("bucket_start", "=", januaryFirst)
+      .execute();
+    expect(kept.map((b) => Number(b.bucket_end) - januaryFirst + 1).sort((a, b) => a - b)).toEqual([
+      31 * DAY,
+      365 * DAY,
+    ]);
     // Built again at once, nothing is stale.
     expect(await maintainSourceRankings(runtime.db, { minFacts: 50 })).toEqual([]);
   });
@@ -186,6 +198,25 @@ describe("by-source pages from calendar rankings", () => {
     expect(await expectSameAsGrouping(tenantA)).toBeGreaterThanOrEqual(6);
   });
 
+  it("refreshes a ranking in place, summing only the groups that changed", async () => {
+    const december = { tenantId: tenantA, start: decemberFirst, end: januaryFirst - 1, page: 1, perPage: 9 };
+    const before = (await chooseRanking(runtime.db, december, "all"))!;
+    const refreshed = await maintainSourceRankings(runtime.db, { minFacts: 50 });
+    expect(refreshed.length).toBeGreaterThan(0);
+    expect(refreshed.every((ranking) => ranking.kind === "refreshed" && ranking.tenantId === tenantA)).toBe(
+      true,
+    );
+    const after = (await chooseRanking(runtime.db, december, "all"))!;
+    expect(after.rankingId).toBe(before.rankingId);
+    expect(BigInt(after.builtSeq)).toBeGreaterThan(BigInt(before.builtSeq));
+    // Fewer groups summed than the ranking holds: the refresh is not a rebuild in disguise.
+    const decemberRefresh = refreshed.find((r) => r.scope === "all" && r.bucket.start === decemberFirst)!;
+    expect(decemberRefresh.groups).toBeLessThan(after.groupCount);
+    expect(await expectSameAsGrouping(tenantA)).toBeGreaterThanOrEqual(6);
+    // Nothing changed since: nothing to do.
+    expect(await maintainSourceRankings(runtime.db, { minFacts: 50 })).toEqual([]);
+  });
+
   it("stops using a tenant's rankings when it gains a domain, until they are rebuilt", async () => {
     const december = { tenantId: tenantA, start: decemberFirst, end: januaryFirst - 1, page: 1, perPage: 9 };
     // c-later.com has reports from before it was added: they count for the tenant from now on.
@@ -194,7 +225,7 @@ describe("by-source pages from calendar rankings", () => {
     expect(await chooseRanking(runtime.db, december, "all")).toBeNull();
     expect(await expectSameAsGrouping(tenantA)).toBe(0);
     const rebuilt = await maintainSourceRankings(runtime.db, { minFacts: 50 });
-    expect(rebuilt.some((b) => b.tenantId === tenantA)).toBe(true);
+    expect(rebuilt.some((b) => b.tenantId === tenantA && b.kind === "built")).toBe(true);
     expect(rebuilt.some((b) => b.tenantId === tenantB)).toBe(false);
     expect(await expectSameAsGrouping(tenantA)).toBeGreaterThanOrEqual(6);
   });

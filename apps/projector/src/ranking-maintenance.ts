@@ -11,8 +11,9 @@ export interface RankingMaintenance {
 }
 
 /**
- * Keeps the by-source rankings fresh in the background: every `intervalMs` it rebuilds those that
- * are missing or much changed. Answers are exact either way; fresh rankings keep them fast.
+ * Keeps the by-source rankings fresh in the background: every `intervalMs` it builds the missing
+ * ones and refreshes those whose facts changed. Answers are exact either way; fresh rankings keep
+ * them fast.
  */
 export function startRankingMaintenance(options: {
   db: Kysely<ReadModelSchema>;
@@ -35,7 +36,7 @@ export function startRankingMaintenance(options: {
             bucket: ranking.bucket,
             groups: ranking.groups,
           },
-          `built a source ranking in ${Math.round(ranking.ms)} ms`,
+          `${ranking.kind} a source ranking in ${Math.round(ranking.ms)} ms`,
         );
       }
     } catch (error) {

@@ -4,17 +4,17 @@ import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Backend, postgresBackend } from "../../../test/support/service-harness.js";
+import { type Backend, backends } from "../../../test/support/service-harness.js";
 import { rankingMaintenanceFromEnv, startRankingMaintenance } from "../src/ranking-maintenance.js";
 
 const meta = { causedBy: "test" };
 
-describe("ranking upkeep beside the projector", () => {
+describe.each(backends)("ranking upkeep beside the projector on %s", (_name, openBackend) => {
   let backend: Backend;
   let runtime: Runtime;
 
   beforeAll(async () => {
-    backend = await postgresBackend();
+    backend = await openBackend();
     runtime = await openRuntime(backend.env);
     const { tenantId } = await createTenant(runtime.store, { name: "t", region: "global" }, meta);
     await addDomain(runtime.store, { tenantId, domain: "upkeep.com" }, meta);

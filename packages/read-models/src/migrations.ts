@@ -181,12 +181,13 @@ export const readModelMigrations: MigrationSet = {
         await sql`alter table agg_source add column changed_seq bigint not null default 0`.execute(db);
         await sql`create index agg_source_by_change on agg_source (changed_seq)`.execute(db);
         // Group first: the picks and the exact recomputation of a few groups read one group's facts
-        // at a time; period scans have agg_source_by_t.
+        // at a time; period scans have agg_source_by_t. With the volume included, the picks of a
+        // page are read from the index alone, where a group's facts lie together (in the table
+        // they are scattered over the days they arrived on).
         await sql`alter table agg_source drop constraint agg_source_pk`.execute(db);
         await sql`alter table agg_source add constraint agg_source_pk primary key
-          (domain, source_ip, organization, t, disposition, arc, spf_domain, dkim_domain, dmarc_pass)`.execute(
-          db,
-        );
+          (domain, source_ip, organization, t, disposition, arc, spf_domain, dkim_domain, dmarc_pass)
+          include (volume)`.execute(db);
         await sql`create sequence source_ranking_id_seq`.execute(db);
         await db.schema
           .createTable("source_ranking_build")
@@ -218,7 +219,7 @@ export const readModelMigrations: MigrationSet = {
           .addColumn("spf_aligned", "bigint", (c) => c.notNull())
           .addColumn("dkim_pass", "bigint", (c) => c.notNull())
           .addColumn("spf_pass", "bigint", (c) => c.notNull())
-          .addColumn("last_t", "bigint", (c) => c.notNull())
+          .addColumn("facts", "bigint", (c) => c.notNull())
           .addPrimaryKeyConstraint("source_ranking_pk", ["ranking_id", "domain", "source_ip", "organization"])
           .execute();
         // The API's order, so that a page is a walk along this index (backwards for the last pages).

@@ -118,7 +118,8 @@ export interface SourceRankingTable extends SummedCounters {
   domain: string;
   source_ip: string;
   organization: string;
-  last_t: Int8;
+  /** How many agg_source rows the sums are of: a group is in a period while it has one there. */
+  facts: Int8;
 }
 
 /** Reverse DNS of source IPs (registrable domain), as resolved by the DNS tooling. */

@@ -4,6 +4,7 @@ import type { ReadModelSchema } from "../schema.js";
 import { counterSelect, toCounterFields } from "./counter-columns.js";
 import { groupedPage } from "./grouped-page.js";
 import type { Page, PageQuery } from "./page.js";
+import { tenantReportDomains } from "./tenant-domain-filter.js";
 
 export interface AggregateByDomainGroupRecord extends CounterFields {
   DomainGroup: string;
@@ -18,18 +19,15 @@ export async function aggregateByDomainGroup(
   db: Kysely<ReadModelSchema>,
   query: PageQuery,
 ): Promise<Page<AggregateByDomainGroupRecord>> {
+  const owners = (await tenantReportDomains(db, query.tenantId)).filter((owner) => owner.group !== null);
   const { total, rows } = await groupedPage(
     db,
     query,
     sql`select owner.group_name as key, ${counterSelect("a", "summed")}
       from agg_domain a
-      join lateral (
-        select d.group_name from domain d
-        where d.tenant_id = ${query.tenantId}
-          and (a.domain = d.domain or right(a.domain, length(d.domain) + 1) = '.' || d.domain)
-        order by length(d.domain) desc limit 1
-      ) owner on true
-      where a.t >= ${query.start} and a.t <= ${query.end} and owner.group_name is not null
+      join unnest(${owners.map((o) => o.domain)}::text[], ${owners.map((o) => o.group)}::text[])
+        as owner(domain, group_name) on owner.domain = a.domain
+      where a.t >= ${query.start} and a.t <= ${query.end}
       group by owner.group_name`,
   );
   return { total, records: rows.map((row) => ({ DomainGroup: row.key, ...toCounterFields(row) })) };

@@ -4,7 +4,7 @@ import type { ReadModelSchema } from "../schema.js";
 import { counterSelect, toCounterFields } from "./counter-columns.js";
 import { groupedPage } from "./grouped-page.js";
 import type { Page, PageQuery } from "./page.js";
-import { belongsToTenant } from "./tenant-domain-filter.js";
+import { inDomains, tenantReportDomains } from "./tenant-domain-filter.js";
 
 export interface AggregateByDomainRecord extends CounterFields {
   Domain: string;
@@ -15,12 +15,13 @@ export async function aggregateByDomain(
   db: Kysely<ReadModelSchema>,
   query: PageQuery,
 ): Promise<Page<AggregateByDomainRecord>> {
+  const domains = await tenantReportDomains(db, query.tenantId);
   const { total, rows } = await groupedPage(
     db,
     query,
     sql`select a.domain as key, ${counterSelect("a", "summed")}
       from agg_domain a
-      where a.t >= ${query.start} and a.t <= ${query.end} and ${belongsToTenant(query.tenantId, "a.domain")}
+      where a.t >= ${query.start} and a.t <= ${query.end} and ${inDomains(domains, "a.domain")}
       group by a.domain`,
   );
   return { total, records: rows.map((row) => ({ Domain: row.key, ...toCounterFields(row) })) };

@@ -4,7 +4,7 @@ import type { ReadModelSchema } from "../schema.js";
 import { counterSelect, toCounterFields } from "./counter-columns.js";
 import { groupedPage } from "./grouped-page.js";
 import type { Page, PageQuery } from "./page.js";
-import { belongsToTenant } from "./tenant-domain-filter.js";
+import { inDomains, tenantReportDomains } from "./tenant-domain-filter.js";
 
 export interface AggregateByOrganizationRecord extends CounterFields {
   Organization: string;
@@ -15,12 +15,13 @@ export async function aggregateByOrganization(
   db: Kysely<ReadModelSchema>,
   query: PageQuery,
 ): Promise<Page<AggregateByOrganizationRecord>> {
+  const domains = await tenantReportDomains(db, query.tenantId);
   const { total, rows } = await groupedPage(
     db,
     query,
     sql`select o.organization as key, ${counterSelect("o", "summed")}
       from agg_organization o
-      where o.t >= ${query.start} and o.t <= ${query.end} and ${belongsToTenant(query.tenantId, "o.domain")}
+      where o.t >= ${query.start} and o.t <= ${query.end} and ${inDomains(domains, "o.domain")}
       group by o.organization`,
   );
   return { total, records: rows.map((row) => ({ Organization: row.key, ...toCounterFields(row) })) };

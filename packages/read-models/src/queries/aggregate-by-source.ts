@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import type { CounterFields } from "../counters.js";
 import type { ReadModelSchema } from "../schema.js";
 import type { RankingScope } from "../source-rankings/ranking-scope.js";
@@ -7,6 +7,7 @@ import { sourceCounters } from "./source-group-sums.js";
 import { groupedSourcePage } from "./source-page-grouped.js";
 import { chooseRanking, rankedSourcePage } from "./source-page-ranked.js";
 import { groupId, sourcePicks } from "./source-picks.js";
+import { tenantReportDomains } from "./tenant-domain-filter.js";
 
 export interface AggregateBySourceRecord extends CounterFields {
   SourceDomain: string;
@@ -39,11 +40,22 @@ async function sourcePage(
   scope: RankingScope,
   options: SourcePageOptions,
 ): Promise<Page<AggregateBySourceRecord>> {
-  const choice = options.ignoreRankings ? null : await chooseRanking(db, query, scope);
-  const { total, rows } = choice
-    ? await rankedSourcePage(db, query, scope, choice)
-    : await groupedSourcePage(db, query, scope);
-  const picks = await sourcePicks(db, query, scope, rows);
+  // One snapshot: the ranking chosen, its rows and the facts must agree, whatever the upkeep
+  // commits meanwhile.
+  const { total, rows, picks } = await db
+    .transaction()
+    .setIsolationLevel("repeatable read")
+    .execute(async (trx) => {
+      // Grouping a year of sources hashes millions of groups: with this much memory fewer spill
+      // to disk. For this transaction only.
+      await sql`set local work_mem = '64MB'`.execute(trx);
+      const domains = await tenantReportDomains(trx, query.tenantId);
+      const choice = options.ignoreRankings ? null : await chooseRanking(trx, query, scope);
+      const page = choice
+        ? await rankedSourcePage(trx, query, scope, choice, domains)
+        : await groupedSourcePage(trx, query, scope, domains);
+      return { ...page, picks: await sourcePicks(trx, query, scope, page.rows) };
+    });
   return {
     total,
     records: rows.map((row) => {
@@ -57,7 +69,7 @@ async function sourcePage(
         Disposition: picked.disposition,
         ARC: picked.arc,
         DispositionCount: picked.disposition_count,
-        LastDate: utcDate(row.last_t),
+        LastDate: utcDate(picked.last_t),
         SPFDomain: picked.spf_domain ?? "",
         DKIMDomain: picked.dkim_domain ?? "",
         ...sourceCounters(row, scope === "unaligned"),

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from "kysely";
 import type { ReadModelSchema } from "../schema.js";
 import { offsetOf, type PageQuery } from "./page.js";
-import { belongsToTenant } from "./tenant-domain-filter.js";
+import { inDomains, tenantReportDomains } from "./tenant-domain-filter.js";
 
 export interface ForensicRecord {
   ForensicId: string;
@@ -26,8 +26,9 @@ export async function forensicReports(
   db: Kysely<ReadModelSchema>,
   query: PageQuery,
 ): Promise<{ total: number; records: ForensicRecord[] }> {
+  const domains = await tenantReportDomains(db, query.tenantId);
   const inPeriod = sql`f.received >= ${query.start} and f.received <= ${query.end}
-    and ${belongsToTenant(query.tenantId, "f.domain")}`;
+    and ${inDomains(domains, "f.domain")}`;
   // The page and the count separately: a window count would format every report of the period.
   const { rows } = await sql<ForensicRow>`
     select f.forensic_id::text as forensic_id, f.subject, f.domain,

@@ -16,7 +16,8 @@ export interface SourceGroupSums {
   spf_aligned: string;
   dkim_pass: string;
   spf_pass: string;
-  last_t: string;
+  /** How many agg_source rows were summed. */
+  facts: string;
 }
 
 export const sourceGroupKey = sql`domain, source_ip, organization`;
@@ -26,7 +27,7 @@ export const sourceFactSums: RawBuilder<unknown> = sql`f.domain, f.source_ip, f.
   sum(f.volume) as volume, coalesce(sum(f.volume) filter (where f.dmarc_pass), 0) as dmarc_pass,
   sum(f.unaligned_arc_pass) as unaligned_arc_pass, sum(f.dkim_aligned) as dkim_aligned,
   sum(f.spf_aligned) as spf_aligned, sum(f.dkim_pass) as dkim_pass, sum(f.spf_pass) as spf_pass,
-  max(f.t) as last_t`;
+  count(*) as facts`;
 
 const summedColumns = [
   "volume",
@@ -36,7 +37,7 @@ const summedColumns = [
   "spf_aligned",
   "dkim_pass",
   "spf_pass",
-  "last_t",
+  "facts",
 ];
 const keyColumns = ["domain", "source_ip", "organization"];
 

@@ -12,6 +12,7 @@ import {
   sourceSumsAsText,
   sourceSumColumns as sumColumns,
 } from "./source-group-sums.js";
+import type { TenantReportDomain } from "./tenant-domain-filter.js";
 
 export interface RankingChoice {
   rankingId: string;
@@ -64,52 +65,110 @@ export async function chooseRanking(
 }
 
 /**
- * A page of source groups from a ranking. The ranking's sums are exact for every group whose facts
- * within the period are the facts within the bucket, unchanged since the build. The other groups,
- * those with a fact in the difference between period and bucket or changed since the build, are
- * few: they are summed afresh from the facts and merged in. So the page is the exact answer,
- * found by walking the ranking's index from the nearer end: forward for the first half of the
- * pages, backward for the second.
+ * A page of source groups from a ranking, exact for the period:
+ * - a group with no fact in the bucket changed since the build, and none where period and bucket
+ *   differ, has the ranking's sums;
+ * - a group with facts only where they differ (and none changed) has the ranking's sums plus its
+ *   facts in the period outside the bucket, minus its facts in the bucket outside the period;
+ * - a group with a fact in the bucket changed since the build is summed afresh over the period.
+ * The first kind is nearly all of them and stays in the ranking's order, so the page is a walk
+ * along the ranking's index, from the top for the first half of the pages and from the bottom for
+ * the second, merged with the few others. Only the facts where period and bucket differ, and the
+ * changed groups' facts, are read.
  *
- * Two statements: the first counts the changed groups, so that the second can walk the index with
- * constant limits (a limit the planner cannot see tempts it to sort the whole ranking instead).
+ * The groups that differ are summed once into a temporary table; the page then walks the index
+ * with a constant limit (a limit the planner cannot see tempts it to sort the whole ranking).
  */
 export async function rankedSourcePage(
   db: Kysely<ReadModelSchema>,
   query: PageQuery,
   scope: RankingScope,
   choice: RankingChoice,
+  domains: readonly TenantReportDomain[],
 ): Promise<{ total: number; rows: SourceGroupSums[] }> {
   const offset = offsetOf(query);
   const limit = query.perPage;
-  const overlap = {
-    start: Math.max(query.start, choice.bucket.start),
-    end: Math.min(query.end, choice.bucket.end),
-  };
-  const touched = [
-    ...choice.differences.map((span) => sql`f.t between ${span.start} and ${span.end}`),
-    sql`(f.changed_seq > ${choice.builtSeq} and f.t between ${overlap.start} and ${overlap.end})`,
-  ];
+  const { bucket } = choice;
   const sameGroup = (a: string, b: string) =>
     sql`${sql.ref(`${a}.domain`)} = ${sql.ref(`${b}.domain`)} and ${sql.ref(`${a}.source_ip`)} = ${sql.ref(`${b}.source_ip`)}
       and ${sql.ref(`${a}.organization`)} = ${sql.ref(`${b}.organization`)}`;
+  const scoped = tenantScopedFacts(domains, scope);
   const inPeriod = sql`f.t between ${query.start} and ${query.end}${scope === "unaligned" ? sql` and not f.dmarc_pass` : sql``}`;
-  const changedGroups = sql`changed_groups as materialized (
-    select distinct f.domain, f.source_ip, f.organization from agg_source f
-    where ${tenantScopedFacts(query.tenantId, scope)} and (${sql.join(touched, sql` or `)})
-  )`;
+  // Facts outside the bucket count +1, facts in the bucket outside the period -1.
+  const signedSpans = choice.differences.map((span) => {
+    const sign = span.start >= bucket.start && span.end <= bucket.end ? -1 : 1;
+    return sql`select f.domain, f.source_ip, f.organization, ${sql.lit(sign)} as sign, f.dmarc_pass, f.volume,
+        f.unaligned_arc_pass, f.dkim_aligned, f.spf_aligned, f.dkim_pass, f.spf_pass
+      from agg_source f where ${scoped} and f.t between ${span.start} and ${span.end}`;
+  });
+  const signed = (column: string) => sql`sum(d.sign * d.${sql.ref(column)})`;
+  const ctes = sql`
+    changed as materialized (
+      select distinct f.domain, f.source_ip, f.organization from agg_source f
+      where ${scoped} and f.changed_seq > ${choice.builtSeq} and f.t between ${bucket.start} and ${bucket.end}
+    ),
+    differing as materialized (
+      ${
+        signedSpans.length === 0
+          ? sql`select null::text as domain, null::text as source_ip, null::text as organization,
+              0::numeric as volume, 0::numeric as dmarc_pass, 0::numeric as unaligned_arc_pass,
+              0::numeric as dkim_aligned, 0::numeric as spf_aligned, 0::numeric as dkim_pass,
+              0::numeric as spf_pass, 0::bigint as facts where false`
+          : sql`select d.domain, d.source_ip, d.organization, ${signed("volume")} as volume,
+              sum(case when d.dmarc_pass then d.sign * d.volume else 0 end) as dmarc_pass,
+              ${signed("unaligned_arc_pass")} as unaligned_arc_pass, ${signed("dkim_aligned")} as dkim_aligned,
+              ${signed("spf_aligned")} as spf_aligned, ${signed("dkim_pass")} as dkim_pass,
+              ${signed("spf_pass")} as spf_pass, sum(d.sign)::bigint as facts
+            from (${sql.join(signedSpans, sql` union all `)}) d
+            group by d.domain, d.source_ip, d.organization`
+      }
+    ),
+    corrected as materialized (
+      select d.domain, d.source_ip, d.organization,
+        coalesce(r.volume, 0) + d.volume as volume, coalesce(r.dmarc_pass, 0) + d.dmarc_pass as dmarc_pass,
+        coalesce(r.unaligned_arc_pass, 0) + d.unaligned_arc_pass as unaligned_arc_pass,
+        coalesce(r.dkim_aligned, 0) + d.dkim_aligned as dkim_aligned,
+        coalesce(r.spf_aligned, 0) + d.spf_aligned as spf_aligned,
+        coalesce(r.dkim_pass, 0) + d.dkim_pass as dkim_pass, coalesce(r.spf_pass, 0) + d.spf_pass as spf_pass,
+        coalesce(r.facts, 0) + d.facts as facts, r.ranking_id is not null as ranked
+      from differing d
+      left join source_ranking r on r.ranking_id = ${choice.rankingId} and ${sameGroup("r", "d")}
+      where not exists (select 1 from changed k where ${sameGroup("k", "d")})
+    ),
+    recomputed as materialized (
+      select ${sourceFactSums} from agg_source f
+      join changed k on ${sameGroup("f", "k")}
+      where ${inPeriod}
+      group by f.domain, f.source_ip, f.organization
+    )`;
 
-  const { rows: counts } = await sql<{ in_ranking: string; in_period: string }>`
-    with ${changedGroups}
-    select
-      (select count(*) from changed_groups k join source_ranking r
-        on r.ranking_id = ${choice.rankingId} and ${sameGroup("r", "k")})::text as in_ranking,
-      (select count(*) from changed_groups k
-        where exists (select 1 from agg_source f where ${sameGroup("f", "k")} and ${inPeriod}))::text as in_period`.execute(
+  // The groups whose sums differ from the ranking's, summed once into a table of this
+  // transaction: the count and the page both read it.
+  await sql`create temporary table touched_group on commit drop as
+    with ${ctes}
+    select c.domain, c.source_ip, c.organization, c.volume, c.dmarc_pass, c.unaligned_arc_pass,
+      c.dkim_aligned, c.spf_aligned, c.dkim_pass, c.spf_pass, c.facts, c.ranked
+    from corrected c
+    union all
+    select n.domain, n.source_ip, n.organization, n.volume, n.dmarc_pass, n.unaligned_arc_pass,
+      n.dkim_aligned, n.spf_aligned, n.dkim_pass, n.spf_pass, n.facts,
+      exists (select 1 from source_ranking r where r.ranking_id = ${choice.rankingId} and ${sameGroup("r", "n")}) as ranked
+    from recomputed n
+    union all
+    -- Changed groups with no fact left in the period still displace their ranked sums.
+    select k.domain, k.source_ip, k.organization, 0, 0, 0, 0, 0, 0, 0, 0, true
+    from changed k
+    where not exists (select 1 from recomputed n where ${sameGroup("n", "k")})
+      and exists (select 1 from source_ranking r where r.ranking_id = ${choice.rankingId} and ${sameGroup("r", "k")})`.execute(
     db,
   );
-  const inRanking = Number(counts[0]!.in_ranking);
-  const total = choice.groupCount - inRanking + Number(counts[0]!.in_period);
+  // The walk probes it for each ranked group it passes.
+  await sql`alter table touched_group add primary key (domain, source_ip, organization)`.execute(db);
+  const { rows: counts } = await sql<{ displaced: string; added: string }>`
+    select (count(*) filter (where ranked))::text as displaced, (count(*) filter (where facts > 0))::text as added
+    from touched_group`.execute(db);
+  // Ranked groups whose sums are replaced, and the groups (some of them the same) that replace them.
+  const total = choice.groupCount - Number(counts[0]!.displaced) + Number(counts[0]!.added);
   if (offset >= total) return { total, rows: [] };
 
   // The middle of the list costs the most either way: an offset walk of half the groups.
@@ -118,24 +177,17 @@ export async function rankedSourcePage(
   const wanted = backward ? total - offset : offset + limit;
   const direction = backward ? "backward" : "forward";
   const { rows } = await sql<SourceGroupSums>`
-    with ${changedGroups},
-    recomputed as (
-      select ${sourceFactSums} from agg_source f
-      join changed_groups k on ${sameGroup("f", "k")}
-      where ${inPeriod}
-      group by f.domain, f.source_ip, f.organization
-    ),
-    walked as (
-      select r.* from source_ranking r
+    with walked as (
+      select ${sumColumns("r")} from source_ranking r
       where r.ranking_id = ${choice.rankingId}
+        and not exists (select 1 from touched_group t where ${sameGroup("t", "r")})
       order by ${sourceOrder("r", direction)}
-      limit ${wanted + inRanking}
+      limit ${wanted}
     ),
     merged as (
       select ${sumColumns("w")} from walked w
-      where not exists (select 1 from changed_groups k where ${sameGroup("w", "k")})
       union all
-      select ${sumColumns("c")} from recomputed c
+      select ${sumColumns("t")} from touched_group t where t.facts > 0
     )
     select ${sourceSumsAsText("m")} from merged m
     order by ${sourceOrder("m", direction)}

@@ -14,12 +14,14 @@ export interface SourcePicks {
   spf_domain: string | null;
   dkim_domain: string | null;
   source_domain: string | null;
+  /** The latest fact of the group in the period, Unix seconds. */
+  last_t: string;
 }
 
 /**
  * The picks of the page's groups over the period: of disposition, ARC, SPF and DKIM domain the
  * value with the most messages (dispositions tie reject, quarantine, none; other ties by name),
- * and the source's reverse-DNS domain. Reads only the page's groups' facts (agg_source's key
+ * the date of the latest, and the source's reverse-DNS domain. Reads only the page's groups' facts (agg_source's key
  * starts with the group).
  */
 export async function sourcePicks(
@@ -42,7 +44,9 @@ export async function sourcePicks(
         ${groups.map((g) => g.organization)}::text[]) as page(domain, source_ip, organization)
     ),
     page_facts as materialized (
-      select f.* from page join agg_source f
+      select f.domain, f.source_ip, f.organization, f.t, f.disposition, f.arc, f.spf_domain, f.dkim_domain,
+        f.volume
+      from page join agg_source f
         on f.domain = page.domain and f.source_ip = page.source_ip and f.organization = page.organization
       where f.t between ${query.start} and ${query.end}${scope === "unaligned" ? sql` and not f.dmarc_pass` : sql``}
     ),
@@ -53,12 +57,17 @@ export async function sourcePicks(
     )}),
     arcs as (${pick("arc", true)}),
     spf_domains as (${pick("spf_domain", true)}),
-    dkim_domains as (${pick("dkim_domain", true)})
-    select page.domain, page.source_ip, page.organization, d.value as disposition,
+    dkim_domains as (${pick("dkim_domain", true)}),
+    latest as (
+      select p.domain, p.source_ip, p.organization, max(p.t)::text as last_t from page_facts p
+      group by p.domain, p.source_ip, p.organization
+    )
+    select l.last_t, page.domain, page.source_ip, page.organization, d.value as disposition,
       d.n::text as disposition_count, a.value as arc, s.value as spf_domain, k.value as dkim_domain,
       n.source_domain
     from page
     join dispositions d using (domain, source_ip, organization)
+    join latest l using (domain, source_ip, organization)
     left join arcs a using (domain, source_ip, organization)
     left join spf_domains s using (domain, source_ip, organization)
     left join dkim_domains k using (domain, source_ip, organization)

@@ -1,5 +1,7 @@
 import { type Kysely, sql } from "kysely";
-import { belongsToTenant } from "../queries/tenant-domain-filter.js";
+import { tenantScopedFacts as scopedFacts } from "../queries/source-facts.js";
+import { sourceFactSums } from "../queries/source-group-sums.js";
+import { inDomains, tenantReportDomains } from "../queries/tenant-domain-filter.js";
 import type { ReadModelSchema } from "../schema.js";
 import { calendarBuckets, type Span } from "./buckets.js";
 import { type RankingScope, rankingScopes } from "./ranking-scope.js";
@@ -7,11 +9,6 @@ import { type RankingScope, rankingScopes } from "./ranking-scope.js";
 export interface RankingMaintenanceOptions {
   /** A bucket with fewer facts than this is answered by grouping them: it needs no ranking. */
   minFacts?: number;
-  /**
-   * A ranking is rebuilt once this share of its groups (at least `minFacts`) may have changed since
-   * it was built. Until then the by-source queries recompute those groups exactly.
-   */
-  staleShare?: number;
   /** Only these tenants (all by default). */
   tenantIds?: readonly string[];
 }
@@ -20,15 +17,16 @@ export interface RankingBuilt {
   tenantId: string;
   scope: RankingScope;
   bucket: Span;
+  /** Built from all its facts, or refreshed: only the groups whose facts changed summed again. */
+  kind: "built" | "refreshed";
+  /** Groups in the ranking (built) or summed again (refreshed). */
   groups: number;
   ms: number;
 }
 
-const defaults = { minFacts: 20_000, staleShare: 0.02 };
-
-/** The tenant's facts of one scope, aliased `f`. */
-const scopedFacts = (tenantId: string, scope: RankingScope) =>
-  sql`${belongsToTenant(tenantId, "f.domain")}${scope === "unaligned" ? sql` and not f.dmarc_pass` : sql``}`;
+const defaults = { minFacts: 20_000 };
+/** One upkeep at a time across processes (two projectors may run): pg_try_advisory_lock's key. */
+const upkeepLock = sql`1380011595, 0`;
 
 /** Counts rows of `from where condition`, stopping at `limit`: enough to compare with a threshold. */
 async function countUpTo(db: Kysely<ReadModelSchema>, condition: ReturnType<typeof sql>, limit: number) {
@@ -38,28 +36,46 @@ async function countUpTo(db: Kysely<ReadModelSchema>, condition: ReturnType<type
 }
 
 /**
- * Keeps the source rankings of every tenant's calendar months and years current enough: builds
- * the missing ones of buckets with many facts, rebuilds those whose tenant gained a domain or
- * whose facts changed much since. A stale ranking still gives exact answers (the queries
- * recompute what changed); rebuilding only keeps them fast. Run by the projector when it is idle.
+ * Keeps the source rankings of every tenant's calendar months and years current: builds the
+ * missing ones of buckets with at least `minFacts` facts, builds again those whose tenant's
+ * domains changed, and refreshes the others where facts changed since (summing only the changed
+ * groups again). Answers are exact without this (the queries recompute what changed since a
+ * ranking's build); upkeep keeps them fast. Run by the projector process every minute or so.
  */
 export async function maintainSourceRankings(
   db: Kysely<ReadModelSchema>,
   options: RankingMaintenanceOptions = {},
 ): Promise<RankingBuilt[]> {
+  return db.connection().execute(async (connection) => {
+    const { rows } = await sql<{
+      locked: boolean;
+    }>`select pg_try_advisory_lock(${upkeepLock}) as locked`.execute(connection);
+    if (!rows[0]?.locked) return [];
+    try {
+      return await maintainAll(connection, options);
+    } finally {
+      await sql`select pg_advisory_unlock(${upkeepLock})`.execute(connection);
+    }
+  });
+}
+
+async function maintainAll(
+  db: Kysely<ReadModelSchema>,
+  options: RankingMaintenanceOptions,
+): Promise<RankingBuilt[]> {
   const minFacts = options.minFacts ?? defaults.minFacts;
-  const staleShare = options.staleShare ?? defaults.staleShare;
   const tenants = options.tenantIds
     ? [...options.tenantIds]
     : (await db.selectFrom("tenant").select("tenant_id").execute()).map((row) => row.tenant_id);
-  const built: RankingBuilt[] = [];
+  const done: RankingBuilt[] = [];
 
   for (const tenantId of tenants) {
     const domainCount = await tenantDomainCount(db, tenantId);
+    const domains = await tenantReportDomains(db, tenantId);
     // agg_domain is small (a row per domain and day): the tenant's time extent comes from there.
     const { rows: extent } = await sql<{ first: string | null; last: string | null }>`
       select min(f.t)::text as first, max(f.t)::text as last from agg_domain f
-      where ${belongsToTenant(tenantId, "f.domain")}`.execute(db);
+      where ${inDomains(domains, "f.domain")}`.execute(db);
     if (!extent[0]?.first || !extent[0].last) continue;
     const buckets = calendarBuckets({ start: Number(extent[0].first), end: Number(extent[0].last) });
     const existing = await db
@@ -70,26 +86,30 @@ export async function maintainSourceRankings(
 
     for (const scope of rankingScopes) {
       for (const bucket of buckets) {
-        const inBucket = sql`${scopedFacts(tenantId, scope)} and f.t between ${bucket.start} and ${bucket.end}`;
+        const inBucket = sql`${scopedFacts(domains, scope)} and f.t between ${bucket.start} and ${bucket.end}`;
         const current = existing.find(
-          (build) => build.scope === scope && Number(build.bucket_start) === bucket.start,
+          // A year and its January start together: a bucket is its start and its end.
+          (build) =>
+            build.scope === scope &&
+            Number(build.bucket_start) === bucket.start &&
+            Number(build.bucket_end) === bucket.end,
         );
-        let wanted: boolean;
-        if (!current || current.domain_count !== domainCount) {
-          wanted = (await countUpTo(db, inBucket, minFacts)) >= minFacts;
-        } else {
-          const threshold = Math.max(minFacts, Math.ceil(Number(current.group_count) * staleShare));
+        if (current && current.domain_count === domainCount) {
           const changed = sql`${inBucket} and f.changed_seq > ${current.built_seq}`;
-          wanted = (await countUpTo(db, changed, threshold)) >= threshold;
+          if ((await countUpTo(db, changed, 1)) > 0)
+            done.push(await refreshRanking(db, tenantId, scope, bucket, current.ranking_id));
+        } else if ((await countUpTo(db, inBucket, minFacts)) >= minFacts) {
+          done.push(await buildRanking(db, tenantId, scope, bucket, domainCount));
+        } else if (current) {
+          await dropRanking(db, current.ranking_id);
         }
-        if (wanted) built.push(await buildRanking(db, tenantId, scope, bucket, domainCount));
-        else if (current && current.domain_count !== domainCount) await dropRanking(db, current.ranking_id);
       }
     }
   }
   // Fresh statistics, so that the planner knows a ranking's size before autovacuum gets to it.
-  if (built.length > 0) await sql`analyze source_ranking, source_ranking_build`.execute(db);
-  return built;
+  if (done.some((ranking) => ranking.kind === "built"))
+    await sql`analyze source_ranking, source_ranking_build`.execute(db);
+  return done;
 }
 
 export async function tenantDomainCount(db: Kysely<ReadModelSchema>, tenantId: string): Promise<number> {
@@ -122,14 +142,15 @@ async function buildRanking(
         select nextval('source_ranking_id_seq')::text as id,
           (select coalesce(max(changed_seq), 0) from agg_source)::text as seq`.execute(trx);
       const { id, seq } = rows[0]!;
+      // In the build's snapshot: a report domain new since would otherwise be neither ranked nor
+      // seen as changed.
+      const domains = await tenantReportDomains(trx, tenantId);
       const inserted = await sql`
         insert into source_ranking (ranking_id, domain, source_ip, organization, volume, dmarc_pass,
-          unaligned_arc_pass, dkim_aligned, spf_aligned, dkim_pass, spf_pass, last_t)
-        select ${id}::bigint, f.domain, f.source_ip, f.organization, sum(f.volume),
-          coalesce(sum(f.volume) filter (where f.dmarc_pass), 0), sum(f.unaligned_arc_pass),
-          sum(f.dkim_aligned), sum(f.spf_aligned), sum(f.dkim_pass), sum(f.spf_pass), max(f.t)
+          unaligned_arc_pass, dkim_aligned, spf_aligned, dkim_pass, spf_pass, facts)
+        select ${id}::bigint, ${sourceFactSums}
         from agg_source f
-        where ${scopedFacts(tenantId, scope)} and f.t between ${bucket.start} and ${bucket.end}
+        where ${scopedFacts(domains, scope)} and f.t between ${bucket.start} and ${bucket.end}
         group by f.domain, f.source_ip, f.organization`.execute(trx);
       const groupCount = Number(inserted.numAffectedRows ?? 0n);
       const previous = await trx
@@ -138,6 +159,7 @@ async function buildRanking(
         .where("tenant_id", "=", tenantId)
         .where("scope", "=", scope)
         .where("bucket_start", "=", bucket.start)
+        .where("bucket_end", "=", bucket.end)
         .execute();
       for (const old of previous) await dropRanking(trx, old.ranking_id);
       await trx
@@ -155,7 +177,65 @@ async function buildRanking(
         .execute();
       return groupCount;
     });
-  return { tenantId, scope, bucket, groups, ms: performance.now() - started };
+  return { tenantId, scope, bucket, kind: "built", groups, ms: performance.now() - started };
+}
+
+/**
+ * Sums again, over the bucket, the groups with a fact changed since the ranking's build, writes
+ * them into the ranking (new groups are added) and moves `built_seq` on: the same result as a
+ * build, at the cost of what changed. One repeatable-read snapshot, as for a build.
+ */
+async function refreshRanking(
+  db: Kysely<ReadModelSchema>,
+  tenantId: string,
+  scope: RankingScope,
+  bucket: Span,
+  rankingId: string | number,
+): Promise<RankingBuilt> {
+  const started = performance.now();
+  const groups = await db
+    .transaction()
+    .setIsolationLevel("repeatable read")
+    .execute(async (trx) => {
+      const { rows } = await sql<{ built_seq: string; seq: string }>`
+        select built_seq::text, (select coalesce(max(changed_seq), 0) from agg_source)::text as seq
+        from source_ranking_build where ranking_id = ${rankingId} for update`.execute(trx);
+      const build = rows[0];
+      if (!build) return 0;
+      const domains = await tenantReportDomains(trx, tenantId);
+      const inBucket = sql`${scopedFacts(domains, scope)} and f.t between ${bucket.start} and ${bucket.end}`;
+      const { rows: written } = await sql<{ added: number; summed: number }>`
+        with changed as (
+          select distinct f.domain, f.source_ip, f.organization from agg_source f
+          where ${inBucket} and f.changed_seq > ${build.built_seq}
+        ),
+        summed as (
+          select ${sourceFactSums} from agg_source f
+          join changed k on k.domain = f.domain and k.source_ip = f.source_ip and k.organization = f.organization
+          where ${inBucket}
+          group by f.domain, f.source_ip, f.organization
+        ),
+        written as (
+          insert into source_ranking (ranking_id, domain, source_ip, organization, volume, dmarc_pass,
+            unaligned_arc_pass, dkim_aligned, spf_aligned, dkim_pass, spf_pass, facts)
+          select ${rankingId}::bigint, s.* from summed s
+          on conflict (ranking_id, domain, source_ip, organization) do update set
+            volume = excluded.volume, dmarc_pass = excluded.dmarc_pass,
+            unaligned_arc_pass = excluded.unaligned_arc_pass, dkim_aligned = excluded.dkim_aligned,
+            spf_aligned = excluded.spf_aligned, dkim_pass = excluded.dkim_pass,
+            spf_pass = excluded.spf_pass, facts = excluded.facts
+          returning (xmax = 0) as inserted
+        )
+        select (count(*) filter (where inserted))::int as added, count(*)::int as summed from written`.execute(
+        trx,
+      );
+      const added = written[0]?.added ?? 0;
+      await sql`update source_ranking_build
+        set built_seq = ${build.seq}, group_count = group_count + ${added}, built_at = now()
+        where ranking_id = ${rankingId}`.execute(trx);
+      return written[0]?.summed ?? 0;
+    });
+  return { tenantId, scope, bucket, kind: "refreshed", groups, ms: performance.now() - started };
 }
 
 async function dropRanking(db: Kysely<ReadModelSchema>, rankingId: string | number): Promise<void> {
