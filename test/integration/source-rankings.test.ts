@@ -17,7 +17,7 @@ import {
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Backend, postgresBackend } from "../support/service-harness.js";
+import { type Backend, backends } from "../support/service-harness.js";
 
 const meta = { causedBy: "test" };
 const DAY = 86_400;
@@ -91,7 +91,7 @@ function report(index: number, domain: string, random: () => number) {
   };
 }
 
-describe("by-source pages from calendar rankings", () => {
+describe.each(backends)("by-source pages from calendar rankings on %s", (_name, openBackend) => {
   let backend: Backend;
   let runtime: Runtime;
   let tenantA: string;
@@ -144,7 +144,7 @@ describe("by-source pages from calendar rankings", () => {
   };
 
   beforeAll(async () => {
-    backend = await postgresBackend();
+    backend = await openBackend();
     runtime = await openRuntime(backend.env);
     tenantA = (await createTenant(runtime.store, { name: "a", region: "global" }, meta)).tenantId;
     tenantB = (await createTenant(runtime.store, { name: "b", region: "global" }, meta)).tenantId;
