@@ -23,7 +23,7 @@ export async function aggregateByDomainGroup(
   const { total, rows } = await groupedPage(
     db,
     query,
-    sql`select owner.group_name as key, ${counterSelect("a", "summed")}
+    sql`select owner.group_name as key, ${counterSelect("a")}
       from agg_domain a
       join unnest(${owners.map((o) => o.domain)}::text[], ${owners.map((o) => o.group)}::text[])
         as owner(domain, group_name) on owner.domain = a.domain

@@ -19,7 +19,7 @@ export async function aggregateByDomain(
   const { total, rows } = await groupedPage(
     db,
     query,
-    sql`select a.domain as key, ${counterSelect("a", "summed")}
+    sql`select a.domain as key, ${counterSelect("a")}
       from agg_domain a
       where a.t >= ${query.start} and a.t <= ${query.end} and ${inDomains(domains, "a.domain")}
       group by a.domain`,

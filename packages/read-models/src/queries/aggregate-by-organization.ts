@@ -19,7 +19,7 @@ export async function aggregateByOrganization(
   const { total, rows } = await groupedPage(
     db,
     query,
-    sql`select o.organization as key, ${counterSelect("o", "summed")}
+    sql`select o.organization as key, ${counterSelect("o")}
       from agg_organization o
       where o.t >= ${query.start} and o.t <= ${query.end} and ${inDomains(domains, "o.domain")}
       group by o.organization`,

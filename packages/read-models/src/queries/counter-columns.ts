@@ -15,16 +15,10 @@ export interface CounterColumns {
   spf_failed: string;
 }
 
-/**
- * SQL for the counter columns over rows aliased `alias`. `dmarcPass` is how the rows say they
- * passed DMARC: a summed column (rollups) or a boolean key column (source facts).
- */
-export function counterSelect(alias: string, dmarcPass: "summed" | "flag"): RawBuilder<unknown> {
+/** SQL for the counter columns over rollup rows aliased `alias` (DMARC passes summed per row). */
+export function counterSelect(alias: string): RawBuilder<unknown> {
   const c = (column: string) => sql.ref(`${alias}.${column}`);
-  const dmarc =
-    dmarcPass === "summed"
-      ? sql`sum(${c("dmarc_pass")})`
-      : sql`coalesce(sum(${c("volume")}) filter (where ${c("dmarc_pass")}), 0)`;
+  const dmarc = sql`sum(${c("dmarc_pass")})`;
   return sql`sum(${c("volume")})::text as volume,
     (${dmarc})::text as dmarc,
     (sum(${c("volume")}) - ${dmarc})::text as dmarc_unaligned,

@@ -20,8 +20,6 @@ export interface SourceGroupSums {
   facts: string;
 }
 
-export const sourceGroupKey = sql`domain, source_ip, organization`;
-
 /** The sums of agg_source rows aliased `f`, grouped by the source group, under SourceGroupSums' names. */
 export const sourceFactSums: RawBuilder<unknown> = sql`f.domain, f.source_ip, f.organization,
   sum(f.volume) as volume, coalesce(sum(f.volume) filter (where f.dmarc_pass), 0) as dmarc_pass,

@@ -25,7 +25,7 @@ export interface RankingChoice {
 
 /**
  * A ranking is worth using when it differs from the period by at most this share of the period:
- * the groups with facts in the difference are recomputed, so the work grows with it.
+ * the groups with facts in the difference are corrected one by one, so the work grows with it.
  */
 const maxDifferenceShare = 0.25;
 
