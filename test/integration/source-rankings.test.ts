@@ -26,6 +26,7 @@ const novemberFirst = Date.UTC(2025, 10, 1) / 1000;
 const decemberFirst = Date.UTC(2025, 11, 1) / 1000;
 const januaryFirst = Date.UTC(2026, 0, 1) / 1000;
 const februaryFirst = Date.UTC(2026, 1, 1) / 1000;
+const januaryTwentiethNoon = Date.UTC(2026, 0, 20, 12) / 1000;
 
 function prng(seed: number) {
   let state = seed;
@@ -119,6 +120,11 @@ describe.each(backends)("by-source pages from calendar rankings on %s", (_name, 
     { label: "to the second", start: decemberFirst + 3 * DAY + 4321, end: januaryFirst + 2 * DAY + 77 },
     { label: "three months", start: novemberFirst, end: februaryFirst - 1 },
     { label: "a quiet year", start: Date.UTC(2030, 0, 1) / 1000, end: Date.UTC(2031, 0, 1) / 1000 - 1 },
+    {
+      label: "the last 30 days, on January 20th",
+      start: januaryTwentiethNoon - 30 * DAY,
+      end: januaryTwentiethNoon,
+    },
   ];
 
   /** Every page of both endpoints for every period: the ranking's answer against the grouping's. */
@@ -228,5 +234,42 @@ describe.each(backends)("by-source pages from calendar rankings on %s", (_name, 
     expect(rebuilt.some((b) => b.tenantId === tenantA && b.kind === "built")).toBe(true);
     expect(rebuilt.some((b) => b.tenantId === tenantB)).toBe(false);
     expect(await expectSameAsGrouping(tenantA)).toBeGreaterThanOrEqual(6);
+  });
+
+  it("keeps rankings of the last 30 and 365 days, which move with the day", async () => {
+    const built = await maintainSourceRankings(runtime.db, { minFacts: 50, now: januaryTwentiethNoon });
+    const rolling = built.filter((b) => b.tenantId === tenantA && b.scope === "all").map((b) => b.bucket);
+    const jan20 = Date.UTC(2026, 0, 20) / 1000;
+    expect(rolling).toEqual(
+      expect.arrayContaining([
+        { start: jan20 - 30 * DAY, end: jan20 - 1 },
+        { start: jan20 - 365 * DAY, end: jan20 - 1 },
+      ]),
+    );
+    // The default period (the last 30 days to the second) is answered from the rolling ranking.
+    const lastMonth = {
+      tenantId: tenantA,
+      start: januaryTwentiethNoon - 30 * DAY,
+      end: januaryTwentiethNoon,
+      page: 1,
+      perPage: 9,
+    };
+    expect((await chooseRanking(runtime.db, lastMonth, "all"))?.bucket).toEqual({
+      start: jan20 - 30 * DAY,
+      end: jan20 - 1,
+    });
+    expect(await expectSameAsGrouping(tenantA)).toBeGreaterThanOrEqual(7);
+    // A day later the old rolling rankings go and new ones come.
+    await maintainSourceRankings(runtime.db, { minFacts: 50, now: januaryTwentiethNoon + DAY });
+    const ends = (
+      await runtime.db
+        .selectFrom("source_ranking_build")
+        .select(["bucket_start", "bucket_end"])
+        .where("tenant_id", "=", tenantA)
+        .where("scope", "=", "all")
+        .where("bucket_end", "in", [jan20 - 1, jan20 + DAY - 1])
+        .execute()
+    ).map((b) => Number(b.bucket_end));
+    expect(ends).toEqual([jan20 + DAY - 1, jan20 + DAY - 1]);
   });
 });

@@ -40,3 +40,15 @@ export function symmetricDifference(a: Span, b: Span): Span[] {
 
 export const secondsIn = (spans: readonly Span[]) =>
   spans.reduce((sum, span) => sum + (span.end - span.start + 1), 0);
+
+const DAY = 86_400;
+
+/**
+ * The last 30 and the last 365 whole UTC days before `now`: the API's default period is the last
+ * 30 days up to the second, and clients ask for the last year as often as for calendar years.
+ * They move every day, so each day brings new ones (and the old ones go).
+ */
+export function rollingBuckets(now: number): Span[] {
+  const today = Math.floor(now / DAY) * DAY;
+  return [30, 365].map((days) => ({ start: today - days * DAY, end: today - 1 }));
+}

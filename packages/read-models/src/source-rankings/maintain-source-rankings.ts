@@ -3,12 +3,14 @@ import { tenantScopedFacts as scopedFacts } from "../queries/source-facts.js";
 import { sourceFactSums } from "../queries/source-group-sums.js";
 import { inDomains, tenantReportDomains } from "../queries/tenant-domain-filter.js";
 import type { ReadModelSchema } from "../schema.js";
-import { calendarBuckets, type Span } from "./buckets.js";
+import { calendarBuckets, rollingBuckets, type Span } from "./buckets.js";
 import { type RankingScope, rankingScopes } from "./ranking-scope.js";
 
 export interface RankingMaintenanceOptions {
   /** A bucket with fewer facts than this is answered by grouping them: it needs no ranking. */
   minFacts?: number;
+  /** Unix seconds; the rolling buckets (the last 30 and 365 days) end before its day. Default now. */
+  now?: number;
   /** Only these tenants (all by default). */
   tenantIds?: readonly string[];
 }
@@ -36,10 +38,11 @@ async function countUpTo(db: Kysely<ReadModelSchema>, condition: ReturnType<type
 }
 
 /**
- * Keeps the source rankings of every tenant's calendar months and years current: builds the
- * missing ones of buckets with at least `minFacts` facts, builds again those whose tenant's
- * domains changed, and refreshes the others where facts changed since (summing only the changed
- * groups again). Answers are exact without this (the queries recompute what changed since a
+ * Keeps the source rankings of every tenant's calendar months and years, and of its last 30 and
+ * 365 days, current: builds the missing ones of buckets with at least `minFacts` facts, builds
+ * again those whose tenant's domains changed, refreshes the others where facts changed since
+ * (summing only the changed groups again), and drops those of buckets that are gone (yesterday's
+ * rolling ones). Answers are exact without this (the queries correct for what changed since a
  * ranking's build); upkeep keeps them fast. Run by the projector process every minute or so.
  */
 export async function maintainSourceRankings(
@@ -77,7 +80,10 @@ async function maintainAll(
       select min(f.t)::text as first, max(f.t)::text as last from agg_domain f
       where ${inDomains(domains, "f.domain")}`.execute(db);
     if (!extent[0]?.first || !extent[0].last) continue;
-    const buckets = calendarBuckets({ start: Number(extent[0].first), end: Number(extent[0].last) });
+    const buckets = distinct([
+      ...calendarBuckets({ start: Number(extent[0].first), end: Number(extent[0].last) }),
+      ...rollingBuckets(options.now ?? Math.floor(Date.now() / 1000)),
+    ]);
     const existing = await db
       .selectFrom("source_ranking_build")
       .selectAll()
@@ -105,12 +111,25 @@ async function maintainAll(
         }
       }
     }
+    // Yesterday's rolling buckets.
+    for (const build of existing) {
+      const kept = buckets.some(
+        (bucket) => Number(build.bucket_start) === bucket.start && Number(build.bucket_end) === bucket.end,
+      );
+      if (!kept) await dropRanking(db, build.ranking_id);
+    }
   }
   // Fresh statistics, so that the planner knows a ranking's size before autovacuum gets to it.
   if (done.some((ranking) => ranking.kind === "built"))
     await sql`analyze source_ranking, source_ranking_build`.execute(db);
   return done;
 }
+
+/** A rolling bucket can be a calendar one too (the last 365 days, on the 1st of January). */
+const distinct = (buckets: Span[]) =>
+  buckets.filter(
+    (bucket, index) => buckets.findIndex((b) => b.start === bucket.start && b.end === bucket.end) === index,
+  );
 
 export async function tenantDomainCount(db: Kysely<ReadModelSchema>, tenantId: string): Promise<number> {
   const row = await db
