@@ -73,26 +73,25 @@ describe.each(backends)("ranking upkeep beside the projector on %s", (_name, ope
     await backend?.cleanup();
   });
 
-  it("builds the month's and the year's rankings on its own, and stops cleanly", async () => {
+  it("builds the rankings of the month, the year and the last 30 and 365 days on its own, and stops cleanly", async () => {
     const upkeep = startRankingMaintenance({
       db: runtime.db,
       logger: pino({ level: "silent" }),
       intervalMs: 20,
-      rankings: { minFacts: 10 },
+      // The report is of March 3rd: on March 20th it is also in the last 30 and 365 days.
+      rankings: { minFacts: 10, now: Date.UTC(2026, 2, 20) / 1000 },
     });
     const deadline = Date.now() + 20_000;
     let builds: { scope: string; group_count: string | number }[] = [];
-    while (builds.length < 4 && Date.now() < deadline) {
+    while (builds.length < 8 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));
       builds = await runtime.db.selectFrom("source_ranking_build").select(["scope", "group_count"]).execute();
     }
     await upkeep.stop();
-    // March and 2026, for both scopes.
+    // March, 2026, the last 30 and the last 365 days, for both scopes.
     expect(builds.map((b) => `${b.scope}:${b.group_count}`).sort()).toEqual([
-      "all:30",
-      "all:30",
-      "unaligned:10",
-      "unaligned:10",
+      ...Array(4).fill("all:30"),
+      ...Array(4).fill("unaligned:10"),
     ]);
   });
 
