@@ -5,6 +5,17 @@ import { type CreateTableBuilder, type Kysely, sql } from "kysely";
 // biome-ignore lint/suspicious/noExplicitAny: see above
 type AnyDb = Kysely<any>;
 
+/** The summed counters every rollup has besides `dmarc_pass` (which agg_source keeps as a key). */
+// biome-ignore lint/suspicious/noExplicitAny: the builder's column names are not known here
+const counters = (table: CreateTableBuilder<string, any>) =>
+  table
+    .addColumn("volume", "bigint", (c) => c.notNull())
+    .addColumn("unaligned_arc_pass", "bigint", (c) => c.notNull())
+    .addColumn("dkim_aligned", "bigint", (c) => c.notNull())
+    .addColumn("spf_aligned", "bigint", (c) => c.notNull())
+    .addColumn("dkim_pass", "bigint", (c) => c.notNull())
+    .addColumn("spf_pass", "bigint", (c) => c.notNull());
+
 export const readModelMigrations: MigrationSet = {
   name: "read_models",
   migrations: {
@@ -63,15 +74,6 @@ export const readModelMigrations: MigrationSet = {
     },
     "002_groupings": {
       up: async (db: AnyDb) => {
-        // biome-ignore lint/suspicious/noExplicitAny: the builder's column names are not known here
-        const counters = (table: CreateTableBuilder<string, any>) =>
-          table
-            .addColumn("volume", "bigint", (c) => c.notNull())
-            .addColumn("unaligned_arc_pass", "bigint", (c) => c.notNull())
-            .addColumn("dkim_aligned", "bigint", (c) => c.notNull())
-            .addColumn("spf_aligned", "bigint", (c) => c.notNull())
-            .addColumn("dkim_pass", "bigint", (c) => c.notNull())
-            .addColumn("spf_pass", "bigint", (c) => c.notNull());
         await counters(
           db.schema
             .createTable("agg_organization")
@@ -209,20 +211,16 @@ export const readModelMigrations: MigrationSet = {
           .on("source_ranking_build")
           .columns(["tenant_id", "scope", "bucket_start"])
           .execute();
-        await db.schema
-          .createTable("source_ranking")
-          .addColumn("ranking_id", "bigint", (c) => c.notNull())
-          .addColumn("domain", "text", (c) => c.notNull())
-          .addColumn("source_ip", "text", (c) => c.notNull())
-          .addColumn("organization", "text", (c) => c.notNull())
-          .addColumn("volume", "bigint", (c) => c.notNull())
-          .addColumn("dmarc_pass", "bigint", (c) => c.notNull())
-          .addColumn("unaligned_arc_pass", "bigint", (c) => c.notNull())
-          .addColumn("dkim_aligned", "bigint", (c) => c.notNull())
-          .addColumn("spf_aligned", "bigint", (c) => c.notNull())
-          .addColumn("dkim_pass", "bigint", (c) => c.notNull())
-          .addColumn("spf_pass", "bigint", (c) => c.notNull())
-          .addColumn("facts", "bigint", (c) => c.notNull())
+        await counters(
+          db.schema
+            .createTable("source_ranking")
+            .addColumn("ranking_id", "bigint", (c) => c.notNull())
+            .addColumn("domain", "text", (c) => c.notNull())
+            .addColumn("source_ip", "text", (c) => c.notNull())
+            .addColumn("organization", "text", (c) => c.notNull())
+            .addColumn("dmarc_pass", "bigint", (c) => c.notNull())
+            .addColumn("facts", "bigint", (c) => c.notNull()),
+        )
           .addPrimaryKeyConstraint("source_ranking_pk", ["ranking_id", "domain", "source_ip", "organization"])
           .execute();
         // The API's order, so that a page is a walk along this index (backwards for the last pages).

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from "kysely";
-import { tenantScopedFacts as scopedFacts } from "../queries/source-facts.js";
+import { tenantScopedFacts } from "../queries/source-facts.js";
 import { sourceFactSums } from "../queries/source-group-sums.js";
-import { inDomains, tenantReportDomains } from "../queries/tenant-domain-filter.js";
+import { inDomains, type TenantReportDomain, tenantReportDomains } from "../queries/tenant-domain-filter.js";
 import type { ReadModelSchema } from "../schema.js";
 import { calendarBuckets, rollingBuckets, type Span } from "./buckets.js";
 import { type RankingScope, rankingScopes } from "./ranking-scope.js";
@@ -29,6 +29,10 @@ export interface RankingBuilt {
 const defaults = { minFacts: 20_000 };
 /** One upkeep at a time across processes (two projectors may run): pg_try_advisory_lock's key. */
 const upkeepLock = sql`1380011595, 0`;
+
+/** The condition on agg_source rows aliased `f` that a ranking of `bucket` sums. */
+const factsInBucket = (domains: readonly TenantReportDomain[], scope: RankingScope, bucket: Span) =>
+  sql`${tenantScopedFacts(domains, scope)} and f.t between ${bucket.start} and ${bucket.end}`;
 
 /** Counts rows of `from where condition`, stopping at `limit`: enough to compare with a threshold. */
 async function countUpTo(db: Kysely<ReadModelSchema>, condition: ReturnType<typeof sql>, limit: number) {
@@ -92,7 +96,7 @@ async function maintainAll(
 
     for (const scope of rankingScopes) {
       for (const bucket of buckets) {
-        const inBucket = sql`${scopedFacts(domains, scope)} and f.t between ${bucket.start} and ${bucket.end}`;
+        const inBucket = factsInBucket(domains, scope, bucket);
         const current = existing.find(
           // A year and its January start together: a bucket is its start and its end.
           (build) =>
@@ -169,7 +173,7 @@ async function buildRanking(
           unaligned_arc_pass, dkim_aligned, spf_aligned, dkim_pass, spf_pass, facts)
         select ${id}::bigint, ${sourceFactSums}
         from agg_source f
-        where ${scopedFacts(domains, scope)} and f.t between ${bucket.start} and ${bucket.end}
+        where ${factsInBucket(domains, scope, bucket)}
         group by f.domain, f.source_ip, f.organization`.execute(trx);
       const groupCount = Number(inserted.numAffectedRows ?? 0n);
       const previous = await trx
@@ -222,7 +226,7 @@ async function refreshRanking(
       const build = rows[0];
       if (!build) return 0;
       const domains = await tenantReportDomains(trx, tenantId);
-      const inBucket = sql`${scopedFacts(domains, scope)} and f.t between ${bucket.start} and ${bucket.end}`;
+      const inBucket = factsInBucket(domains, scope, bucket);
       const { rows: written } = await sql<{ added: number; summed: number }>`
         with changed as (
           select distinct f.domain, f.source_ip, f.organization from agg_source f
