@@ -12,6 +12,7 @@ import {
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { aggregateReport } from "../support/aggregate-report.js";
 import { type Backend, postgresBackend } from "../support/service-harness.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -33,43 +34,20 @@ function generatedReport(index: number, random: () => number) {
     disposition: random() < 0.1 ? "quarantine" : "none",
     policyDkim: random() < 0.7 ? "pass" : "fail",
     policySpf: random() < 0.6 ? "pass" : "fail",
-    reasons: [],
-    arc: null,
-    headerFrom: "example.com",
-    envelopeFrom: null,
-    envelopeTo: null,
     dkim: [
       { domain: "example.com", selector: "s1", result: random() < 0.75 ? "pass" : "fail", humanResult: null },
     ],
     spf: [{ domain: "example.com", scope: "mfrom", result: random() < 0.65 ? "pass" : "fail" }],
   }));
-  return {
+  return aggregateReport({
     identity: `crash-test-${index}`,
-    schema: "rfc7489",
-    orgName: `reporter${index % 7}.example`,
+    domain: "example.com",
     organization: `reporter${index % 7}.example`,
-    email: "dmarc@reporter.example",
-    reportId: `r${index}`,
     // Every fifth report spans three days, so the day split is part of what must not double.
     begin,
     end: index % 5 === 0 ? begin + 3 * 86_400 - 1 : begin + 86_399,
-    policy: {
-      domain: "example.com",
-      adkim: null,
-      aspf: null,
-      p: "none",
-      sp: null,
-      np: null,
-      pct: null,
-      fo: null,
-      testing: null,
-      discoveryMethod: null,
-    },
     rows,
-    chunk: { index: 0, last: true },
-    source: "test",
-    warnings: [],
-  };
+  });
 }
 
 describe("a projector killed with SIGKILL mid-import", () => {

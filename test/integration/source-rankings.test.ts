@@ -17,6 +17,7 @@ import {
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { aggregateReport } from "../support/aggregate-report.js";
 import { type Backend, backends } from "../support/service-harness.js";
 
 const meta = { causedBy: "test" };
@@ -52,11 +53,7 @@ function report(index: number, domain: string, random: () => number) {
       disposition: aligned ? "none" : pick(random, ["none", "quarantine", "reject"]),
       policyDkim: aligned && random() < 0.9 ? "pass" : "fail",
       policySpf: aligned ? "pass" : "fail",
-      reasons: [],
       arc: aligned ? null : pick(random, [null, "pass", "fail"] as const),
-      headerFrom: domain,
-      envelopeFrom: null,
-      envelopeTo: null,
       dkim: [
         { domain: pick(random, [domain, "esp.example"]), selector: "s", result: "pass", humanResult: null },
       ],
@@ -64,32 +61,15 @@ function report(index: number, domain: string, random: () => number) {
     };
   });
   const organization = pick(random, ["google.com", "outlook.com", "yahoo.com", "reporter.example"]);
-  return {
+  return aggregateReport({
     identity: `rank-${domain}-${index}`,
-    schema: "1.0",
-    orgName: organization,
+    domain,
     organization,
-    email: `dmarc@${organization}`,
-    reportId: `r${index}`,
     begin,
     end,
-    policy: {
-      domain,
-      adkim: null,
-      aspf: null,
-      p: "reject",
-      sp: null,
-      np: null,
-      pct: null,
-      fo: null,
-      testing: null,
-      discoveryMethod: null,
-    },
     rows,
-    chunk: { index: 0, last: true },
-    source: "test",
-    warnings: [],
-  };
+    policy: "reject",
+  });
 }
 
 describe.each(backends)("by-source pages from calendar rankings on %s", (_name, openBackend) => {

@@ -4,6 +4,7 @@ import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { aggregateReport } from "../../../test/support/aggregate-report.js";
 import { type Backend, backends } from "../../../test/support/service-harness.js";
 import { rankingMaintenanceFromEnv, startRankingMaintenance } from "../src/ranking-maintenance.js";
 
@@ -26,40 +27,15 @@ describe.each(backends)("ranking upkeep beside the projector on %s", (_name, ope
       // Every third source fails both: DMARC fails for 10 of the 30.
       policyDkim: i % 3 ? "pass" : "fail",
       policySpf: i % 3 ? "pass" : "fail",
-      reasons: [],
-      arc: null,
-      headerFrom: "upkeep.com",
-      envelopeFrom: null,
-      envelopeTo: null,
-      dkim: [],
-      spf: [],
     }));
-    const payload = {
+    const payload = aggregateReport({
       identity: "upkeep-1",
-      schema: "1.0",
-      orgName: "google.com",
+      domain: "upkeep.com",
       organization: "google.com",
-      email: "noreply-dmarc@google.com",
-      reportId: "1",
       begin,
       end: begin + 86_399,
-      policy: {
-        domain: "upkeep.com",
-        adkim: null,
-        aspf: null,
-        p: "none",
-        sp: null,
-        np: null,
-        pct: null,
-        fo: null,
-        testing: null,
-        discoveryMethod: null,
-      },
       rows,
-      chunk: { index: 0, last: true },
-      source: "test",
-      warnings: [],
-    };
+    });
     await runtime.store.append(
       streams.aggregateReport(payload.identity),
       [newEvent("AggregateReportReceived", payload, meta)],
