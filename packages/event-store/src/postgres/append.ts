@@ -90,7 +90,7 @@ export async function appendWithin(
     const values = chunk.map(
       (event, index) => sql`(
         ${stream}, ${String(first + BigInt(offset + index))}::bigint, ${event.type},
-        ${toJsonText(event.data)}::jsonb, ${toJsonText(event.metadata ?? {})}::jsonb,
+        ${toJsonText(event.data)}::json, ${toJsonText(event.metadata ?? {})}::json,
         ${event.id ?? randomUUID()}::uuid)`,
     );
     // Rows of one VALUES list take their sequence values in list order, i.e. in revision order.

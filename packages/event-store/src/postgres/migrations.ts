@@ -48,5 +48,14 @@ export const eventStoreMigrations: MigrationSet = {
         await sql`alter table streams drop column transaction_id`.execute(db);
       },
     },
+    // json keeps the text as written: reading it back is a copy, where jsonb is re-serialised on
+    // every read (4× the database's time for a catch-up over report events, which are all read
+    // whole). The store never queries inside the documents, which is what jsonb is for.
+    "003_documents_as_json_text": {
+      async up(db: Kysely<unknown>) {
+        await sql`alter table events alter column data type json using data::json,
+          alter column metadata type json using metadata::json`.execute(db);
+      },
+    },
   },
 };
