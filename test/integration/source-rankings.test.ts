@@ -95,6 +95,9 @@ describe.each(backends)("by-source pages from calendar rankings on %s", (_name, 
   const periods = [
     { label: "December", start: decemberFirst, end: januaryFirst - 1 },
     { label: "December without its first day", start: decemberFirst + DAY, end: januaryFirst - 1 },
+    { label: "December without its last two days", start: decemberFirst, end: januaryFirst - 2 * DAY - 1 },
+    { label: "December without both ends", start: decemberFirst + 2 * DAY, end: januaryFirst - 3 * DAY - 1 },
+    { label: "December and a day either side", start: decemberFirst - DAY, end: januaryFirst + DAY - 1 },
     { label: "30 days into January", start: decemberFirst + 5 * DAY, end: decemberFirst + 35 * DAY - 1 },
     { label: "2025", start: Date.UTC(2025, 0, 1) / 1000, end: januaryFirst - 1 },
     { label: "to the second", start: decemberFirst + 3 * DAY + 4321, end: januaryFirst + 2 * DAY + 77 },
@@ -122,6 +125,11 @@ describe.each(backends)("by-source pages from calendar rankings on %s", (_name, 
           const actual = await endpoint(runtime.db, query);
           expect(actual, `${endpoint.name} ${period.label} page ${page}`).toEqual(expected);
         }
+        // And every group at once: a wrong sum far from the pages above shows here.
+        const everything = { ...base, perPage: Math.max(1, first.total) };
+        expect(await endpoint(runtime.db, everything), `${endpoint.name} ${period.label} whole list`).toEqual(
+          await endpoint(runtime.db, everything, { ignoreRankings: true }),
+        );
         const scope = endpoint === aggregateBySource ? "all" : "unaligned";
         if (await chooseRanking(runtime.db, base, scope)) ranked++;
       }
@@ -187,6 +195,34 @@ describe.each(backends)("by-source pages from calendar rankings on %s", (_name, 
   it("refreshes a ranking in place, summing only the groups that changed", async () => {
     const december = { tenantId: tenantA, start: decemberFirst, end: januaryFirst - 1, page: 1, perPage: 9 };
     const before = (await chooseRanking(runtime.db, december, "all"))!;
+    // Every sender on December's first and last day: groups whose first or last fact in the
+    // bucket moves out to its edges, which periods leaving out those days must find.
+    for (const [label, begin] of [
+      ["first", decemberFirst],
+      ["last", januaryFirst - DAY],
+    ] as const) {
+      const rows = Array.from({ length: 120 }, (_, sender) => ({
+        sourceIp: `192.0.2.${sender}`,
+        count: 3,
+        disposition: "none",
+        policyDkim: "fail",
+        policySpf: sender % 2 === 0 ? "pass" : "fail",
+      }));
+      const payload = aggregateReport({
+        identity: `rank-edges-${label}`,
+        domain: "a-one.com",
+        organization: "google.com",
+        begin,
+        end: begin + DAY - 1,
+        rows,
+      });
+      await runtime.store.append(
+        streams.aggregateReport(payload.identity),
+        [newEvent("AggregateReportReceived", payload, meta)],
+        "no_stream",
+      );
+    }
+    await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
     const refreshed = await maintainSourceRankings(runtime.db, { minFacts: 50 });
     expect(refreshed.length).toBeGreaterThan(0);
     expect(refreshed.every((ranking) => ranking.kind === "refreshed" && ranking.tenantId === tenantA)).toBe(

@@ -26,7 +26,7 @@ describe("PostgreSQL adapter: documents stored as json", () => {
       Object.entries(eventStoreMigrations.migrations).filter(([name]) => name < "003"),
     );
     await migrateToLatest(database.db, { name: eventStoreMigrations.name, migrations: before });
-    const old = { report: "r1", rows: [{ sourceIp: "192.0.2.1", count: 3, arc: null }], "ünï": "ç\u2028" };
+    const old = { report: "r1", rows: [{ sourceIp: "192.0.2.1", count: 3, arc: null }], ünï: "ç\u2028" };
     await sql`insert into streams (stream, revision) values ('old', 0)`.execute(database.db);
     await sql`insert into events (stream, revision, type, data, metadata, id)
       values ('old', 0, 'Old', ${JSON.stringify(old)}::jsonb, '{"causedBy":"test"}'::jsonb, gen_random_uuid())`.execute(
@@ -45,7 +45,7 @@ describe("PostgreSQL adapter: documents stored as json", () => {
         { column_name: "metadata", data_type: "json" },
       ]);
       // Key order as written (jsonb would sort "zeta" after "alpha").
-      const fresh = { zeta: 1, alpha: [true, { nested: "x" }], text: "line\nbreak \"quoted\"" };
+      const fresh = { zeta: 1, alpha: [true, { nested: "x" }], text: 'line\nbreak "quoted"' };
       await store.append("new", [{ type: "New", data: fresh, metadata: { causedBy: "test" } }], "no_stream");
       const all = await store.readAll("start", 10);
       expect(all.map((event) => [event.stream, event.data, event.metadata.causedBy])).toEqual([

@@ -120,6 +120,9 @@ export interface SourceRankingTable extends SummedCounters {
   organization: string;
   /** How many agg_source rows the sums are of: a group is in a period while it has one there. */
   facts: Int8;
+  /** The first and last `t` of those rows. */
+  first_t: Int8;
+  last_t: Int8;
 }
 
 /** Reverse DNS of source IPs (registrable domain), as resolved by the DNS tooling. */

@@ -74,7 +74,8 @@ export async function chooseRanking(
  * The first kind is nearly all of them and stays in the ranking's order, so the page is a walk
  * along the ranking's index, from the top for the first half of the pages and from the bottom for
  * the second, merged with the few others. Only the facts where period and bucket differ, and the
- * changed groups' facts, are read.
+ * changed groups' facts, are read; the ranked sums of the second kind come from one range of
+ * first_t or last_t (the table is stored by first_t), not from a lookup per group.
  *
  * The groups that differ are summed once into a temporary table; the page then walks the index
  * with a constant limit (a limit the planner cannot see tempts it to sort the whole ranking).
@@ -94,61 +95,111 @@ export async function rankedSourcePage(
       and ${sql.ref(`${a}.organization`)} = ${sql.ref(`${b}.organization`)}`;
   const scoped = tenantScopedFacts(domains, scope);
   const inPeriod = sql`f.t between ${query.start} and ${query.end}${scope === "unaligned" ? sql` and not f.dmarc_pass` : sql``}`;
-  // Facts outside the bucket count +1, facts in the bucket outside the period -1.
-  const signedSpans = choice.differences.map((span) => {
-    const sign = span.start >= bucket.start && span.end <= bucket.end ? -1 : 1;
-    return sql`select f.domain, f.source_ip, f.organization, ${sql.lit(sign)} as sign, f.dmarc_pass, f.volume,
-        f.unaligned_arc_pass, f.dkim_aligned, f.spf_aligned, f.dkim_pass, f.spf_pass
-      from agg_source f where ${scoped} and f.t between ${span.start} and ${span.end}`;
-  });
-  const signed = (column: string) => sql`sum(d.sign * d.${sql.ref(column)})`;
-  const ctes = sql`
-    changed as materialized (
-      select distinct f.domain, f.source_ip, f.organization from agg_source f
-      where ${scoped} and f.changed_seq > ${choice.builtSeq} and f.t between ${bucket.start} and ${bucket.end}
-    ),
-    differing as materialized (
+  const inBucket = (span: Span) => span.start >= bucket.start && span.end <= bucket.end;
+  const leftOut = choice.differences.filter(inBucket);
+  const added = choice.differences.filter((span) => !inBucket(span));
+  // The ranked groups with a fact in a span the period leaves out of the bucket. Such a span is
+  // at an edge of the bucket, so they are one range of first_t or last_t away (a group with a
+  // fact at t has first_t <= t <= last_t). Only the bound that selects is written: given both,
+  // the planner may range over the other index.
+  const groupsWithFactsIn = (span: Span) =>
+    span.start === bucket.start
+      ? sql`r.first_t <= ${span.end}`
+      : span.end === bucket.end
+        ? sql`r.last_t >= ${span.start}`
+        : sql`(r.first_t <= ${span.end} and r.last_t >= ${span.start})`;
+  const atLeftOutEdges =
+    leftOut.length > 0 ? sql`(${sql.join(leftOut.map(groupsWithFactsIn), sql` or `)})` : sql`false`;
+  // Facts changed since the build are rare: when there are none, the statement leaves them out.
+  // (t + 0: the BRIN index on changed_seq finds them; the period index would match the bucket.)
+  const { rows: changes } = await sql<{ any: boolean }>`select exists (
+      select 1 from agg_source f
+      where ${scoped} and f.changed_seq > ${choice.builtSeq} and f.t + 0 between ${bucket.start} and ${bucket.end}
+    ) as any`.execute(db);
+  const anyChanged = changes[0]?.any === true;
+
+  const rankedRows = (alias: string) => sql`${sumColumns(alias)}, true as ranked`;
+  // Every part below is a row per group or fact: summed by group, they are the group's exact sums
+  // over the period. Ranked sums enter once per group; facts outside the bucket add, facts in it
+  // outside the period subtract (their count too: a group is in the period while it has a fact).
+  const parts = [
+    ...(leftOut.length > 0
+      ? [
+          sql`select ${rankedRows("r")} from source_ranking r
+            where r.ranking_id = ${choice.rankingId} and ${atLeftOutEdges}`,
+        ]
+      : []),
+    ...choice.differences.map((span) => {
+      const sign = sql.lit(inBucket(span) ? -1 : 1);
+      const signed = (column: string) => sql`${sign} * f.${sql.ref(column)}`;
+      return sql`select f.domain, f.source_ip, f.organization, ${signed("volume")},
+          case when f.dmarc_pass then ${signed("volume")} else 0 end, ${signed("unaligned_arc_pass")},
+          ${signed("dkim_aligned")}, ${signed("spf_aligned")}, ${signed("dkim_pass")}, ${signed("spf_pass")},
+          ${sign}::bigint, false
+        from agg_source f where ${scoped} and f.t between ${span.start} and ${span.end}`;
+    }),
+    // Groups with facts only outside the bucket may be ranked or not: those are looked up by key,
+    // once each (a period may reach past both ends of the bucket).
+    ...(added.length > 0
+      ? [
+          sql`select ${rankedRows("r")}
+        from (select distinct f.domain, f.source_ip, f.organization from agg_source f
+          where ${scoped} and (${sql.join(
+            added.map((span) => sql`f.t between ${span.start} and ${span.end}`),
+            sql` or `,
+          )})) a
+        cross join lateral (
+          select r.* from source_ranking r
+          where r.ranking_id = ${choice.rankingId} and ${sameGroup("r", "a")} and not ${atLeftOutEdges}
+          -- Kept a subquery: looked up for each group, never joined by scanning the ranking.
+          offset 0
+        ) r`,
+        ]
+      : []),
+  ];
+  const ctes = sql.join(
+    [
+      ...(anyChanged
+        ? [
+            sql`changed as materialized (
+              select distinct f.domain, f.source_ip, f.organization from agg_source f
+              where ${scoped} and f.changed_seq > ${choice.builtSeq} and f.t + 0 between ${bucket.start} and ${bucket.end}
+            )`,
+          ]
+        : []),
+      sql`corrected as materialized (
       ${
-        signedSpans.length === 0
+        parts.length === 0
           ? sql`select null::text as domain, null::text as source_ip, null::text as organization,
               0::numeric as volume, 0::numeric as dmarc_pass, 0::numeric as unaligned_arc_pass,
               0::numeric as dkim_aligned, 0::numeric as spf_aligned, 0::numeric as dkim_pass,
-              0::numeric as spf_pass, 0::bigint as facts where false`
-          : sql`select d.domain, d.source_ip, d.organization, ${signed("volume")} as volume,
-              sum(case when d.dmarc_pass then d.sign * d.volume else 0 end) as dmarc_pass,
-              ${signed("unaligned_arc_pass")} as unaligned_arc_pass, ${signed("dkim_aligned")} as dkim_aligned,
-              ${signed("spf_aligned")} as spf_aligned, ${signed("dkim_pass")} as dkim_pass,
-              ${signed("spf_pass")} as spf_pass, sum(d.sign)::bigint as facts
-            from (${sql.join(signedSpans, sql` union all `)}) d
-            group by d.domain, d.source_ip, d.organization`
+              0::numeric as spf_pass, 0::numeric as facts, false as ranked where false`
+          : sql`select x.domain, x.source_ip, x.organization, sum(x.volume) as volume,
+              sum(x.dmarc_pass) as dmarc_pass, sum(x.unaligned_arc_pass) as unaligned_arc_pass,
+              sum(x.dkim_aligned) as dkim_aligned, sum(x.spf_aligned) as spf_aligned,
+              sum(x.dkim_pass) as dkim_pass, sum(x.spf_pass) as spf_pass, sum(x.facts) as facts,
+              bool_or(x.ranked) as ranked
+            from (${sql.join(parts, sql` union all `)}) as x (domain, source_ip, organization, volume,
+              dmarc_pass, unaligned_arc_pass, dkim_aligned, spf_aligned, dkim_pass, spf_pass, facts, ranked)
+            ${anyChanged ? sql`where not exists (select 1 from changed k where ${sameGroup("k", "x")})` : sql``}
+            group by x.domain, x.source_ip, x.organization`
       }
-    ),
-    corrected as materialized (
-      select d.domain, d.source_ip, d.organization,
-        coalesce(r.volume, 0) + d.volume as volume, coalesce(r.dmarc_pass, 0) + d.dmarc_pass as dmarc_pass,
-        coalesce(r.unaligned_arc_pass, 0) + d.unaligned_arc_pass as unaligned_arc_pass,
-        coalesce(r.dkim_aligned, 0) + d.dkim_aligned as dkim_aligned,
-        coalesce(r.spf_aligned, 0) + d.spf_aligned as spf_aligned,
-        coalesce(r.dkim_pass, 0) + d.dkim_pass as dkim_pass, coalesce(r.spf_pass, 0) + d.spf_pass as spf_pass,
-        coalesce(r.facts, 0) + d.facts as facts, r.ranking_id is not null as ranked
-      from differing d
-      left join source_ranking r on r.ranking_id = ${choice.rankingId} and ${sameGroup("r", "d")}
-      where not exists (select 1 from changed k where ${sameGroup("k", "d")})
-    ),
-    recomputed as materialized (
-      select ${sourceFactSums} from agg_source f
-      join changed k on ${sameGroup("f", "k")}
-      where ${inPeriod}
-      group by f.domain, f.source_ip, f.organization
-    )`;
-
-  // The groups whose sums differ from the ranking's, summed once into a table of this
-  // transaction: the count and the page both read it.
-  await sql`create temporary table touched_group on commit drop as
-    with ${ctes}
-    select c.domain, c.source_ip, c.organization, c.volume, c.dmarc_pass, c.unaligned_arc_pass,
-      c.dkim_aligned, c.spf_aligned, c.dkim_pass, c.spf_pass, c.facts, c.ranked
-    from corrected c
+    )`,
+      ...(anyChanged
+        ? [
+            sql`recomputed as materialized (
+              select ${sourceFactSums} from agg_source f
+              join changed k on ${sameGroup("f", "k")}
+              where ${inPeriod}
+              group by f.domain, f.source_ip, f.organization
+            )`,
+          ]
+        : []),
+    ],
+    sql`,
+`,
+  );
+  const changedGroups = sql`
     union all
     select n.domain, n.source_ip, n.organization, n.volume, n.dmarc_pass, n.unaligned_arc_pass,
       n.dkim_aligned, n.spf_aligned, n.dkim_pass, n.spf_pass, n.facts,
@@ -159,11 +210,19 @@ export async function rankedSourcePage(
     select k.domain, k.source_ip, k.organization, 0, 0, 0, 0, 0, 0, 0, 0, true
     from changed k
     where not exists (select 1 from recomputed n where ${sameGroup("n", "k")})
-      and exists (select 1 from source_ranking r where r.ranking_id = ${choice.rankingId} and ${sameGroup("r", "k")})`.execute(
-    db,
-  );
-  // The walk probes it for each ranked group it passes.
-  await sql`alter table touched_group add primary key (domain, source_ip, organization)`.execute(db);
+      and exists (select 1 from source_ranking r where r.ranking_id = ${choice.rankingId} and ${sameGroup("r", "k")})`;
+
+  // The groups whose sums differ from the ranking's, summed once into a table of this
+  // transaction: the count and the page both read it.
+  await sql`create temporary table touched_group on commit drop as
+    with ${ctes}
+    select c.domain, c.source_ip, c.organization, c.volume, c.dmarc_pass, c.unaligned_arc_pass,
+      c.dkim_aligned, c.spf_aligned, c.dkim_pass, c.spf_pass, c.facts, c.ranked
+    from corrected c
+    ${anyChanged ? changedGroups : sql``}`.execute(db);
+  // The walk probes it for each ranked group it passes. A hash index on the address (a group or
+  // two per address): a key B-tree sorts the text keys first, 30 ms for 23,000 groups.
+  await sql`create index on touched_group using hash (source_ip)`.execute(db);
   const { rows: counts } = await sql<{ displaced: string; added: string }>`
     select (count(*) filter (where ranked))::text as displaced, (count(*) filter (where facts > 0))::text as added
     from touched_group`.execute(db);

@@ -34,6 +34,9 @@ const upkeepLock = sql`1380011595, 0`;
 const factsInBucket = (domains: readonly TenantReportDomain[], scope: RankingScope, bucket: Span) =>
   sql`${tenantScopedFacts(domains, scope)} and f.t between ${bucket.start} and ${bucket.end}`;
 
+/** The first and last second of a group's facts (source_ranking's first_t and last_t). */
+const factExtent = sql`min(f.t) as first_t, max(f.t) as last_t`;
+
 /** Counts rows of `from where condition`, stopping at `limit`: enough to compare with a threshold. */
 async function countUpTo(db: Kysely<ReadModelSchema>, condition: ReturnType<typeof sql>, limit: number) {
   const { rows } = await sql<{ n: number }>`select count(*)::int as n from (
@@ -170,11 +173,14 @@ async function buildRanking(
       const domains = await tenantReportDomains(trx, tenantId);
       const inserted = await sql`
         insert into source_ranking (ranking_id, domain, source_ip, organization, volume, dmarc_pass,
-          unaligned_arc_pass, dkim_aligned, spf_aligned, dkim_pass, spf_pass, facts)
-        select ${id}::bigint, ${sourceFactSums}
+          unaligned_arc_pass, dkim_aligned, spf_aligned, dkim_pass, spf_pass, facts, first_t, last_t)
+        select ${id}::bigint, ${sourceFactSums}, ${factExtent}
         from agg_source f
         where ${factsInBucket(domains, scope, bucket)}
-        group by f.domain, f.source_ip, f.organization`.execute(trx);
+        group by f.domain, f.source_ip, f.organization
+        -- Stored by first_t: the groups a period leaves out at the bucket's start (the last 30
+        -- days to the second leave out part of the first day) then lie together in the table.
+        order by first_t`.execute(trx);
       const groupCount = Number(inserted.numAffectedRows ?? 0n);
       const previous = await trx
         .selectFrom("source_ranking_build")
@@ -233,20 +239,21 @@ async function refreshRanking(
           where ${inBucket} and f.changed_seq > ${build.built_seq}
         ),
         summed as (
-          select ${sourceFactSums} from agg_source f
+          select ${sourceFactSums}, ${factExtent} from agg_source f
           join changed k on k.domain = f.domain and k.source_ip = f.source_ip and k.organization = f.organization
           where ${inBucket}
           group by f.domain, f.source_ip, f.organization
         ),
         written as (
           insert into source_ranking (ranking_id, domain, source_ip, organization, volume, dmarc_pass,
-            unaligned_arc_pass, dkim_aligned, spf_aligned, dkim_pass, spf_pass, facts)
+            unaligned_arc_pass, dkim_aligned, spf_aligned, dkim_pass, spf_pass, facts, first_t, last_t)
           select ${rankingId}::bigint, s.* from summed s
           on conflict (ranking_id, domain, source_ip, organization) do update set
             volume = excluded.volume, dmarc_pass = excluded.dmarc_pass,
             unaligned_arc_pass = excluded.unaligned_arc_pass, dkim_aligned = excluded.dkim_aligned,
             spf_aligned = excluded.spf_aligned, dkim_pass = excluded.dkim_pass,
-            spf_pass = excluded.spf_pass, facts = excluded.facts
+            spf_pass = excluded.spf_pass, facts = excluded.facts, first_t = excluded.first_t,
+            last_t = excluded.last_t
           returning (xmax = 0) as inserted
         )
         select (count(*) filter (where inserted))::int as added, count(*)::int as summed from written`.execute(
