@@ -4,7 +4,6 @@
  * for periods on and off the calendar, after facts changed behind a ranking, and after the tenant
  * gained a domain.
  */
-import { newEvent, streams } from "@dmarc-ledger/events";
 import {
   aggregateBySource,
   aggregateByUnalignedSource,
@@ -17,7 +16,7 @@ import {
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { aggregateReport } from "../support/aggregate-report.js";
+import { aggregateReport, appendAggregateReports } from "../support/aggregate-report.js";
 import { type Backend, backends } from "../support/service-harness.js";
 
 const meta = { causedBy: "test" };
@@ -81,14 +80,10 @@ describe.each(backends)("by-source pages from calendar rankings on %s", (_name, 
   let reportIndex = 0;
 
   const importReports = async (domains: string[], count: number) => {
-    for (let i = 0; i < count; i++) {
-      const payload = report(reportIndex++, pick(random, domains), random);
-      await runtime.store.append(
-        streams.aggregateReport(payload.identity),
-        [newEvent("AggregateReportReceived", payload, meta)],
-        "no_stream",
-      );
-    }
+    const payloads = Array.from({ length: count }, () =>
+      report(reportIndex++, pick(random, domains), random),
+    );
+    await appendAggregateReports(runtime.store, payloads);
     await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
   };
 
@@ -197,31 +192,26 @@ describe.each(backends)("by-source pages from calendar rankings on %s", (_name, 
     const before = (await chooseRanking(runtime.db, december, "all"))!;
     // Every sender on December's first and last day: groups whose first or last fact in the
     // bucket moves out to its edges, which periods leaving out those days must find.
-    for (const [label, begin] of [
-      ["first", decemberFirst],
-      ["last", januaryFirst - DAY],
-    ] as const) {
-      const rows = Array.from({ length: 120 }, (_, sender) => ({
-        sourceIp: `192.0.2.${sender}`,
-        count: 3,
-        disposition: "none",
-        policyDkim: "fail",
-        policySpf: sender % 2 === 0 ? "pass" : "fail",
-      }));
-      const payload = aggregateReport({
-        identity: `rank-edges-${label}`,
-        domain: "a-one.com",
-        organization: "google.com",
-        begin,
-        end: begin + DAY - 1,
-        rows,
-      });
-      await runtime.store.append(
-        streams.aggregateReport(payload.identity),
-        [newEvent("AggregateReportReceived", payload, meta)],
-        "no_stream",
-      );
-    }
+    const everySender = Array.from({ length: 120 }, (_, sender) => ({
+      sourceIp: `192.0.2.${sender}`,
+      count: 3,
+      disposition: "none",
+      policyDkim: "fail",
+      policySpf: sender % 2 === 0 ? "pass" : "fail",
+    }));
+    await appendAggregateReports(
+      runtime.store,
+      [decemberFirst, januaryFirst - DAY].map((begin) =>
+        aggregateReport({
+          identity: `rank-edges-${begin}`,
+          domain: "a-one.com",
+          organization: "google.com",
+          begin,
+          end: begin + DAY - 1,
+          rows: everySender,
+        }),
+      ),
+    );
     await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
     const refreshed = await maintainSourceRankings(runtime.db, { minFacts: 50 });
     expect(refreshed.length).toBeGreaterThan(0);

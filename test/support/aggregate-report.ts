@@ -1,4 +1,10 @@
-import type { AggregateReportReceived, AggregateRowRecord } from "@dmarc-ledger/events";
+import type { EventStore } from "@dmarc-ledger/event-store";
+import {
+  type AggregateReportReceived,
+  type AggregateRowRecord,
+  newEvent,
+  streams,
+} from "@dmarc-ledger/events";
 
 /** The parts of a report row a test chooses; the rest are the parser's "absent". */
 export type TestRow = Pick<
@@ -55,4 +61,18 @@ export function aggregateReport(report: {
     source: "test",
     warnings: [],
   };
+}
+
+/** Appends each payload as an AggregateReportReceived event on its report's own stream. */
+export async function appendAggregateReports(
+  store: EventStore,
+  payloads: readonly AggregateReportReceived[],
+): Promise<void> {
+  for (const payload of payloads) {
+    await store.append(
+      streams.aggregateReport(payload.identity),
+      [newEvent("AggregateReportReceived", payload, { causedBy: "test" })],
+      "no_stream",
+    );
+  }
 }

@@ -1,10 +1,9 @@
-import { newEvent, streams } from "@dmarc-ledger/events";
 import { allProjections, catchUp } from "@dmarc-ledger/read-models";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { aggregateReport } from "../../../test/support/aggregate-report.js";
+import { aggregateReport, appendAggregateReports } from "../../../test/support/aggregate-report.js";
 import { type Backend, backends } from "../../../test/support/service-harness.js";
 import { rankingMaintenanceFromEnv, startRankingMaintenance } from "../src/ranking-maintenance.js";
 
@@ -36,11 +35,7 @@ describe.each(backends)("ranking upkeep beside the projector on %s", (_name, ope
       end: begin + 86_399,
       rows,
     });
-    await runtime.store.append(
-      streams.aggregateReport(payload.identity),
-      [newEvent("AggregateReportReceived", payload, meta)],
-      "no_stream",
-    );
+    await appendAggregateReports(runtime.store, [payload]);
     await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
   });
 
