@@ -4,7 +4,7 @@ import { type Span, secondsIn, symmetricDifference } from "../source-rankings/bu
 import { tenantDomainCount } from "../source-rankings/maintain-source-rankings.js";
 import type { RankingScope } from "../source-rankings/ranking-scope.js";
 import { offsetOf, type PageQuery } from "./page.js";
-import { tenantScopedFacts } from "./source-facts.js";
+import { factsChangedSince, tenantScopedFacts } from "./source-facts.js";
 import {
   type SourceGroupSums,
   sourceFactSums,
@@ -111,10 +111,9 @@ export async function rankedSourcePage(
   const atLeftOutEdges =
     leftOut.length > 0 ? sql`(${sql.join(leftOut.map(groupsWithFactsIn), sql` or `)})` : sql`false`;
   // Facts changed since the build are rare: when there are none, the statement leaves them out.
-  // (t + 0: the BRIN index on changed_seq finds them; the period index would match the bucket.)
+  const changedFacts = factsChangedSince(domains, scope, bucket, choice.builtSeq);
   const { rows: changes } = await sql<{ any: boolean }>`select exists (
-      select 1 from agg_source f
-      where ${scoped} and f.changed_seq > ${choice.builtSeq} and f.t + 0 between ${bucket.start} and ${bucket.end}
+      select 1 from agg_source f where ${changedFacts}
     ) as any`.execute(db);
   const anyChanged = changes[0]?.any === true;
 
@@ -162,8 +161,7 @@ export async function rankedSourcePage(
       ...(anyChanged
         ? [
             sql`changed as materialized (
-              select distinct f.domain, f.source_ip, f.organization from agg_source f
-              where ${scoped} and f.changed_seq > ${choice.builtSeq} and f.t + 0 between ${bucket.start} and ${bucket.end}
+              select distinct f.domain, f.source_ip, f.organization from agg_source f where ${changedFacts}
             )`,
           ]
         : []),

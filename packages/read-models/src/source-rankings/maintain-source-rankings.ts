@@ -1,5 +1,5 @@
 import { type Kysely, sql } from "kysely";
-import { tenantScopedFacts } from "../queries/source-facts.js";
+import { factsChangedSince, tenantScopedFacts } from "../queries/source-facts.js";
 import { sourceFactSums } from "../queries/source-group-sums.js";
 import { inDomains, type TenantReportDomain, tenantReportDomains } from "../queries/tenant-domain-filter.js";
 import type { ReadModelSchema } from "../schema.js";
@@ -108,7 +108,7 @@ async function maintainAll(
             Number(build.bucket_end) === bucket.end,
         );
         if (current && current.domain_count === domainCount) {
-          const changed = sql`${inBucket} and f.changed_seq > ${current.built_seq}`;
+          const changed = factsChangedSince(domains, scope, bucket, current.built_seq);
           if ((await countUpTo(db, changed, 1)) > 0)
             done.push(await refreshRanking(db, tenantId, scope, bucket, current.ranking_id));
         } else if ((await countUpTo(db, inBucket, minFacts)) >= minFacts) {
@@ -236,7 +236,7 @@ async function refreshRanking(
       const { rows: written } = await sql<{ added: number; summed: number }>`
         with changed as (
           select distinct f.domain, f.source_ip, f.organization from agg_source f
-          where ${inBucket} and f.changed_seq > ${build.built_seq}
+          where ${factsChangedSince(domains, scope, bucket, build.built_seq)}
         ),
         summed as (
           select ${sourceFactSums}, ${factExtent} from agg_source f
