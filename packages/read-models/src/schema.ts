@@ -120,9 +120,10 @@ export interface SourceRankingTable extends SummedCounters {
   organization: string;
   /** How many agg_source rows the sums are of: a group is in a period while it has one there. */
   facts: Int8;
-  /** The first and last `t` of those rows. */
-  first_t: Int8;
-  last_t: Int8;
+  /** Seconds from the bucket's start to the first `t` of those rows. */
+  start_offset: Int8;
+  /** Seconds from the last `t` of those rows to the bucket's end. */
+  end_offset: Int8;
 }
 
 /** Reverse DNS of source IPs (registrable domain), as resolved by the DNS tooling. */

@@ -75,7 +75,7 @@ export async function chooseRanking(
  * along the ranking's index, from the top for the first half of the pages and from the bottom for
  * the second, merged with the few others. Only the facts where period and bucket differ, and the
  * changed groups' facts, are read; the ranked sums of the second kind come from one range of
- * first_t or last_t (the table is stored by first_t), not from a lookup per group.
+ * start_offset or end_offset (the table is stored by start_offset), not from a lookup per group.
  *
  * The groups that differ are summed once into a temporary table; the page then walks the index
  * with a constant limit (a limit the planner cannot see tempts it to sort the whole ranking).
@@ -99,15 +99,17 @@ export async function rankedSourcePage(
   const leftOut = choice.differences.filter(inBucket);
   const added = choice.differences.filter((span) => !inBucket(span));
   // The ranked groups with a fact in a span the period leaves out of the bucket. Such a span is
-  // at an edge of the bucket, so they are one range of first_t or last_t away (a group with a
-  // fact at t has first_t <= t <= last_t). Only the bound that selects is written: given both,
-  // the planner may range over the other index.
+  // at an edge of the bucket, so they are one range of start_offset or end_offset away (a group
+  // with a fact at t has bucket.start + start_offset <= t <= bucket.end - end_offset). Only the
+  // bound that selects is written: given both, the planner may range over the other index.
+  const fromStart = (t: number) => t - bucket.start;
+  const fromEnd = (t: number) => bucket.end - t;
   const groupsWithFactsIn = (span: Span) =>
     span.start === bucket.start
-      ? sql`r.first_t <= ${span.end}`
+      ? sql`r.start_offset <= ${fromStart(span.end)}`
       : span.end === bucket.end
-        ? sql`r.last_t >= ${span.start}`
-        : sql`(r.first_t <= ${span.end} and r.last_t >= ${span.start})`;
+        ? sql`r.end_offset <= ${fromEnd(span.start)}`
+        : sql`(r.start_offset <= ${fromStart(span.end)} and r.end_offset <= ${fromEnd(span.start)})`;
   const atLeftOutEdges =
     leftOut.length > 0 ? sql`(${sql.join(leftOut.map(groupsWithFactsIn), sql` or `)})` : sql`false`;
   // Facts changed since the build are rare: when there are none, the statement leaves them out.

@@ -34,8 +34,12 @@ const upkeepLock = sql`1380011595, 0`;
 const factsInBucket = (domains: readonly TenantReportDomain[], scope: RankingScope, bucket: Span) =>
   sql`${tenantScopedFacts(domains, scope)} and f.t between ${bucket.start} and ${bucket.end}`;
 
-/** The first and last second of a group's facts (source_ranking's first_t and last_t). */
-const factExtent = sql`min(f.t) as first_t, max(f.t) as last_t`;
+/**
+ * How far a group's first and last facts lie from the bucket's edges (source_ranking's
+ * start_offset and end_offset).
+ */
+const factExtent = (bucket: Span) =>
+  sql`min(f.t) - ${bucket.start} as start_offset, ${bucket.end} - max(f.t) as end_offset`;
 
 /** Counts rows of `from where condition`, stopping at `limit`: enough to compare with a threshold. */
 async function countUpTo(db: Kysely<ReadModelSchema>, condition: ReturnType<typeof sql>, limit: number) {
@@ -173,14 +177,14 @@ async function buildRanking(
       const domains = await tenantReportDomains(trx, tenantId);
       const inserted = await sql`
         insert into source_ranking (ranking_id, domain, source_ip, organization, volume, dmarc_pass,
-          unaligned_arc_pass, dkim_aligned, spf_aligned, dkim_pass, spf_pass, facts, first_t, last_t)
-        select ${id}::bigint, ${sourceFactSums}, ${factExtent}
+          unaligned_arc_pass, dkim_aligned, spf_aligned, dkim_pass, spf_pass, facts, start_offset, end_offset)
+        select ${id}::bigint, ${sourceFactSums}, ${factExtent(bucket)}
         from agg_source f
         where ${factsInBucket(domains, scope, bucket)}
         group by f.domain, f.source_ip, f.organization
-        -- Stored by first_t: the groups a period leaves out at the bucket's start (the last 30
-        -- days to the second leave out part of the first day) then lie together in the table.
-        order by first_t`.execute(trx);
+        -- Stored by start_offset: the groups a period leaves out at the bucket's start (the last
+        -- 30 days to the second leave out part of the first day) then lie together in the table.
+        order by start_offset`.execute(trx);
       const groupCount = Number(inserted.numAffectedRows ?? 0n);
       const previous = await trx
         .selectFrom("source_ranking_build")
@@ -239,21 +243,21 @@ async function refreshRanking(
           where ${factsChangedSince(domains, scope, bucket, build.built_seq)}
         ),
         summed as (
-          select ${sourceFactSums}, ${factExtent} from agg_source f
+          select ${sourceFactSums}, ${factExtent(bucket)} from agg_source f
           join changed k on k.domain = f.domain and k.source_ip = f.source_ip and k.organization = f.organization
           where ${inBucket}
           group by f.domain, f.source_ip, f.organization
         ),
         written as (
           insert into source_ranking (ranking_id, domain, source_ip, organization, volume, dmarc_pass,
-            unaligned_arc_pass, dkim_aligned, spf_aligned, dkim_pass, spf_pass, facts, first_t, last_t)
+            unaligned_arc_pass, dkim_aligned, spf_aligned, dkim_pass, spf_pass, facts, start_offset, end_offset)
           select ${rankingId}::bigint, s.* from summed s
           on conflict (ranking_id, domain, source_ip, organization) do update set
             volume = excluded.volume, dmarc_pass = excluded.dmarc_pass,
             unaligned_arc_pass = excluded.unaligned_arc_pass, dkim_aligned = excluded.dkim_aligned,
             spf_aligned = excluded.spf_aligned, dkim_pass = excluded.dkim_pass,
-            spf_pass = excluded.spf_pass, facts = excluded.facts, first_t = excluded.first_t,
-            last_t = excluded.last_t
+            spf_pass = excluded.spf_pass, facts = excluded.facts,
+            start_offset = excluded.start_offset, end_offset = excluded.end_offset
           returning (xmax = 0) as inserted
         )
         select (count(*) filter (where inserted))::int as added, count(*)::int as summed from written`.execute(
