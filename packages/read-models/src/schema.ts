@@ -89,8 +89,15 @@ export interface AggSourceTable {
   spf_aligned: Int8;
   dkim_pass: Int8;
   spf_pass: Int8;
-  /** The value of agg_source_change_seq taken by the projection batch that last changed the row. */
+  /** The number of the projection batch that last changed the row (see agg_source_change). */
   changed_seq: Int8;
+}
+
+/** One row: the number of the latest batch that wrote agg_source (source-change-counter.ts). */
+export interface AggSourceChangeTable {
+  /** Always true: the primary key that keeps the table at one row. */
+  single: boolean;
+  last_seq: Int8;
 }
 
 /**
@@ -191,6 +198,7 @@ export interface ReadModelSchema {
   agg_domain: AggDomainTable;
   agg_organization: AggOrganizationTable;
   agg_source: AggSourceTable;
+  agg_source_change: AggSourceChangeTable;
   source_ranking_build: SourceRankingBuildTable;
   source_ranking: SourceRankingTable;
   source_ip_name: SourceIpNameTable;

@@ -1,8 +1,8 @@
 import type { AggregateRowRecord } from "@dmarc-ledger/events";
-import { sql } from "kysely";
 import { type KeyColumn, SumsByKey } from "./add-sums.js";
 import type { Projection } from "./projection.js";
 import { rowParts } from "./report-parts.js";
+import { takeSourceChangeNumber } from "./source-change-counter.js";
 
 const isPass = (result: string) => result.toLowerCase() === "pass";
 
@@ -36,7 +36,8 @@ const sourceKeyColumns: KeyColumn[] = [
 export const aggregateBySourceProjection: Projection = {
   name: "aggregate_by_source",
   // The rankings are built from agg_source (source-rankings/): a rebuild starts them afresh.
-  tables: ["agg_source", "source_ranking", "source_ranking_build"],
+  // agg_source_change numbers the batches that wrote agg_source (source-change-counter.ts).
+  tables: ["agg_source", "agg_source_change", "source_ranking", "source_ranking_build"],
   handles: new Set(["AggregateReportReceived"]),
   async apply(trx, events) {
     const sums = new SumsByKey("agg_source", sourceKeyColumns, false);
@@ -58,9 +59,6 @@ export const aggregateBySourceProjection: Projection = {
       );
     }
     if (sums.size === 0) return;
-    const { rows } = await sql<{ seq: string }>`select nextval('agg_source_change_seq')::text as seq`.execute(
-      trx,
-    );
-    await sums.write(trx, { column: "changed_seq", value: rows[0]!.seq });
+    await sums.write(trx, { column: "changed_seq", value: await takeSourceChangeNumber(trx) });
   },
 };

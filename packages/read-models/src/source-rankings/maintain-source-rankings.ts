@@ -1,4 +1,5 @@
 import { type Kysely, sql } from "kysely";
+import { lastSourceChangeNumber } from "../projections/source-change-counter.js";
 import { factsChangedSince, tenantScopedFacts } from "../queries/source-facts.js";
 import { sourceFactSums } from "../queries/source-group-sums.js";
 import { inDomains, type TenantReportDomain, tenantReportDomains } from "../queries/tenant-domain-filter.js";
@@ -168,10 +169,11 @@ async function buildRanking(
     .transaction()
     .setIsolationLevel("repeatable read")
     .execute(async (trx) => {
-      const { rows } = await sql<{ id: string; seq: string }>`
-        select nextval('source_ranking_id_seq')::text as id,
-          (select coalesce(max(changed_seq), 0) from agg_source)::text as seq`.execute(trx);
-      const { id, seq } = rows[0]!;
+      const { rows } = await sql<{ id: string }>`select nextval('source_ranking_id_seq')::text as id`.execute(
+        trx,
+      );
+      const { id } = rows[0]!;
+      const seq = await lastSourceChangeNumber(trx);
       // In the build's snapshot: a report domain new since would otherwise be neither ranked nor
       // seen as changed.
       const domains = await tenantReportDomains(trx, tenantId);
@@ -230,11 +232,13 @@ async function refreshRanking(
     .transaction()
     .setIsolationLevel("repeatable read")
     .execute(async (trx) => {
-      const { rows } = await sql<{ built_seq: string; seq: string }>`
-        select built_seq::text, (select coalesce(max(changed_seq), 0) from agg_source)::text as seq
-        from source_ranking_build where ranking_id = ${rankingId} for update`.execute(trx);
+      const { rows } = await sql<{ built_seq: string }>`
+        select built_seq::text from source_ranking_build where ranking_id = ${rankingId} for update`.execute(
+        trx,
+      );
       const build = rows[0];
       if (!build) return 0;
+      const seq = await lastSourceChangeNumber(trx);
       const domains = await tenantReportDomains(trx, tenantId);
       const inBucket = factsInBucket(domains, scope, bucket);
       const { rows: written } = await sql<{ added: number; summed: number }>`
@@ -265,7 +269,7 @@ async function refreshRanking(
       );
       const added = written[0]?.added ?? 0;
       await sql`update source_ranking_build
-        set built_seq = ${build.seq}, group_count = group_count + ${added}, built_at = now()
+        set built_seq = ${seq}, group_count = group_count + ${added}, built_at = now()
         where ranking_id = ${rankingId}`.execute(trx);
       return written[0]?.summed ?? 0;
     });

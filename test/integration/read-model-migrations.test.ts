@@ -1,6 +1,9 @@
 /**
- * Read-models migration 007 turns each ranking row's first and last fact second into offsets from
- * its bucket's edges. Rankings written before it must keep their rows, with the same extents.
+ * Read-model migrations that change what is already stored:
+ * - 007 turns each ranking row's first and last fact second into offsets from its bucket's edges:
+ *   rankings written before it keep their rows, with the same extents;
+ * - 008 replaces the change-number sequence with a counter row, which must continue from the
+ *   highest number on the facts.
  */
 import { type Database, migrateToLatest, openDatabase } from "@dmarc-ledger/db";
 import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
@@ -8,7 +11,7 @@ import { readModelMigrations } from "@dmarc-ledger/read-models";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-describe("read-models migration 007: ranking extents as offsets", () => {
+describe("read-model migrations over stored rows", () => {
   let testDatabase: TestDatabase;
   let database: Database;
 
@@ -21,7 +24,7 @@ describe("read-models migration 007: ranking extents as offsets", () => {
     await testDatabase?.drop();
   });
 
-  it("keeps the rankings built before it, with each group's extent measured from the bucket's edges", async () => {
+  it("keep rankings with their extents, and continue the change numbers", async () => {
     const before = Object.fromEntries(
       Object.entries(readModelMigrations.migrations).filter(([name]) => name < "007"),
     );
@@ -46,6 +49,17 @@ describe("read-models migration 007: ranking extents as offsets", () => {
     await group(1, "192.0.2.1", december.start, december.end);
     await group(1, "192.0.2.2", december.start + 86_400, december.end - 3_600);
     await group(2, "192.0.2.2", december.start + 86_400, december.end - 3_600);
+
+    for (const [ip, seq] of [
+      ["192.0.2.1", 41],
+      ["192.0.2.2", 42],
+      ["192.0.2.3", 40],
+    ] as const) {
+      await sql`insert into agg_source (domain, t, source_ip, organization, disposition, arc, spf_domain,
+        dkim_domain, dmarc_pass, volume, unaligned_arc_pass, dkim_aligned, spf_aligned, dkim_pass, spf_pass,
+        changed_seq) values ('example.com', ${december.start}, ${ip}, 'Org', 'none', '', '', '', true,
+        1, 0, 1, 1, 1, 1, ${seq})`.execute(database.db);
+    }
 
     await migrateToLatest(database.db, readModelMigrations);
 
@@ -72,5 +86,12 @@ describe("read-models migration 007: ranking extents as offsets", () => {
     }>`select column_name from information_schema.columns
       where table_name = 'source_ranking' and column_name in ('first_t', 'last_t')`.execute(database.db);
     expect(columns).toEqual([]);
+
+    const { rows: counter } = await sql<{ single: boolean; last_seq: string }>`
+      select single, last_seq::text from agg_source_change`.execute(database.db);
+    expect(counter).toEqual([{ single: true, last_seq: "42" }]);
+    const { rows: sequences } =
+      await sql`select 1 from pg_class where relname = 'agg_source_change_seq'`.execute(database.db);
+    expect(sequences).toEqual([]);
   });
 });
