@@ -3,7 +3,8 @@
  * (default 10,000,000) over a year. Measures p50/p95 of every list endpoint over HTTP for a 30-day
  * and a 365-day period, page 1 and the last page, against the same answer computed by a plain
  * GROUP BY over a flat copy of the rows in the same run; and projection throughput against a raw
- * COPY of the same rows. `BENCH_ROWS=200000 pnpm bench reporting-api` for a quick run.
+ * COPY of the same rows, and against a COPY of the projections' own output into tables with the
+ * same indexes. `BENCH_ROWS=200000 pnpm bench reporting-api` for a quick run.
  */
 import { startService } from "@dmarc-ledger/cli";
 import { createTestDatabase } from "@dmarc-ledger/db/testing";
