@@ -27,6 +27,12 @@ export interface CheckHostOptions {
    * record was meant to say when it breaks them (the equivalence checker); loops still end in permerror.
    */
   enforceLimits?: boolean;
+  /**
+   * Count like the strictest receivers do: a `redirect=` beside `all` costs a lookup, and empty
+   * answers to MX exchanges' address queries and to the PTR query are void lookups. Published sets
+   * must stay within the limits under this count too.
+   */
+  strictCounting?: boolean;
 }
 
 export interface CheckHostResult {
@@ -80,6 +86,8 @@ interface Evaluation {
   voidLookups: number;
   sender: ReturnType<typeof splitSender>;
   validatedNames?: Promise<string[]>;
+  /** Whether the client's PTR query came back empty (a void lookup under strict counting). */
+  ptrAnswerEmpty?: boolean;
 }
 
 /** RFC 7208 check_host(): the SPF verdict for a client IP, a domain and a sender. */
@@ -146,6 +154,13 @@ async function evaluateDomain(evaluation: Evaluation, domain: string, depth: num
     throw error;
   }
   const context = macroContext(evaluation, domain);
+  if (
+    evaluation.options.strictCounting &&
+    record.redirect &&
+    record.mechanisms.some((m) => m.kind === "all")
+  ) {
+    countLookup(evaluation);
+  }
   for (const mechanism of record.mechanisms) {
     if (await matches(mechanism, evaluation, context, depth)) {
       const result = qualifierResults[mechanism.qualifier];
@@ -190,7 +205,11 @@ function countLookup(evaluation: Evaluation): void {
 }
 
 function countVoid(evaluation: Evaluation, answer: DnsAnswer): void {
-  if (answer.values.length > 0) return;
+  countVoidIf(evaluation, answer.values.length === 0);
+}
+
+function countVoidIf(evaluation: Evaluation, empty: boolean): void {
+  if (!empty) return;
   evaluation.voidLookups++;
   if (evaluation.enforce && evaluation.voidLookups > VOID_LOOKUP_LIMIT) {
     throw new PermError(`more than ${VOID_LOOKUP_LIMIT} void lookups`);
@@ -210,6 +229,7 @@ async function addressesMatch(
 ): Promise<boolean> {
   const { ip } = evaluation;
   const answer = await lookup(name, ip.family === 4 ? "A" : "AAAA", evaluation);
+  if (evaluation.options.strictCounting) countVoid(evaluation, answer);
   return addressListMatches(answer.values, mechanism, ip);
 }
 
@@ -271,9 +291,9 @@ async function matches(
       countLookup(evaluation);
       const target = (await targetName(mechanism, context))?.toLowerCase();
       if (!target) return false;
-      return (await validatedNames(evaluation)).some(
-        (name) => name === target || name.endsWith(`.${target}`),
-      );
+      const names = await validatedNames(evaluation);
+      if (evaluation.options.strictCounting) countVoidIf(evaluation, evaluation.ptrAnswerEmpty === true);
+      return names.some((name) => name === target || name.endsWith(`.${target}`));
     }
     case "exists": {
       countLookup(evaluation);
@@ -304,6 +324,7 @@ function validatedNames(evaluation: Evaluation): Promise<string[]> {
     } catch {
       return [];
     }
+    evaluation.ptrAnswerEmpty = names.length === 0;
     const checked = names.slice(0, NAME_LIMIT).map(async (name) => {
       try {
         const answer = await resolver.lookup(name, evaluation.ip.family === 4 ? "A" : "AAAA");

@@ -26,8 +26,42 @@ export interface EquivalenceInput {
 }
 
 export interface EquivalenceReport {
-  differences: { ip: string; original: SpfResult; published: SpfResult }[];
+  /**
+   * `published` is the verdict as deployed (the customer's record pointing at our root), under
+   * the RFC's count of lookups; `strict` under the strictest receivers' count.
+   */
+  differences: { ip: string; original: SpfResult; published: SpfResult; strict: SpfResult }[];
   checked: number;
+}
+
+/**
+ * Addresses of the customer's own hosts (the domain and its MX exchanges): their PTR names tend to
+ * sit under the customer's domain, which is where %{p} and ptr behave differently when a term is
+ * evaluated under another name.
+ */
+async function ownHostAddresses(domain: string, resolver: SpfResolver): Promise<IpSet> {
+  const found = new IpSet();
+  const hosts = [domain];
+  try {
+    hosts.push(...(await resolver.lookup(domain, "MX")).values.filter((host) => host !== ""));
+  } catch {
+    // Only probe addresses are lost; check_host reports DNS errors in the verdicts.
+  }
+  await Promise.all(
+    hosts.flatMap((host) =>
+      ([4, 6] as const).map(async (family) => {
+        try {
+          for (const address of (await resolver.lookup(host, family === 4 ? "A" : "AAAA")).values) {
+            const value = parseNetworkAddress(address, family);
+            if (value !== null) found.add(prefixRange(family, value, family === 4 ? 32 : 128));
+          }
+        } catch {
+          // As above.
+        }
+      }),
+    ),
+  );
+  return found;
 }
 
 /**
@@ -121,9 +155,17 @@ export async function checkEquivalence(input: EquivalenceInput): Promise<Equival
   const sender = input.sender ?? `postmaster@${domain}`;
   const random = seededRandom(input.seed ?? 7208);
   const originalResolver = createOverlayResolver(input.resolver, [{ name: domain, value: result.original }]);
-  const publishedResolver = createOverlayResolver(input.resolver, result.records);
+  // As deployed: under our zone the customer's record is a pointer to the root, and that pointer's
+  // lookup counts against the limit too.
+  const root = result.records[0]!.name;
+  const deployed =
+    root === domain
+      ? result.records
+      : [...result.records, { name: domain, value: `v=spf1 redirect=${root}` }];
+  const publishedResolver = createOverlayResolver(input.resolver, deployed);
 
   const networks = await networksNamedBy(domain, result.original, input.resolver);
+  networks.addSet(await ownHostAddresses(domain, input.resolver));
   for (const cidr of result.networks) networks.add(parseCidr(cidr));
   for (const record of result.records) {
     for (const match of record.value.matchAll(/ [+\-~?]?ip[46]:(\S+)/g)) {
@@ -151,12 +193,22 @@ export async function checkEquivalence(input: EquivalenceInput): Promise<Equival
   const queue = [...probes];
   const worker = async () => {
     for (let ip = queue.shift(); ip !== undefined; ip = queue.shift()) {
-      const [original, published] = await Promise.all([
+      const [original, published, strict] = await Promise.all([
         checkHost(ip, domain, sender, { resolver: originalResolver, helo: input.helo, enforceLimits: false }),
-        checkHost(ip, result.records[0]!.name, sender, { resolver: publishedResolver, helo: input.helo }),
+        checkHost(ip, domain, sender, { resolver: publishedResolver, helo: input.helo }),
+        checkHost(ip, domain, sender, {
+          resolver: publishedResolver,
+          helo: input.helo,
+          strictCounting: true,
+        }),
       ]);
-      if (original.result !== published.result) {
-        differences.push({ ip, original: original.result, published: published.result });
+      if (original.result !== published.result || original.result !== strict.result) {
+        differences.push({
+          ip,
+          original: original.result,
+          published: published.result,
+          strict: strict.result,
+        });
       }
     }
   };

@@ -38,10 +38,38 @@ export interface FlattenResult {
   minTtl: number | null;
 }
 
-/** What a record means, in order: address ranges with a qualifier, or terms kept as they are. */
+/** Void lookups a term costs whatever the client, per address family of the client. */
+export interface VoidCount {
+  4: number;
+  6: number;
+}
+
+const noVoids = (): VoidCount => ({ 4: 0, 6: 0 });
+const addVoids = (a: VoidCount, b: VoidCount): VoidCount => ({ 4: a[4] + b[4], 6: a[6] + b[6] });
+
+/**
+ * What a record means, in order: address ranges with a qualifier, or terms kept as they are. A
+ * verbatim term's `lookups` and `voids` are what the strictest receivers count for it (its whole
+ * tree for an include); `movesMeaning` says why it cannot be published under another name.
+ */
 type FlatItem =
   | { kind: "networks"; qualifier: Qualifier; set: IpSet }
-  | { kind: "verbatim"; qualifier: Qualifier; term: string; lookups: number };
+  | {
+      kind: "verbatim";
+      qualifier: Qualifier;
+      term: string;
+      lookups: number;
+      voids: VoidCount;
+      movesMeaning: string | null;
+    };
+
+/** A term's items and what evaluating it costs: RFC lookups, strict lookups and void lookups. */
+interface TermItems {
+  items: FlatItem[];
+  lookups: number;
+  strictLookups: number;
+  voids: VoidCount;
+}
 
 interface FlatPolicy {
   items: FlatItem[];
@@ -49,6 +77,10 @@ interface FlatPolicy {
   fallthrough: Qualifier | null;
   /** DNS lookups the original costs a receiver (RFC 7208 §4.6.4 count over the whole tree). */
   lookups: number;
+  /** The same, counted like the strictest receivers: a redirect= beside all costs one too. */
+  strictLookups: number;
+  /** Void lookups the whole tree may cost, MX exchanges' empty address answers included. */
+  voids: VoidCount;
   exp?: string;
 }
 
@@ -70,7 +102,7 @@ function regionsOf(items: FlatItem[]): { segments: RegionSegment[]; covered: IpS
     if (item.kind === "verbatim") {
       segments.push(
         { kind: "regions", regions, decidedBefore },
-        { kind: "verbatim", term: item.term, lookups: item.lookups },
+        { kind: "verbatim", term: item.term, lookups: item.lookups, voids: item.voids },
       );
       regions = new Map();
       decidedBefore = covered.clone();
@@ -145,16 +177,22 @@ class Flattener {
       Promise.all(reached.map((mechanism) => this.itemsOf(mechanism, domain, path))),
       redirect ? this.redirectPolicy(substituteDomainMacros(redirect.value, domain), path) : undefined,
     ]);
+    // Strict receivers count a redirect= that `all` makes unreachable; they do not follow it.
+    const unreachableRedirect = allIndex !== -1 && record.redirect !== undefined ? 1 : 0;
     const policy: FlatPolicy = {
       items: terms.flatMap((term) => term.items),
       fallthrough: allIndex === -1 ? null : record.mechanisms[allIndex]!.qualifier,
       lookups: terms.reduce((sum, term) => sum + term.lookups, 0),
+      strictLookups: terms.reduce((sum, term) => sum + term.strictLookups, unreachableRedirect),
+      voids: terms.reduce((sum, term) => addVoids(sum, term.voids), noVoids()),
       ...(record.exp ? { exp: substituteDomainMacros(record.exp.value, domain) } : {}),
     };
     if (redirected) {
       policy.items.push(...redirected.items);
       policy.fallthrough = redirected.fallthrough;
       policy.lookups += 1 + redirected.lookups;
+      policy.strictLookups += 1 + redirected.strictLookups;
+      policy.voids = addVoids(policy.voids, redirected.voids);
       if (redirected.exp && redirected.exp !== policy.exp) {
         this.warnings.push(
           `exp=${redirected.exp} of the redirect target is replaced by the root's explanation`,
@@ -174,26 +212,49 @@ class Flattener {
     return outcome.policy;
   }
 
-  verbatim(mechanism: SpfMechanism, domain: string, lookups: number, why: string) {
+  /**
+   * A term kept as it is. `cost` is what its own evaluation costs (an include's whole tree); a term
+   * with %{p} is marked, because %{p} prefers a name under the domain being evaluated, and that
+   * domain changes when the term is published under our root.
+   */
+  verbatim(
+    mechanism: SpfMechanism,
+    domain: string,
+    cost: { lookups: number; strictLookups: number; voids: VoidCount },
+    why: string,
+  ): TermItems {
     const spec =
       mechanism.domainSpec === undefined ? domain : substituteDomainMacros(mechanism.domainSpec, domain);
     const term = formatMechanism(mechanism, spec);
     this.warnings.push(`kept verbatim: ${term} (${why})`);
+    const movesMeaning = /%\{p/i.test(spec)
+      ? `${term} uses %{p}, which prefers a name under the domain being evaluated: published under another name it would mean something else`
+      : null;
     return {
-      items: [{ kind: "verbatim", qualifier: mechanism.qualifier, term, lookups }] as FlatItem[],
-      lookups,
+      items: [
+        {
+          kind: "verbatim",
+          qualifier: mechanism.qualifier,
+          term,
+          lookups: cost.strictLookups,
+          voids: cost.voids,
+          movesMeaning,
+        },
+      ],
+      lookups: cost.lookups,
+      strictLookups: cost.strictLookups,
+      voids: cost.voids,
     };
   }
 
-  async itemsOf(
-    mechanism: SpfMechanism,
-    domain: string,
-    path: string[],
-  ): Promise<{ items: FlatItem[]; lookups: number }> {
-    const networks = (set: IpSet, lookups: number) => ({
+  async itemsOf(mechanism: SpfMechanism, domain: string, path: string[]): Promise<TermItems> {
+    const networks = (set: IpSet, lookups: number, voids = noVoids(), strictLookups = lookups) => ({
       items: [{ kind: "networks", qualifier: mechanism.qualifier, set }] as FlatItem[],
       lookups,
+      strictLookups,
+      voids,
     });
+    const oneLookup = { lookups: 1, strictLookups: 1, voids: noVoids() };
     if (mechanism.kind === "ip4" || mechanism.kind === "ip6") {
       const family = mechanism.kind === "ip4" ? 4 : 6;
       const value = parseNetworkAddress(mechanism.address!, family)!;
@@ -203,51 +264,65 @@ class Flattener {
       );
     }
     if (mechanism.kind === "ptr")
-      return this.verbatim(mechanism, domain, 1, "ptr depends on the client's reverse DNS");
+      return this.verbatim(mechanism, domain, oneLookup, "ptr depends on the client's reverse DNS");
     if (mechanism.kind === "exists")
-      return this.verbatim(mechanism, domain, 1, "exists depends on the sender");
+      return this.verbatim(mechanism, domain, oneLookup, "exists depends on the sender");
     const spec =
       mechanism.domainSpec === undefined ? domain : substituteDomainMacros(mechanism.domainSpec, domain);
-    if (hasMacros(spec)) return this.verbatim(mechanism, domain, 1, "macros depend on the sender");
+    if (hasMacros(spec)) return this.verbatim(mechanism, domain, oneLookup, "macros depend on the sender");
     const target = toQueryName(spec)?.toLowerCase();
     if (!target) return networks(new IpSet(), 1);
     if (mechanism.kind === "include") {
       const outcome = await this.policyFor(target, path);
-      if ("unusable" in outcome) return this.verbatim(mechanism, domain, 1, outcome.unusable);
+      if ("unusable" in outcome) return this.verbatim(mechanism, domain, oneLookup, outcome.unusable);
       const { policy } = outcome;
+      const cost = {
+        lookups: 1 + policy.lookups,
+        strictLookups: 1 + policy.strictLookups,
+        voids: policy.voids,
+      };
       if (policy.items.some((item) => item.kind === "verbatim")) {
-        return this.verbatim(
-          mechanism,
-          domain,
-          1 + policy.lookups,
-          "the included record keeps terms verbatim",
-        );
+        return this.verbatim(mechanism, domain, cost, "the included record keeps terms verbatim");
       }
-      return networks(passSet(regionsOf(policy.items), policy.fallthrough), 1 + policy.lookups);
+      const set = passSet(regionsOf(policy.items), policy.fallthrough);
+      return networks(set, cost.lookups, cost.voids, cost.strictLookups);
     }
-    if (mechanism.kind === "a") return networks(await this.addressesOf(target, mechanism), 1);
-    const exchanges = (await this.lookup(target, "MX")).values.filter((exchange) => exchange !== "");
+    if (mechanism.kind === "a") {
+      const { set, voids } = await this.addressesOf(target, mechanism);
+      return networks(set, 1, voids);
+    }
+    const answer = await this.lookup(target, "MX");
+    const exchanges = answer.values.filter((exchange) => exchange !== "");
     if (exchanges.length > NAME_LIMIT) {
       return this.verbatim(
         mechanism,
         domain,
-        1,
+        oneLookup,
         `more than ${NAME_LIMIT} MX records: receivers give permerror`,
       );
     }
-    const sets = await Promise.all(exchanges.map((exchange) => this.addressesOf(exchange, mechanism)));
+    const found = await Promise.all(exchanges.map((exchange) => this.addressesOf(exchange, mechanism)));
     const set = new IpSet();
-    for (const each of sets) set.addSet(each);
-    return networks(set, 1);
+    // An empty MX answer is a void lookup; strict receivers also count each exchange's empty answer.
+    let voids: VoidCount = answer.values.length === 0 ? { 4: 1, 6: 1 } : noVoids();
+    for (const each of found) {
+      set.addSet(each.set);
+      voids = addVoids(voids, each.voids);
+    }
+    return networks(set, 1, voids);
   }
 
-  async addressesOf(name: string, mechanism: SpfMechanism): Promise<IpSet> {
+  /** A name's addresses, and per family whether the answer was empty (a void lookup). */
+  async addressesOf(name: string, mechanism: SpfMechanism): Promise<{ set: IpSet; voids: VoidCount }> {
     const [v4, v6] = await Promise.all([this.lookup(name, "A"), this.lookup(name, "AAAA")]);
     const ranges = [
       ...v4.values.map((address) => prefixRange(4, parseNetworkAddress(address, 4)!, mechanism.cidr4)),
       ...v6.values.map((address) => prefixRange(6, parseNetworkAddress(address, 6)!, mechanism.cidr6)),
     ];
-    return IpSet.of(ranges);
+    return {
+      set: IpSet.of(ranges),
+      voids: { 4: v4.values.length === 0 ? 1 : 0, 6: v6.values.length === 0 ? 1 : 0 },
+    };
   }
 }
 
@@ -270,6 +345,8 @@ export async function flattenSpf(input: FlattenInput): Promise<FlattenResult> {
     if (error instanceof SpfSyntaxError) throw new SpfFlattenError("syntax", error.message);
     throw error;
   }
+  const moved = policy.items.find((item) => item.kind === "verbatim" && item.movesMeaning !== null);
+  if (moved?.kind === "verbatim") throw new SpfFlattenError("unflattenable", moved.movesMeaning!);
   const regions = regionsOf(policy.items);
   const { segments } = regions;
   const published = publishTerms({
@@ -277,6 +354,9 @@ export async function flattenSpf(input: FlattenInput): Promise<FlattenResult> {
     fallthrough: policy.fallthrough,
     exp: policy.exp,
     rootName: input.publishZone ? `${domain}.${input.publishZone.replace(/\.$/, "")}` : domain,
+    // Under our zone the customer's record reaches the set through redirect= or include:, which
+    // is itself a lookup that the set's budget must leave room for.
+    pointerLookups: input.publishZone ? 1 : 0,
   });
   return {
     domain,

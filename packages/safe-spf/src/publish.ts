@@ -1,4 +1,4 @@
-import { LOOKUP_LIMIT } from "./check-host.js";
+import { LOOKUP_LIMIT, VOID_LOOKUP_LIMIT } from "./check-host.js";
 import { SpfFlattenError } from "./flatten-error.js";
 import { IpSet, parseCidr } from "./ip-networks.js";
 import { formatQualifier, type Qualifier } from "./record-parser.js";
@@ -6,7 +6,8 @@ import { formatQualifier, type Qualifier } from "./record-parser.js";
 export type RegionSegment =
   /** Disjoint address sets per qualifier; `decidedBefore` holds addresses earlier terms already decide. */
   | { kind: "regions"; regions: Map<Qualifier, IpSet>; decidedBefore: IpSet }
-  | { kind: "verbatim"; term: string; lookups: number };
+  /** `voids`: void lookups the term costs whatever the client, per client address family. */
+  | { kind: "verbatim"; term: string; lookups: number; voids: { 4: number; 6: number } };
 
 export interface PublishedRecord {
   name: string;
@@ -106,14 +107,19 @@ export function publishTerms(input: {
   fallthrough: Qualifier | null;
   exp?: string;
   rootName: string;
+  /** Lookups spent before the set is reached: 1 for the customer's redirect= or include: to it. */
+  pointerLookups?: number;
 }): { records: PublishedRecord[]; lookups: number } {
   const terms: string[] = [];
   let verbatimLookups = 0;
+  const voids = { 4: 0, 6: 0 };
   const last = input.segments.length - 1;
   input.segments.forEach((segment, index) => {
     if (segment.kind === "verbatim") {
       terms.push(segment.term);
       verbatimLookups += segment.lookups;
+      voids[4] += segment.voids[4];
+      voids[6] += segment.voids[6];
       return;
     }
     // After the last verbatim term, addresses the closing `all` decides the same way need no term.
@@ -153,10 +159,18 @@ export function publishTerms(input: {
     values.push(`${value}${redirect}${suffix}`);
   }
   const lookups = values.length - 1 + verbatimLookups;
-  if (lookups > LOOKUP_LIMIT) {
+  const pointer = input.pointerLookups ?? 0;
+  if (lookups + pointer > LOOKUP_LIMIT) {
     throw new SpfFlattenError(
       "lookup_limit",
-      `published set needs ${lookups} DNS lookups (${values.length} records, ${verbatimLookups} for terms kept verbatim); the limit is ${LOOKUP_LIMIT}`,
+      `published set needs ${lookups} DNS lookups (${values.length} records, ${verbatimLookups} for terms kept verbatim)${pointer ? `, plus ${pointer} for the customer's record pointing at it` : ""}; the limit is ${LOOKUP_LIMIT}`,
+    );
+  }
+  const worstVoids = Math.max(voids[4], voids[6]);
+  if (worstVoids > VOID_LOOKUP_LIMIT) {
+    throw new SpfFlattenError(
+      "lookup_limit",
+      `terms kept verbatim cost ${worstVoids} void lookups for every client of one address family (empty answers, MX exchanges' included, as strict receivers count them); the limit is ${VOID_LOOKUP_LIMIT}`,
     );
   }
   const records = values.map((value, index) => ({
