@@ -9,6 +9,7 @@ export {
   ingest,
   rowsPerChunk,
 } from "./ingest.js";
+export { fileLooksLikeMbox, looksLikeMbox, type MboxMessage, splitMbox } from "./mbox.js";
 export { intakeMigrations } from "./migrations/index.js";
 export {
   defaultArchiveMaxBytes,
