@@ -18,6 +18,7 @@ import {
   forensicEndpoint,
 } from "./routes/aggregates.js";
 import { domainGroupEndpoint, domainsEndpoint, historyEndpoint } from "./routes/domains.js";
+import { uploadReportsEndpoint } from "./routes/reports.js";
 import { rootHandler } from "./routes/root.js";
 import { safeSpfEndpoint, updateSafeSpfEndpoint } from "./routes/safe-spf.js";
 import type { ApiContext, ApiDeps, ApiState } from "./state.js";
@@ -36,6 +37,7 @@ export const endpoints: readonly Endpoint[] = [
   domainsEndpoint,
   historyEndpoint,
   safeSpfEndpoint,
+  uploadReportsEndpoint,
 ];
 
 function requireScope(endpoint: Endpoint) {
@@ -86,6 +88,7 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ApiDeps }> {
   for (const endpoint of endpoints) {
     const path = `/${endpoint.name}`;
     if (endpoint.method === "GET") router.get(path, requireScope(endpoint), endpoint.handler);
+    else if (endpoint.method === "POST") router.post(path, requireScope(endpoint), endpoint.handler);
     else router.put(path, requireScope(endpoint), requireForm, endpoint.handler);
   }
 
@@ -107,7 +110,11 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ApiDeps }> {
     }
     await next();
   });
-  app.use(body);
+  app.use((ctx, next) => {
+    // POST bodies are raw report files, streamed by their handler under their own limit.
+    if (ctx.method === "POST") (ctx as { disableBodyParser?: boolean }).disableBodyParser = true;
+    return body(ctx, next);
+  });
   app.use(answerUnrouted);
   app.use(router.routes());
   app.use(router.allowedMethods());

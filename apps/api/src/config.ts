@@ -1,4 +1,5 @@
 import type { Region } from "@dmarc-ledger/events";
+import { intakeSettingsFromEnv } from "@dmarc-ledger/ingestion";
 
 export interface ApiConfig {
   region: Region;
@@ -11,10 +12,15 @@ export interface ApiConfig {
   readYourWritesTimeoutMs: number;
   /** Largest accepted request body. */
   maxBodyBytes: number;
+  /** Largest report upload (POST /api/reports), MAX_REPORT_BYTES. */
+  maxReportBytes: number;
+  /** Largest input the raw archive keeps whole, ARCHIVE_MAX_BYTES. */
+  archiveMaxBytes: number;
 }
 
 export function apiConfigFromEnv(env: NodeJS.ProcessEnv, port: number): ApiConfig {
   const region = env.DMARC_LEDGER_REGION === "eu" ? "eu" : "global";
+  const intake = intakeSettingsFromEnv(env);
   return {
     region,
     publicBaseUrl: withApiRoot(env.PUBLIC_BASE_URL ?? `http://localhost:${port}/api/`),
@@ -25,6 +31,8 @@ export function apiConfigFromEnv(env: NodeJS.ProcessEnv, port: number): ApiConfi
     },
     readYourWritesTimeoutMs: positiveNumber(env.READ_YOUR_WRITES_TIMEOUT_MS, 5000),
     maxBodyBytes: positiveNumber(env.MAX_BODY_BYTES, 64 * 1024),
+    maxReportBytes: intake.maxReportBytes,
+    archiveMaxBytes: intake.archiveMaxBytes,
   };
 }
 

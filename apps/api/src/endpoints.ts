@@ -7,7 +7,8 @@ export type Handler = (ctx: ApiContext, next: Next) => Promise<void>;
 export interface Endpoint {
   /** The name the root links under; also the path below /api/. */
   name: string;
-  method: "GET" | "PUT";
+  /** POST endpoints take a raw body (no form parsing): the report upload. */
+  method: "GET" | "PUT" | "POST";
   scope: Scope;
   summary: string;
   handler: Handler;

@@ -73,7 +73,42 @@ export const rootSchema: Schema = {
   },
 };
 
+const uploadItem: Schema = {
+  oneOf: [
+    record({
+      kind: { const: "aggregate" },
+      identity: { type: "string" },
+      domain: { type: "string" },
+      rows: { type: "integer" },
+      messages: { type: "integer" },
+      status: { enum: ["stored", "duplicate", "resumed"] },
+    }),
+    record({
+      kind: { const: "failure" },
+      identity: { type: "string" },
+      domain: { type: "string" },
+      rows: { type: "null" },
+      messages: { type: "null" },
+      status: { enum: ["stored", "duplicate"] },
+    }),
+    record({
+      kind: { const: "rejected" },
+      code: { type: "string" },
+      reason: { type: "string" },
+      status: { enum: ["kept", "already_kept"] },
+    }),
+  ],
+};
+
 export const responseSchemas: Record<string, Schema> = {
+  reports: record({
+    status: { const: "SUCCESS" },
+    sha256: { type: "string", pattern: "^[0-9a-f]{64}$" },
+    bytes: { type: "integer" },
+    archive: { enum: ["new", "seen"] },
+    outcome: { enum: ["stored", "duplicate", "rejected"] },
+    items: { type: "array", items: uploadItem },
+  }),
   aggregate_by_domain: list(record({ Domain: { type: "string" }, ...counters })),
   aggregate_by_domain_group: list(record({ DomainGroup: { type: "string" }, ...counters })),
   aggregate_by_unaligned_source: list(sourceRecord),

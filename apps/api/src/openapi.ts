@@ -45,7 +45,7 @@ const errorStatuses: Record<string, string> = {
   "403": "The key lacks the scope.",
   "404": "Unknown path or domain.",
   "405": "Wrong method.",
-  "409": "Conflict (the domain belongs to another account).",
+  "409": "Conflict (the domain, a parent or a subdomain of it belongs to another account).",
   "413": "Body too large.",
   "415": "Unsupported media type.",
   "421": "The key belongs to the other region.",
@@ -76,25 +76,42 @@ function operation(endpoint: Endpoint) {
         : listParameters
       : [];
   const body =
-    endpoint.method === "PUT" && extra?.form
+    endpoint.method === "POST"
       ? {
           requestBody: {
             required: true,
+            description:
+              "One raw report file or mail: aggregate XML, gzip, zip, or a message/rfc822 mail holding aggregate or failure reports. Any content type; at most MAX_REPORT_BYTES.",
             content: Object.fromEntries(
-              ["application/x-www-form-urlencoded", "application/json"].map((type) => [
-                type,
-                {
-                  schema: {
-                    type: "object",
-                    required: extra.form!.filter((field) => field !== "group"),
-                    properties: Object.fromEntries(extra.form!.map((field) => [field, { type: "string" }])),
-                  },
-                },
-              ]),
+              [
+                "application/octet-stream",
+                "application/xml",
+                "application/gzip",
+                "application/zip",
+                "message/rfc822",
+              ].map((type) => [type, { schema: { type: "string", format: "binary" } }]),
             ),
           },
         }
-      : {};
+      : endpoint.method === "PUT" && extra?.form
+        ? {
+            requestBody: {
+              required: true,
+              content: Object.fromEntries(
+                ["application/x-www-form-urlencoded", "application/json"].map((type) => [
+                  type,
+                  {
+                    schema: {
+                      type: "object",
+                      required: extra.form!.filter((field) => field !== "group"),
+                      properties: Object.fromEntries(extra.form!.map((field) => [field, { type: "string" }])),
+                    },
+                  },
+                ]),
+              ),
+            },
+          }
+        : {};
   return {
     operationId: endpoint.name.replace(/-/g, "_") + (endpoint.name.includes("-") ? "_hyphen" : ""),
     summary: endpoint.summary,
@@ -103,8 +120,8 @@ function operation(endpoint: Endpoint) {
     parameters,
     ...body,
     responses: {
-      "200": {
-        description: "Success.",
+      [endpoint.method === "POST" ? "202" : "200"]: {
+        description: endpoint.method === "POST" ? "Received and stored durably." : "Success.",
         content: {
           "application/json": { schema: { $ref: `#/components/schemas/${schemaName(endpoint.name)}` } },
         },

@@ -2,11 +2,14 @@
 export interface CliIO {
   out(text: string): void;
   err(text: string): void;
+  /** True when stdout is a terminal: progress bars are drawn only then. */
+  isTerminal?: boolean;
 }
 
 export const consoleIO: CliIO = {
   out: (text) => process.stdout.write(`${text}\n`),
   err: (text) => process.stderr.write(`${text}\n`),
+  isTerminal: process.stdout.isTTY === true,
 };
 
 /** A failure meant for the person at the terminal: printed without a stack, exit status 1. */

@@ -3,6 +3,7 @@ import { registerDomainCommands } from "./commands/domain.js";
 import { registerHistoryCommand } from "./commands/history.js";
 import { registerImportCommand } from "./commands/import.js";
 import { registerReplayCommand } from "./commands/replay.js";
+import { registerReprocessCommand } from "./commands/reprocess.js";
 import { registerSpfCommands } from "./commands/spf.js";
 import { registerStartCommand } from "./commands/start.js";
 import { registerTenantCommands } from "./commands/tenant.js";
@@ -24,6 +25,7 @@ export function createProgram(io: CliIO, env: NodeJS.ProcessEnv): Command {
   registerDomainCommands(program, io, env);
   registerImportCommand(program, io, env);
   registerReplayCommand(program, io, env);
+  registerReprocessCommand(program, io, env);
   registerHistoryCommand(program, io, env);
   registerStartCommand(program, io, env);
   registerSpfCommands(program, {

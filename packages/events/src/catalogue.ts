@@ -34,6 +34,17 @@ export interface DomainAdded {
   tenantId: string;
 }
 
+/**
+ * A domain claimed in its registrable domain's tree (stream `registrable-domain-<name>`), before
+ * its DomainAdded: the tree stream, appended with the expected revision, serialises every claim
+ * under one registrable domain, so that a parent and a child of it cannot go to two tenants.
+ */
+export interface DomainReserved {
+  domain: string;
+  tenantId: string;
+  registrableDomain: string;
+}
+
 export interface DomainGroupSet {
   domain: string;
   tenantId: string;
@@ -154,6 +165,7 @@ export interface EventPayloads {
   ApiKeyIssued: ApiKeyIssued;
   ApiKeyRevoked: ApiKeyRevoked;
   DomainAdded: DomainAdded;
+  DomainReserved: DomainReserved;
   DomainGroupSet: DomainGroupSet;
   SpfOriginalUpdated: SpfOriginalUpdated;
   SafeSpfRecordComputed: SafeSpfRecordComputed;
@@ -171,6 +183,7 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   ApiKeyIssued: 1,
   ApiKeyRevoked: 1,
   DomainAdded: 1,
+  DomainReserved: 1,
   DomainGroupSet: 1,
   SpfOriginalUpdated: 1,
   SafeSpfRecordComputed: 1,

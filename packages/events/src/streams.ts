@@ -5,19 +5,28 @@ export const streams = {
   tenant: (tenantId: string) => `tenant-${tenantId}`,
   /** The stream's existence is the domain's uniqueness check within a region. */
   domain: (domain: string) => `domain-${domain}`,
+  /** Every domain claimed under one registrable domain: a domain tree has one owner. */
+  registrableDomain: (registrable: string) => `registrable-domain-${registrable}`,
   /** Appended with "no_stream": a report delivered twice is stored once. */
   aggregateReport: (identity: string) => `aggregate-report-${identity}`,
   failureReport: (identity: string) => `failure-report-${identity}`,
   rejectedInput: (sha256: string) => `rejected-input-${sha256}`,
 } as const;
 
-export type StreamCategory = "tenant" | "domain" | "aggregate-report" | "failure-report" | "rejected-input";
+export type StreamCategory =
+  | "tenant"
+  | "domain"
+  | "registrable-domain"
+  | "aggregate-report"
+  | "failure-report"
+  | "rejected-input";
 
 export function streamCategory(stream: string): StreamCategory | null {
   for (const category of [
     "aggregate-report",
     "failure-report",
     "rejected-input",
+    "registrable-domain",
     "tenant",
     "domain",
   ] as const) {

@@ -1,3 +1,4 @@
+export { type ArchivedInput, statusOf } from "./archive.js";
 export {
   bytesInput,
   fileInput,
@@ -8,3 +9,16 @@ export {
   ingest,
   rowsPerChunk,
 } from "./ingest.js";
+export { fileLooksLikeMbox, looksLikeMbox, type MboxMessage, splitMbox } from "./mbox.js";
+export { intakeMigrations } from "./migrations/index.js";
+export {
+  defaultArchiveMaxBytes,
+  type IntakeDeps,
+  type ReceivedInput,
+  type ReceiveOptions,
+  receiveInput,
+} from "./receive.js";
+export { type ReprocessedInput, reprocessArchived } from "./reprocess.js";
+export type { ArchiveStatus, IntakeSchema, RawInputTable } from "./schema.js";
+export { type IntakeSettings, intakeSettingsFromEnv, intakeSettingsShape } from "./settings.js";
+export { compressedInput, InputTooLargeError, type SpooledInput, spool } from "./spool.js";

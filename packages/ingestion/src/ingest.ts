@@ -5,6 +5,7 @@ import {
   type AggregateHeader,
   type AggregateRow,
   type FailureReport,
+  type ParseOptions,
   ReportParseError,
   readReports,
 } from "@dmarc-ledger/dmarc-reports";
@@ -25,6 +26,8 @@ export interface IngestOptions {
   /** How the input reached us: "import:<file>", "upload", "smtp:<message id>". */
   source: string;
   metadata: EventMetadata;
+  /** Parser limits; the defaults of packages/dmarc-reports otherwise. */
+  parseOptions?: ParseOptions;
 }
 
 export type IngestedItem =
@@ -88,7 +91,7 @@ export async function ingest(
   };
   let writer: AggregateWriter | null = null;
   try {
-    for await (const item of readReports(input.open())) {
+    for await (const item of readReports(input.open(), options.parseOptions)) {
       switch (item.kind) {
         case "aggregate-begin":
           writer = await AggregateWriter.open(store, item.header, options, track);

@@ -11,6 +11,7 @@ import {
   type EventStore,
   openPostgresEventStore,
 } from "@dmarc-ledger/event-store";
+import { intakeMigrations } from "@dmarc-ledger/ingestion";
 import { type ReadModelSchema, readModelMigrations } from "@dmarc-ledger/read-models";
 import type { Kysely } from "kysely";
 
@@ -45,6 +46,8 @@ export async function openRuntime(
   const db = database.withSchema<ReadModelSchema>();
   try {
     await migrateToLatest(database.db, readModelMigrations);
+    // The raw archive of every input lives beside the read models, whichever store holds events.
+    await migrateToLatest(database.db, intakeMigrations);
     const eventStoreUrl = options.eventStoreUrl === undefined ? env.EVENTSTORE_URL : options.eventStoreUrl;
     const store = eventStoreUrl
       ? createKurrentDbEventStore(eventStoreUrl)

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { type EventStore, WrongExpectedVersionError } from "@dmarc-ledger/event-store";
 import {
   type DomainAdded,
+  type DomainReserved,
   type EventMetadata,
   newEvent,
   type Region,
@@ -9,7 +10,7 @@ import {
   streams,
 } from "@dmarc-ledger/events";
 import { allScopes, generateApiKey } from "./api-keys.js";
-import { normaliseDomain } from "./domain-name.js";
+import { normaliseDomain, registrableDomain, sameBranch } from "./domain-name.js";
 
 export interface CreatedTenant {
   tenantId: string;
@@ -97,16 +98,31 @@ export async function revokeApiKey(
 }
 
 export class DomainOwnedElsewhereError extends Error {
-  override readonly name = "DomainOwnedElsewhereError";
+  override readonly name: string = "DomainOwnedElsewhereError";
+}
+
+/** A parent or a subdomain of the domain belongs to another tenant: a domain tree has one owner. */
+export class DomainTreeTakenError extends DomainOwnedElsewhereError {
+  override readonly name: string = "DomainTreeTakenError";
 }
 
 export type AddDomainOutcome =
   | { status: "added"; domain: string; position: bigint }
   | { status: "already_yours"; domain: string };
 
+/** Claims can race; each lost race re-reads the tree and decides again. */
+const maxClaimAttempts = 20;
+
 /**
- * Adds a domain to a tenant. The domain's stream is created with "no stream" expected, so that its
- * existence is the uniqueness check within the region, even under concurrent requests.
+ * Adds a domain to a tenant, in two appends:
+ *
+ * 1. The claim, on the stream of the domain's registrable domain (`registrable-domain-<name>`),
+ *    with the revision read: refused when another tenant claimed the domain, a parent or a
+ *    subdomain of it. Two tenants claiming a parent and a child at the same moment append at the
+ *    same revision; one fails, reads the other's claim and is refused.
+ * 2. DomainAdded on the domain's own stream with "no stream" expected.
+ *
+ * A crash between the two leaves the claim: the same tenant adding the domain again finishes it.
  */
 export async function addDomain(
   store: EventStore,
@@ -114,6 +130,7 @@ export async function addDomain(
   metadata: EventMetadata,
 ): Promise<AddDomainOutcome> {
   const domain = normaliseDomain(input.domain);
+  await claimInTree(store, input.tenantId, domain, metadata);
   try {
     const result = await store.append(
       streams.domain(domain),
@@ -129,4 +146,42 @@ export async function addDomain(
     }
     throw new DomainOwnedElsewhereError(`The domain ${domain} belongs to another account.`);
   }
+}
+
+async function claimInTree(
+  store: EventStore,
+  tenantId: string,
+  domain: string,
+  metadata: EventMetadata,
+): Promise<void> {
+  const registrable = registrableDomain(domain);
+  const stream = streams.registrableDomain(registrable);
+  for (let attempt = 0; attempt < maxClaimAttempts; attempt++) {
+    const history = await store.readStream(stream);
+    const claims = history
+      .filter((event) => event.type === "DomainReserved")
+      .map((event) => event.data as DomainReserved);
+    const exact = claims.find((claim) => claim.domain === domain);
+    if (exact) {
+      if (exact.tenantId === tenantId) return;
+      throw new DomainOwnedElsewhereError(`The domain ${domain} belongs to another account.`);
+    }
+    // Which domain and whose it is stay unsaid: tenants learn nothing of each other.
+    if (claims.some((claim) => claim.tenantId !== tenantId && sameBranch(claim.domain, domain))) {
+      throw new DomainTreeTakenError(
+        `A parent or a subdomain of ${domain} belongs to another account; a domain tree has one owner.`,
+      );
+    }
+    try {
+      await store.append(
+        stream,
+        [newEvent("DomainReserved", { domain, tenantId, registrableDomain: registrable }, metadata)],
+        history.length === 0 ? "no_stream" : history.at(-1)!.revision,
+      );
+      return;
+    } catch (error) {
+      if (!(error instanceof WrongExpectedVersionError)) throw error;
+    }
+  }
+  throw new Error(`Could not claim ${domain}: its domain tree kept changing.`);
 }

@@ -1,5 +1,5 @@
 import { domainToASCII } from "node:url";
-import { parse } from "tldts";
+import { getDomain, parse } from "tldts";
 
 export class InvalidDomainError extends Error {
   override readonly name = "InvalidDomainError";
@@ -27,4 +27,20 @@ export function normaliseDomain(input: string): string {
   }
   if (!parsed.domain) throw new InvalidDomainError(`"${input}" is a public suffix, not a domain of its own.`);
   return ascii;
+}
+
+/**
+ * The registrable domain (public suffix plus one label, ICANN section only, as normaliseDomain
+ * judges) of a normalised domain. A domain and every parent or subdomain of it that can be added
+ * share it, so it names the tree a domain belongs to.
+ */
+export function registrableDomain(domain: string): string {
+  const registrable = getDomain(domain, { allowPrivateDomains: false });
+  if (!registrable) throw new InvalidDomainError(`"${domain}" has no registrable domain.`);
+  return registrable;
+}
+
+/** True when one of the two is the other or a parent of it. */
+export function sameBranch(a: string, b: string): boolean {
+  return a === b || a.endsWith(`.${b}`) || b.endsWith(`.${a}`);
 }

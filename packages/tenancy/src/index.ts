@@ -5,10 +5,11 @@ export {
   type CreatedTenant,
   createTenant,
   DomainOwnedElsewhereError,
+  DomainTreeTakenError,
   issueApiKey,
   revokeApiKey,
   UnknownTenantError,
 } from "./commands.js";
 export { InvalidGroupError, setDomainGroup } from "./domain-group.js";
-export { InvalidDomainError, normaliseDomain } from "./domain-name.js";
+export { InvalidDomainError, normaliseDomain, registrableDomain, sameBranch } from "./domain-name.js";
 export { DomainNotFoundError, ownedDomain } from "./domain-ownership.js";

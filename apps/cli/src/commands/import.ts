@@ -1,65 +1,137 @@
+import { createReadStream } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { fileInput, type IngestedItem, ingest } from "@dmarc-ledger/ingestion";
+import {
+  bytesInput,
+  fileInput,
+  fileLooksLikeMbox,
+  type InputBytes,
+  type IntakeDeps,
+  intakeSettingsFromEnv,
+  receiveInput,
+  splitMbox,
+} from "@dmarc-ledger/ingestion";
+import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import { CliError, type CliIO } from "../io.js";
 import { withRuntime } from "../with-runtime.js";
+import { describeItem, ImportTally } from "./import-summary.js";
 
-/** Files named on the command line, and every file below a named directory. */
-async function expandPaths(paths: string[]): Promise<string[]> {
-  const files: string[] = [];
+interface FileToImport {
+  path: string;
+  size: number;
+}
+
+/** Files named on the command line, and every file below a named directory, in name order. */
+async function expandPaths(paths: string[]): Promise<FileToImport[]> {
+  const files: FileToImport[] = [];
   for (const path of paths) {
     const info = await stat(path).catch(() => null);
     if (!info) throw new CliError(`No such file or directory: ${path}`);
     if (info.isDirectory()) {
       const entries = await readdir(path, { withFileTypes: true });
       files.push(...(await expandPaths(entries.map((entry) => join(path, entry.name)).sort())));
-    } else {
-      files.push(path);
+    } else if (info.isFile()) {
+      files.push({ path, size: info.size });
     }
   }
   return files;
 }
 
-function describe(file: string, item: IngestedItem): string {
-  switch (item.kind) {
-    case "aggregate":
-      return `${file}: aggregate report for ${item.domain}, ${item.rows} rows, ${item.messages} messages (${item.status})`;
-    case "failure":
-      return `${file}: failure report for ${item.domain} (${item.status})`;
-    case "rejected":
-      return `${file}: rejected (${item.code}): ${item.reason}; ${item.status === "kept" ? "kept" : "already kept"} as rejected-input-${item.sha256.slice(0, 12)}…`;
+/** A file's inputs: the file itself, or each message of an mbox file (recognised by content). */
+async function* inputsOf(
+  path: string,
+): AsyncGenerator<{ name: string; source: string; input: InputBytes; bytes: number }> {
+  if (await fileLooksLikeMbox(path)) {
+    for await (const message of splitMbox(createReadStream(path))) {
+      yield {
+        name: `${path}#${message.index}`,
+        source: `import:${basename(path)}#${message.index}`,
+        input: bytesInput(message.bytes),
+        bytes: message.bytes.byteLength,
+      };
+    }
+    return;
   }
+  yield {
+    name: path,
+    source: `import:${basename(path)}`,
+    input: fileInput(path),
+    bytes: (await stat(path)).size,
+  };
+}
+
+/** A progress bar on a terminal; nothing otherwise (logs and pipes get one line per input). */
+function progressBar(io: CliIO, totalBytes: number) {
+  if (!io.isTerminal) return null;
+  const bar = new cliProgress.SingleBar(
+    {
+      format:
+        "importing {bar} {percentage}% | {inputs} inputs | {stored} stored, {duplicates} duplicates, {rejected} rejected",
+      hideCursor: true,
+      stream: process.stdout,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  bar.start(Math.max(totalBytes, 1), 0, { inputs: 0, stored: 0, duplicates: 0, rejected: 0 });
+  return bar;
 }
 
 export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.ProcessEnv): void {
   program
     .command("import")
-    .description("import report files: XML, gzip, zip, .eml mail (aggregate and failure reports)")
-    .argument("<paths...>", "files or directories")
+    .description(
+      "import report files, directories (recursively) and mbox files: XML, gzip, zip, mail; aggregate and failure reports",
+    )
+    .argument("<paths...>", "files, directories or mbox files")
     .action(async (paths: string[]) => {
+      const settings = intakeSettingsFromEnv(env);
       const files = await expandPaths(paths);
-      const counts = { stored: 0, duplicate: 0, rejected: 0 };
+      const tally = new ImportTally();
       await withRuntime(env, async (runtime) => {
-        for (const file of files) {
-          const outcome = await ingest(runtime.store, fileInput(file), {
-            source: `import:${basename(file)}`,
-            metadata: { causedBy: "process:cli" },
-          });
-          for (const item of outcome.items) {
-            const line = describe(file, item);
-            if (item.kind === "rejected") {
-              counts.rejected++;
-              io.err(line);
-            } else {
-              counts[item.status === "duplicate" ? "duplicate" : "stored"]++;
-              io.out(line);
+        const deps: IntakeDeps = {
+          store: runtime.store,
+          db: runtime.db,
+          archiveMaxBytes: settings.archiveMaxBytes,
+        };
+        const bar = progressBar(
+          io,
+          files.reduce((sum, file) => sum + file.size, 0),
+        );
+        let done = 0;
+        try {
+          for (const file of files) {
+            let fileBytes = 0;
+            for await (const { name, source, input, bytes } of inputsOf(file.path)) {
+              const received = await receiveInput(deps, input, {
+                channel: "import",
+                source,
+                metadata: { causedBy: "process:cli" },
+              });
+              tally.add(name, received.items);
+              fileBytes += bytes;
+              if (bar) {
+                bar.update(done + Math.min(fileBytes, file.size), {
+                  inputs: tally.inputs,
+                  stored: tally.stored,
+                  duplicates: tally.duplicates,
+                  rejected: tally.rejected.length,
+                });
+              } else {
+                for (const item of received.items) {
+                  (item.kind === "rejected" ? io.err : io.out)(describeItem(name, item));
+                }
+              }
             }
+            done += file.size;
           }
+        } finally {
+          bar?.update(Math.max(done, 1));
+          bar?.stop();
         }
       });
-      io.out(
-        `${counts.stored} reports stored, ${counts.duplicate} duplicates, ${counts.rejected} inputs rejected (kept with the reason).`,
-      );
+      for (const line of tally.summary()) io.out(line);
+      // 2: the command worked, but some input was rejected (and kept with its reason).
+      if (tally.rejected.length > 0) throw new CliError("", 2);
     });
 }

@@ -1,0 +1,76 @@
+import { type IngestedItem, InputTooLargeError, receiveInput, spool } from "@dmarc-ledger/ingestion";
+import { ApiError } from "../api-error.js";
+import type { Endpoint } from "../endpoints.js";
+import { awaitProjection } from "../read-your-writes.js";
+import type { ApiContext } from "../state.js";
+
+const tooLarge = (limit: number) =>
+  new ApiError(413, "body_too_large", `Report bodies are limited to ${limit} bytes (MAX_REPORT_BYTES).`, {
+    // The rest of the body is not read; the connection cannot be reused.
+    Connection: "close",
+  });
+
+/** One entry per report found, or one for an input that could not be read (kept with the reason). */
+function describeItem(item: IngestedItem) {
+  switch (item.kind) {
+    case "aggregate":
+      return { ...item };
+    case "failure":
+      return { ...item, rows: null, messages: null };
+    case "rejected":
+      return { kind: item.kind, code: item.code, reason: item.reason, status: item.status };
+  }
+}
+
+/**
+ * POST /api/reports: a raw report file or mail as the body, whatever its content type. The body
+ * streams into the archive (hashed and compressed as it arrives, never more than the limit read);
+ * 202 goes out only once the input and its reports are committed.
+ */
+async function handleUpload(ctx: ApiContext): Promise<void> {
+  const holder = ctx.state.holder!;
+  const limit = ctx.deps.config.maxReportBytes;
+  if (ctx.request.length > limit) throw tooLarge(limit);
+  let body: Awaited<ReturnType<typeof spool>>;
+  try {
+    body = await spool(ctx.req, limit);
+  } catch (error) {
+    if (error instanceof InputTooLargeError) throw tooLarge(limit);
+    throw error;
+  }
+  if (body.byteLength === 0) {
+    throw new ApiError(
+      400,
+      "invalid_body",
+      "The body is empty; send a report file (XML, gzip, zip) or a mail.",
+    );
+  }
+  const received = await receiveInput(
+    { store: ctx.deps.store, db: ctx.deps.db, archiveMaxBytes: ctx.deps.config.archiveMaxBytes },
+    body,
+    {
+      channel: "upload",
+      source: `upload:${ctx.state.requestId}`,
+      metadata: { causedBy: `key:${holder.keyId}`, correlationId: ctx.state.requestId },
+    },
+  );
+  await awaitProjection(ctx, received.lastPosition);
+  ctx.status = 202;
+  ctx.body = {
+    status: "SUCCESS",
+    sha256: received.sha256,
+    bytes: received.size,
+    archive: received.archive,
+    outcome: received.status,
+    items: received.items.map(describeItem),
+  };
+}
+
+export const uploadReportsEndpoint: Endpoint = {
+  name: "reports",
+  method: "POST",
+  scope: "ingest",
+  summary:
+    "Uploads one raw report file or mail (XML, gzip, zip, message/rfc822; any content type); 202 with the reports found.",
+  handler: handleUpload,
+};

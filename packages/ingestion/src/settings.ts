@@ -1,0 +1,21 @@
+import { integer, parseSettings } from "@dmarc-ledger/config";
+
+const mebibyte = 1024 * 1024;
+
+/** The intake's environment variables, validated at start (compose into a process's settings). */
+export const intakeSettingsShape = {
+  /** Largest report body POST /api/reports accepts (413 above). */
+  MAX_REPORT_BYTES: integer({ min: 1024, max: 1024 * mebibyte, default: 50 * mebibyte }),
+  /** Largest input the raw archive keeps whole; above it only its hash, size and outcome. */
+  ARCHIVE_MAX_BYTES: integer({ min: 1024, max: 4096 * mebibyte, default: 256 * mebibyte }),
+};
+
+export interface IntakeSettings {
+  maxReportBytes: number;
+  archiveMaxBytes: number;
+}
+
+export function intakeSettingsFromEnv(env: NodeJS.ProcessEnv): IntakeSettings {
+  const parsed = parseSettings(intakeSettingsShape, env);
+  return { maxReportBytes: parsed.MAX_REPORT_BYTES, archiveMaxBytes: parsed.ARCHIVE_MAX_BYTES };
+}

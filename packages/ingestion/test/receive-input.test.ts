@@ -1,0 +1,191 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { gunzipSync } from "node:zlib";
+import { type Database, migrateToLatest, openDatabase } from "@dmarc-ledger/db";
+import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
+import { type EventStore, openPostgresEventStore } from "@dmarc-ledger/event-store";
+import { sha256Hex, streams } from "@dmarc-ledger/events";
+import type { Kysely } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  bytesInput,
+  type IntakeDeps,
+  type IntakeSchema,
+  intakeMigrations,
+  type ReprocessedInput,
+  receiveInput,
+  reprocessArchived,
+} from "../src/index.js";
+
+const corpus = fileURLToPath(new URL("../../../../shared/corpus/dmarc/parsedmarc/", import.meta.url));
+const niceXml = readFileSync(`${corpus}extract_report/nice-input.xml`);
+const niceGz = readFileSync(`${corpus}extract_report/nice-input.xml.gz`);
+const niceZip = readFileSync(`${corpus}extract_report/nice-input.xml.zip`);
+const metadata = { causedBy: "process:test" };
+
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
+  return all;
+}
+
+const backends: [string, () => Promise<{ database: Database; drop: () => Promise<void> }>][] = [
+  ["PGlite", async () => ({ database: await openDatabase({ kind: "pglite-memory" }), drop: async () => {} })],
+  [
+    "PostgreSQL",
+    async () => {
+      const test: TestDatabase = await createTestDatabase("dl_intake");
+      return { database: await openDatabase({ kind: "postgres", url: test.url }), drop: test.drop };
+    },
+  ],
+];
+
+describe.each(backends)("receiveInput and the raw archive on %s", (_name, open) => {
+  let database: Database;
+  let drop: () => Promise<void>;
+  let store: EventStore;
+  let deps: IntakeDeps;
+  let db: Kysely<IntakeSchema>;
+
+  beforeAll(async () => {
+    ({ database, drop } = await open());
+    await migrateToLatest(database.db, intakeMigrations);
+    store = await openPostgresEventStore(database);
+    db = database.withSchema<IntakeSchema>();
+    deps = { store, db };
+  });
+  afterAll(async () => {
+    await store?.close();
+    await database?.close();
+    await drop?.();
+  });
+
+  const row = (sha256: string) =>
+    db.selectFrom("raw_input").selectAll().where("sha256", "=", sha256).executeTakeFirstOrThrow();
+
+  it("archives the raw bytes compressed, by SHA-256, before recording what they held", async () => {
+    const received = await receiveInput(deps, bytesInput(niceXml), {
+      channel: "upload",
+      source: "upload:req-1",
+      metadata,
+    });
+    expect(received).toMatchObject({ sha256: sha256Hex(niceXml), archive: "new", status: "stored" });
+    expect(received.items).toEqual([
+      expect.objectContaining({ kind: "aggregate", status: "stored", domain: expect.any(String) }),
+    ]);
+    const archived = await row(received.sha256);
+    expect(archived).toMatchObject({
+      status: "stored",
+      compression: "gzip",
+      channel: "upload",
+      reason: null,
+    });
+    expect(Number(archived.size)).toBe(niceXml.length);
+    expect(archived.content!.byteLength).toBeLessThan(niceXml.length / 4);
+    expect(gunzipSync(archived.content!).equals(niceXml)).toBe(true);
+    expect(JSON.parse(archived.items)).toEqual(JSON.parse(JSON.stringify(received.items)));
+  });
+
+  it("counts the same bytes from another channel once, keeping each receipt", async () => {
+    const again = await receiveInput(deps, bytesInput(niceXml), {
+      channel: "import",
+      source: "import:nice-input.xml",
+      metadata,
+    });
+    expect(again).toMatchObject({ archive: "seen", status: "stored" });
+    expect(again.items).toEqual([expect.objectContaining({ kind: "aggregate", status: "duplicate" })]);
+    const archived = await row(again.sha256);
+    expect(archived.times_received).toBe(2);
+    expect(archived.channel).toBe("upload");
+    expect(archived.last_seen.getTime()).toBeGreaterThanOrEqual(archived.first_seen.getTime());
+    const receipts = await db
+      .selectFrom("raw_input_receipt")
+      .select(["channel", "source"])
+      .where("sha256", "=", again.sha256)
+      .orderBy("id")
+      .execute();
+    expect(receipts).toEqual([
+      { channel: "upload", source: "upload:req-1" },
+      { channel: "import", source: "import:nice-input.xml" },
+    ]);
+  });
+
+  it("archives the gzip and zip forms of the same report as inputs of their own, with no new report", async () => {
+    for (const bytes of [niceGz, niceZip]) {
+      const received = await receiveInput(deps, bytesInput(bytes), {
+        channel: "smtp",
+        source: "smtp:x",
+        metadata,
+      });
+      expect(received).toMatchObject({ archive: "new", status: "duplicate", sha256: sha256Hex(bytes) });
+      expect((await row(received.sha256)).status).toBe("duplicate");
+    }
+  });
+
+  it("keeps a rejected input with its reason, and reprocess stores it once it parses", async () => {
+    // A gzip whose content exceeds a stricter decompression limit than the default: the same
+    // parser and code path reject it; reprocessing with the default limits (the "fix") stores it.
+    const changed = readFileSync(`${corpus}extract_report/changed-input.xml`);
+    const { gzipSync } = await import("node:zlib");
+    const gz = gzipSync(changed);
+    const strict: IntakeDeps = { ...deps, parseOptions: { maxDecompressedBytes: 1000 } };
+    const received = await receiveInput(strict, bytesInput(gz), {
+      channel: "upload",
+      source: "upload:r2",
+      metadata,
+    });
+    expect(received.status).toBe("rejected");
+    expect(received.items).toEqual([
+      expect.objectContaining({ kind: "rejected", code: "decompressed_too_large" }),
+    ]);
+    const empty = await receiveInput(deps, bytesInput(new Uint8Array()), {
+      channel: "upload",
+      source: "upload:empty",
+      metadata,
+    });
+    expect(empty.status).toBe("rejected");
+    expect(await row(received.sha256)).toMatchObject({ status: "rejected", code: "decompressed_too_large" });
+
+    // Still too strict: nothing changes but the reason is recorded again.
+    const stillStrict = await collect(reprocessArchived(strict, { metadata }));
+    expect(stillStrict.map((r) => r.after?.status)).toEqual(["rejected", "rejected"]);
+
+    const redone: ReprocessedInput[] = await collect(reprocessArchived(deps, { metadata }));
+    const bySha = new Map(redone.map((r) => [r.sha256, r]));
+    expect(bySha.get(received.sha256)).toMatchObject({
+      before: { status: "rejected", code: "decompressed_too_large" },
+      after: { status: "stored", items: [expect.objectContaining({ kind: "aggregate", status: "stored" })] },
+    });
+    expect(bySha.get(empty.sha256)?.after?.status).toBe("rejected");
+    expect(await row(received.sha256)).toMatchObject({ status: "stored", code: null, reason: null });
+    expect(await row(empty.sha256)).toMatchObject({ status: "rejected", code: "empty_input" });
+    const item = bySha.get(received.sha256)!.after!.items[0]!;
+    const events = await store.readStream(streams.aggregateReport((item as { identity: string }).identity));
+    expect(events.length).toBeGreaterThan(0);
+
+    // Only the empty input is left to try; --since after its last receipt leaves nothing.
+    expect((await collect(reprocessArchived(deps, { metadata }))).map((r) => r.sha256)).toEqual([
+      empty.sha256,
+    ]);
+    expect(
+      await collect(reprocessArchived(deps, { metadata, since: new Date(Date.now() + 60_000) })),
+    ).toEqual([]);
+  });
+
+  it("records an input above the archive's limit by hash and outcome, without its bytes", async () => {
+    const small: IntakeDeps = { ...deps, archiveMaxBytes: 1024 };
+    const changed = readFileSync(`${corpus}extract_report/changed-input.xml`);
+    const bigger = Buffer.concat([changed, Buffer.from("\n")]);
+    const received = await receiveInput(small, bytesInput(bigger), {
+      channel: "import",
+      source: "import:big",
+      metadata,
+    });
+    expect(received.status).toBe("duplicate");
+    expect(await row(received.sha256)).toMatchObject({
+      content: null,
+      compression: null,
+      status: "duplicate",
+    });
+  });
+});
