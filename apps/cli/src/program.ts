@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { registerDomainCommands } from "./commands/domain.js";
 import { registerHistoryCommand } from "./commands/history.js";
@@ -16,6 +17,7 @@ import { CliError, type CliIO } from "./io.js";
 export function createProgram(io: CliIO, env: NodeJS.ProcessEnv): Command {
   const program = new Command("dmarc-ledger")
     .description("event-sourced DMARC reporting with Safe SPF")
+    .version(cliVersion(), "-V, --version", "print the version")
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.out(text.trimEnd()),
@@ -61,4 +63,10 @@ export async function runCli(argv: string[], io: CliIO, env: NodeJS.ProcessEnv):
     io.err(`error: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   }
+}
+
+/** The version of this package, read from its package.json beside src/ (and beside dist/). */
+function cliVersion(): string {
+  const packageJson = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+  return String(packageJson.version);
 }

@@ -45,6 +45,19 @@ export interface DomainReserved {
   registrableDomain: string;
 }
 
+/** The tenant gave the domain up: its reports stop counting for it, and it can be claimed again. */
+export interface DomainRemoved {
+  domain: string;
+  tenantId: string;
+}
+
+/** The claim on a domain in its tree is released (after DomainRemoved). */
+export interface DomainReleased {
+  domain: string;
+  tenantId: string;
+  registrableDomain: string;
+}
+
 export interface DomainGroupSet {
   domain: string;
   tenantId: string;
@@ -166,6 +179,8 @@ export interface EventPayloads {
   ApiKeyRevoked: ApiKeyRevoked;
   DomainAdded: DomainAdded;
   DomainReserved: DomainReserved;
+  DomainRemoved: DomainRemoved;
+  DomainReleased: DomainReleased;
   DomainGroupSet: DomainGroupSet;
   SpfOriginalUpdated: SpfOriginalUpdated;
   SafeSpfRecordComputed: SafeSpfRecordComputed;
@@ -184,6 +199,8 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   ApiKeyRevoked: 1,
   DomainAdded: 1,
   DomainReserved: 1,
+  DomainRemoved: 1,
+  DomainReleased: 1,
   DomainGroupSet: 1,
   SpfOriginalUpdated: 1,
   SafeSpfRecordComputed: 1,

@@ -35,6 +35,7 @@ export { domainHistory, type HistoryRecord } from "./queries/history.js";
 export type { Page, PageQuery } from "./queries/page.js";
 export { type SafeSpfState, safeSpfState } from "./queries/safe-spf-state.js";
 export { chooseRanking, type RankingChoice } from "./queries/source-page-ranked.js";
+export { listTenantDomains, listTenants, type TenantDomain, type TenantSummary } from "./queries/tenants.js";
 export { type RebuildOptions, rebuildBeside } from "./rebuild-beside.js";
 export type { ReadModelSchema } from "./schema.js";
 export { calendarBuckets, type Span } from "./source-rankings/buckets.js";

@@ -1,16 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { type EventStore, WrongExpectedVersionError } from "@dmarc-ledger/event-store";
-import {
-  type DomainAdded,
-  type DomainReserved,
-  type EventMetadata,
-  newEvent,
-  type Region,
-  type Scope,
-  streams,
-} from "@dmarc-ledger/events";
+import { type EventMetadata, newEvent, type Region, type Scope, streams } from "@dmarc-ledger/events";
 import { allScopes, generateApiKey } from "./api-keys.js";
 import { normaliseDomain, registrableDomain, sameBranch } from "./domain-name.js";
+import { activeClaims, currentOwner } from "./domain-owner.js";
+import { DomainNotFoundError } from "./domain-ownership.js";
+import { readTenant, UnknownApiKeyError, UnknownTenantError } from "./tenant-history.js";
 
 export interface CreatedTenant {
   tenantId: string;
@@ -49,10 +44,6 @@ export async function createTenant(
   return { tenantId, apiKey: issued.key, keyId: issued.keyId, position: result.position };
 }
 
-export class UnknownTenantError extends Error {
-  override readonly name = "UnknownTenantError";
-}
-
 export async function issueApiKey(
   store: EventStore,
   input: { tenantId: string; scopes: Scope[] },
@@ -84,17 +75,22 @@ export async function issueApiKey(
   return { apiKey: issued.key, keyId: issued.keyId, position: result.position };
 }
 
+/** Revokes a key of the tenant; an unknown tenant or key is an error, a revoked key stays so. */
 export async function revokeApiKey(
   store: EventStore,
   input: { tenantId: string; keyId: string },
   metadata: EventMetadata,
-): Promise<bigint> {
+): Promise<{ status: "revoked"; position: bigint } | { status: "already_revoked" }> {
+  const tenant = await readTenant(store, input.tenantId);
+  const key = tenant.keys.get(input.keyId);
+  if (!key) throw new UnknownApiKeyError(`Tenant ${input.tenantId} has no API key ${input.keyId}.`);
+  if (key.revokedAt !== null) return { status: "already_revoked" };
   const result = await store.append(
     streams.tenant(input.tenantId),
     [newEvent("ApiKeyRevoked", input, metadata)],
-    "stream_exists",
+    tenant.revision,
   );
-  return result.position;
+  return { status: "revoked", position: result.position };
 }
 
 export class DomainOwnedElsewhereError extends Error {
@@ -120,9 +116,11 @@ const maxClaimAttempts = 20;
  *    with the revision read: refused when another tenant claimed the domain, a parent or a
  *    subdomain of it. Two tenants claiming a parent and a child at the same moment append at the
  *    same revision; one fails, reads the other's claim and is refused.
- * 2. DomainAdded on the domain's own stream with "no stream" expected.
+ * 2. DomainAdded on the domain's own stream, with the revision at which it had no owner ("no
+ *    stream" the first time; after a DomainRemoved, that event's revision).
  *
  * A crash between the two leaves the claim: the same tenant adding the domain again finishes it.
+ * The tenant must exist: a domain claimed for no one would be blocked for every real tenant.
  */
 export async function addDomain(
   store: EventStore,
@@ -130,22 +128,85 @@ export async function addDomain(
   metadata: EventMetadata,
 ): Promise<AddDomainOutcome> {
   const domain = normaliseDomain(input.domain);
+  await readTenant(store, input.tenantId);
   await claimInTree(store, input.tenantId, domain, metadata);
-  try {
+  for (let attempt = 0; attempt < maxClaimAttempts; attempt++) {
+    const history = await store.readStream(streams.domain(domain));
+    const owner = currentOwner(history);
+    if (owner === input.tenantId) return { status: "already_yours", domain };
+    if (owner !== null)
+      throw new DomainOwnedElsewhereError(`The domain ${domain} belongs to another account.`);
+    try {
+      const result = await store.append(
+        streams.domain(domain),
+        [newEvent("DomainAdded", { domain, tenantId: input.tenantId }, metadata)],
+        history.length === 0 ? "no_stream" : history.at(-1)!.revision,
+      );
+      return { status: "added", domain, position: result.position };
+    } catch (error) {
+      if (!(error instanceof WrongExpectedVersionError)) throw error;
+    }
+  }
+  throw new Error(`Could not add ${domain}: its stream kept changing.`);
+}
+
+/**
+ * Takes a domain off a tenant: DomainRemoved on its stream (its reports stop counting for the
+ * tenant; the audit trail keeps everything), then the claim in its tree is released, so that any
+ * tenant may add it again. A crash between the two leaves the claim; removing again releases it.
+ */
+export async function removeDomain(
+  store: EventStore,
+  input: { tenantId: string; domain: string },
+  metadata: EventMetadata,
+): Promise<{ domain: string; position: bigint }> {
+  const domain = normaliseDomain(input.domain);
+  await readTenant(store, input.tenantId);
+  const history = await store.readStream(streams.domain(domain));
+  const owner = currentOwner(history);
+  const removedBefore = owner === null && history.some((event) => event.type === "DomainAdded");
+  if (owner !== input.tenantId && !removedBefore) {
+    throw new DomainNotFoundError(`${domain} is not one of tenant ${input.tenantId}'s domains.`);
+  }
+  let position: bigint | null = null;
+  if (owner === input.tenantId) {
     const result = await store.append(
       streams.domain(domain),
-      [newEvent("DomainAdded", { domain, tenantId: input.tenantId }, metadata)],
-      "no_stream",
+      [newEvent("DomainRemoved", { domain, tenantId: input.tenantId }, metadata)],
+      history.at(-1)!.revision,
     );
-    return { status: "added", domain, position: result.position };
-  } catch (error) {
-    if (!(error instanceof WrongExpectedVersionError)) throw error;
-    const [first] = await store.readStream(streams.domain(domain), { limit: 1 });
-    if ((first?.data as DomainAdded | undefined)?.tenantId === input.tenantId) {
-      return { status: "already_yours", domain };
-    }
-    throw new DomainOwnedElsewhereError(`The domain ${domain} belongs to another account.`);
+    position = result.position;
   }
+  const released = await releaseClaim(store, input.tenantId, domain, metadata);
+  if (position === null && released === null) {
+    throw new DomainNotFoundError(`${domain} is not one of tenant ${input.tenantId}'s domains.`);
+  }
+  return { domain, position: (position ?? released)! };
+}
+
+async function releaseClaim(
+  store: EventStore,
+  tenantId: string,
+  domain: string,
+  metadata: EventMetadata,
+): Promise<bigint | null> {
+  const registrable = registrableDomain(domain);
+  const stream = streams.registrableDomain(registrable);
+  for (let attempt = 0; attempt < maxClaimAttempts; attempt++) {
+    const history = await store.readStream(stream);
+    if (activeClaims(history).get(domain) !== tenantId) return null;
+    try {
+      const result = await store.append(
+        stream,
+        [newEvent("DomainReleased", { domain, tenantId, registrableDomain: registrable }, metadata)],
+        history.at(-1)!.revision,
+      );
+      return result.position;
+    } catch (error) {
+      if (!(error instanceof WrongExpectedVersionError)) throw error;
+    }
+  }
+  throw new Error(`Could not release ${domain}: its domain tree kept changing.`);
 }
 
 async function claimInTree(
@@ -158,16 +219,14 @@ async function claimInTree(
   const stream = streams.registrableDomain(registrable);
   for (let attempt = 0; attempt < maxClaimAttempts; attempt++) {
     const history = await store.readStream(stream);
-    const claims = history
-      .filter((event) => event.type === "DomainReserved")
-      .map((event) => event.data as DomainReserved);
-    const exact = claims.find((claim) => claim.domain === domain);
-    if (exact) {
-      if (exact.tenantId === tenantId) return;
+    const claims = activeClaims(history);
+    const exact = claims.get(domain);
+    if (exact !== undefined) {
+      if (exact === tenantId) return;
       throw new DomainOwnedElsewhereError(`The domain ${domain} belongs to another account.`);
     }
     // Which domain and whose it is stay unsaid: tenants learn nothing of each other.
-    if (claims.some((claim) => claim.tenantId !== tenantId && sameBranch(claim.domain, domain))) {
+    if ([...claims].some(([claimed, owner]) => owner !== tenantId && sameBranch(claimed, domain))) {
       throw new DomainTreeTakenError(
         `A parent or a subdomain of ${domain} belongs to another account; a domain tree has one owner.`,
       );

@@ -1,6 +1,7 @@
 import type { EventStore, RecordedEvent } from "@dmarc-ledger/event-store";
-import { type DomainAdded, streams } from "@dmarc-ledger/events";
+import { streams } from "@dmarc-ledger/events";
 import { InvalidDomainError, normaliseDomain } from "./domain-name.js";
+import { currentOwner } from "./domain-owner.js";
 
 /** The domain is not one of the caller's: unknown, or another tenant's (which we do not reveal). */
 export class DomainNotFoundError extends Error {
@@ -26,8 +27,7 @@ export async function ownedDomain(
     throw error;
   }
   const history = await store.readStream(streams.domain(domain));
-  const added = history[0];
-  if (added?.type !== "DomainAdded" || (added.data as DomainAdded).tenantId !== tenantId) {
+  if (currentOwner(history) !== tenantId) {
     throw new DomainNotFoundError(`${domain} is not one of your domains.`);
   }
   return { domain, history, revision: history.at(-1)!.revision };

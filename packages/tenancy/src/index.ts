@@ -7,9 +7,11 @@ export {
   DomainOwnedElsewhereError,
   DomainTreeTakenError,
   issueApiKey,
+  removeDomain,
   revokeApiKey,
-  UnknownTenantError,
 } from "./commands.js";
 export { InvalidGroupError, setDomainGroup } from "./domain-group.js";
 export { InvalidDomainError, normaliseDomain, registrableDomain, sameBranch } from "./domain-name.js";
+export { activeClaims, currentOwner } from "./domain-owner.js";
 export { DomainNotFoundError, ownedDomain } from "./domain-ownership.js";
+export { readTenant, type TenantState, UnknownApiKeyError, UnknownTenantError } from "./tenant-history.js";

@@ -1,30 +1,83 @@
-import { addDomain, DomainOwnedElsewhereError, InvalidDomainError } from "@dmarc-ledger/tenancy";
+import { allProjections, catchUp, listTenantDomains } from "@dmarc-ledger/read-models";
+import {
+  addDomain,
+  DomainNotFoundError,
+  DomainOwnedElsewhereError,
+  InvalidDomainError,
+  removeDomain,
+  UnknownTenantError,
+} from "@dmarc-ledger/tenancy";
 import type { Command } from "commander";
 import { CliError, type CliIO } from "../io.js";
+import { resolveTenant } from "../tenant-ref.js";
 import { withRuntime } from "../with-runtime.js";
 
+const cli = { causedBy: "process:cli" };
+
+const refusals = [InvalidDomainError, DomainOwnedElsewhereError, DomainNotFoundError, UnknownTenantError];
+
+/** The tenancy package's refusals become messages for the terminal, with exit status 1. */
+async function asCliErrors<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (refusals.some((kind) => error instanceof kind)) throw new CliError((error as Error).message);
+    throw error;
+  }
+}
+
 export function registerDomainCommands(program: Command, io: CliIO, env: NodeJS.ProcessEnv): void {
-  const domain = program.command("domain").description("manage a tenant's domains");
+  const domain = program.command("domain").description("add, list and remove a tenant's domains");
   domain
     .command("add")
     .description("add a domain to a tenant")
-    .argument("<tenantId>")
+    .argument("<tenant>", "the tenant's id or name")
     .argument("<domain>")
-    .action(async (tenantId: string, name: string) => {
+    .action(async (reference: string, name: string) => {
       const outcome = await withRuntime(env, async (runtime) => {
-        try {
-          return await addDomain(runtime.store, { tenantId, domain: name }, { causedBy: "process:cli" });
-        } catch (error) {
-          if (error instanceof InvalidDomainError || error instanceof DomainOwnedElsewhereError) {
-            throw new CliError(error.message);
-          }
-          throw error;
-        }
+        await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+        const { tenantId } = await resolveTenant(runtime, reference);
+        return asCliErrors(() => addDomain(runtime.store, { tenantId, domain: name }, cli));
       });
       io.out(
         outcome.status === "added"
           ? `Added ${outcome.domain}.`
           : `${outcome.domain} is already on this tenant.`,
       );
+    });
+
+  domain
+    .command("list")
+    .description("list the domains of a tenant, or of every tenant")
+    .argument("[tenant]", "the tenant's id or name")
+    .option("--json", "print one JSON object per line")
+    .action(async (reference: string | undefined, options: { json?: boolean }) => {
+      const domains = await withRuntime(env, async (runtime) => {
+        await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+        const tenantId =
+          reference === undefined ? undefined : (await resolveTenant(runtime, reference)).tenantId;
+        return listTenantDomains(runtime.db, tenantId);
+      });
+      for (const d of domains) {
+        io.out(
+          options.json
+            ? JSON.stringify({ ...d, addedAt: d.addedAt.toISOString() })
+            : `${d.domain}  tenant ${d.tenantId}  ${d.group === null ? "no group" : `group "${d.group}"`}  added ${d.addedAt.toISOString().slice(0, 19)}Z`,
+        );
+      }
+    });
+
+  domain
+    .command("remove")
+    .description("take a domain off a tenant: its reports stop counting for it, anyone may add it again")
+    .argument("<tenant>", "the tenant's id or name")
+    .argument("<domain>")
+    .action(async (reference: string, name: string) => {
+      const removed = await withRuntime(env, async (runtime) => {
+        await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+        const { tenantId } = await resolveTenant(runtime, reference);
+        return asCliErrors(() => removeDomain(runtime.store, { tenantId, domain: name }, cli));
+      });
+      io.out(`Removed ${removed.domain}; its history stays in the audit trail.`);
     });
 }

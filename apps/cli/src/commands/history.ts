@@ -9,6 +9,8 @@ function describeEvent(type: string, data: Record<string, unknown>): string {
   switch (type) {
     case "DomainAdded":
       return `added to tenant ${data.tenantId}`;
+    case "DomainRemoved":
+      return `removed from tenant ${data.tenantId}`;
     case "DomainGroupSet":
       return data.group === null ? "removed from its group" : `group set to "${data.group}"`;
     case "SpfOriginalUpdated":

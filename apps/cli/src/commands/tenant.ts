@@ -1,7 +1,17 @@
 import type { Region, Scope } from "@dmarc-ledger/events";
-import { allScopes, createTenant, issueApiKey, revokeApiKey } from "@dmarc-ledger/tenancy";
+import { allProjections, catchUp, listTenants } from "@dmarc-ledger/read-models";
+import {
+  allScopes,
+  createTenant,
+  issueApiKey,
+  readTenant,
+  revokeApiKey,
+  UnknownApiKeyError,
+  UnknownTenantError,
+} from "@dmarc-ledger/tenancy";
 import { type Command, Option } from "commander";
 import { CliError, type CliIO } from "../io.js";
+import { resolveTenant } from "../tenant-ref.js";
 import { withRuntime } from "../with-runtime.js";
 
 const cli = { causedBy: "process:cli" };
@@ -15,42 +25,117 @@ function parseScopes(value: string): Scope[] {
   return scopes as Scope[];
 }
 
+/** The region this deployment serves: a tenant of the other region could only ever get 421 here. */
+function deploymentRegion(env: NodeJS.ProcessEnv): Region {
+  const region = env.DMARC_LEDGER_REGION ?? "global";
+  if (region !== "global" && region !== "eu") {
+    throw new CliError(`DMARC_LEDGER_REGION: "${region}" is not one of global, eu`);
+  }
+  return region;
+}
+
+const isoSeconds = (date: Date) => `${date.toISOString().slice(0, 19)}Z`;
+
+/** Turns the tenancy package's "not found" errors into messages for the terminal. */
+async function asCliErrors<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof UnknownTenantError || error instanceof UnknownApiKeyError) {
+      throw new CliError(error.message);
+    }
+    throw error;
+  }
+}
+
 export function registerTenantCommands(program: Command, io: CliIO, env: NodeJS.ProcessEnv): void {
-  const tenant = program.command("tenant").description("create tenants and manage their API keys");
+  const tenant = program.command("tenant").description("create and list tenants, manage their API keys");
 
   tenant
     .command("create")
     .description("create a tenant and its first API key (shown once)")
     .argument("<name>", "the tenant's name")
     .addOption(
-      new Option("--region <region>", "the region the tenant lives in")
-        .choices(["global", "eu"])
-        .default("global"),
+      new Option("--region <region>", "the tenant's region: the deployment's (DMARC_LEDGER_REGION)").choices([
+        "global",
+        "eu",
+      ]),
     )
     .option("--json", 'print {"tenantId", "apiKey"} as JSON')
-    .action(async (name: string, options: { region: Region; json?: boolean }) => {
-      const created = await withRuntime(env, (runtime) =>
-        createTenant(runtime.store, { name, region: options.region }, cli),
-      );
+    .action(async (name: string, options: { region?: Region; json?: boolean }) => {
+      const region = deploymentRegion(env);
+      if (options.region && options.region !== region) {
+        throw new CliError(
+          `This deployment serves the ${region} region (DMARC_LEDGER_REGION); a tenant of ${options.region} belongs in that region's deployment.`,
+        );
+      }
+      const created = await withRuntime(env, (runtime) => createTenant(runtime.store, { name, region }, cli));
       if (options.json) {
         io.out(JSON.stringify({ tenantId: created.tenantId, apiKey: created.apiKey }));
       } else {
-        io.out(`Tenant ${created.tenantId} created in region ${options.region}.`);
+        io.out(`Tenant ${created.tenantId} created in region ${region}.`);
         io.out(`API key (shown once, keep it safe): ${created.apiKey}`);
       }
     });
 
-  const key = tenant.command("key").description("issue and revoke API keys");
+  tenant
+    .command("list")
+    .description("list the tenants: id, name, region, created, active keys, domains")
+    .option("--json", "print one JSON object per line")
+    .action(async (options: { json?: boolean }) => {
+      const tenants = await withRuntime(env, async (runtime) => {
+        await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+        return listTenants(runtime.db);
+      });
+      for (const t of tenants) {
+        io.out(
+          options.json
+            ? JSON.stringify({ ...t, createdAt: t.createdAt.toISOString() })
+            : `${t.tenantId}  ${t.name}  ${t.region}  created ${isoSeconds(t.createdAt)}  keys ${t.activeKeys}  domains ${t.domains}`,
+        );
+      }
+      if (tenants.length === 0 && !options.json) io.out("No tenants yet: `dmarc-ledger tenant create NAME`.");
+    });
+
+  const key = tenant.command("key").description("list, issue and revoke API keys");
+  key
+    .command("list")
+    .description("list a tenant's keys: id, prefix, scopes, created, revoked")
+    .argument("<tenant>", "the tenant's id or name")
+    .option("--json", "print one JSON object per line")
+    .action(async (reference: string, options: { json?: boolean }) => {
+      const state = await withRuntime(env, async (runtime) => {
+        await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+        const { tenantId } = await resolveTenant(runtime, reference);
+        return readTenant(runtime.store, tenantId);
+      });
+      for (const [keyId, k] of state.keys) {
+        io.out(
+          options.json
+            ? JSON.stringify({
+                keyId,
+                keyPrefix: k.keyPrefix,
+                scopes: k.scopes,
+                createdAt: k.createdAt.toISOString(),
+                revokedAt: k.revokedAt?.toISOString() ?? null,
+              })
+            : `${keyId}  ${k.keyPrefix}…  ${k.scopes.join(",")}  created ${isoSeconds(k.createdAt)}  ${k.revokedAt ? `revoked ${isoSeconds(k.revokedAt)}` : "active"}`,
+        );
+      }
+    });
   key
     .command("issue")
-    .argument("<tenantId>")
+    .description("issue another key for a tenant (shown once)")
+    .argument("<tenant>", "the tenant's id or name")
     .option("--scopes <list>", "comma-separated: read,write,ingest", "read")
     .option("--json", 'print {"keyId", "apiKey"} as JSON')
-    .action(async (tenantId: string, options: { scopes: string; json?: boolean }) => {
+    .action(async (reference: string, options: { scopes: string; json?: boolean }) => {
       const scopes = parseScopes(options.scopes);
-      const issued = await withRuntime(env, (runtime) =>
-        issueApiKey(runtime.store, { tenantId, scopes }, cli),
-      );
+      const issued = await withRuntime(env, async (runtime) => {
+        await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+        const { tenantId } = await resolveTenant(runtime, reference);
+        return asCliErrors(() => issueApiKey(runtime.store, { tenantId, scopes }, cli));
+      });
       io.out(
         options.json
           ? JSON.stringify({ keyId: issued.keyId, apiKey: issued.apiKey })
@@ -59,10 +144,17 @@ export function registerTenantCommands(program: Command, io: CliIO, env: NodeJS.
     });
   key
     .command("revoke")
-    .argument("<tenantId>")
+    .description("revoke a key")
+    .argument("<tenant>", "the tenant's id or name")
     .argument("<keyId>")
-    .action(async (tenantId: string, keyId: string) => {
-      await withRuntime(env, (runtime) => revokeApiKey(runtime.store, { tenantId, keyId }, cli));
-      io.out(`API key ${keyId} revoked.`);
+    .action(async (reference: string, keyId: string) => {
+      const outcome = await withRuntime(env, async (runtime) => {
+        await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+        const { tenantId } = await resolveTenant(runtime, reference);
+        return asCliErrors(() => revokeApiKey(runtime.store, { tenantId, keyId }, cli));
+      });
+      io.out(
+        outcome.status === "revoked" ? `API key ${keyId} revoked.` : `API key ${keyId} was already revoked.`,
+      );
     });
 }

@@ -6,6 +6,7 @@ export const auditTrailProjection: Projection = {
   tables: ["audit_event"],
   handles: new Set([
     "DomainAdded",
+    "DomainRemoved",
     "DomainGroupSet",
     "SpfOriginalUpdated",
     "SafeSpfRecordComputed",

@@ -4,7 +4,7 @@ import type { Projection } from "./projection.js";
 export const domainsProjection: Projection = {
   name: "domains",
   tables: ["domain"],
-  handles: new Set(["DomainAdded", "DomainGroupSet"]),
+  handles: new Set(["DomainAdded", "DomainRemoved", "DomainGroupSet"]),
   async apply(trx, events) {
     for (const event of events) {
       switch (event.type) {
@@ -18,6 +18,10 @@ export const domainsProjection: Projection = {
               added_at: event.recordedAt,
             })
             .execute();
+          break;
+        case "DomainRemoved":
+          // Its reports stop counting for the tenant; the audit trail keeps the domain's history.
+          await trx.deleteFrom("domain").where("domain", "=", event.data.domain).execute();
           break;
         case "DomainGroupSet":
           await trx
