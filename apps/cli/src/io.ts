@@ -4,6 +4,8 @@ export interface CliIO {
   err(text: string): void;
   /** True when stdout is a terminal: progress bars are drawn only then. */
   isTerminal?: boolean;
+  /** The caller's working directory, for relative paths (a command run by the service for the CLI). */
+  cwd?: string;
 }
 
 export const consoleIO: CliIO = {

@@ -8,6 +8,7 @@ import { registerReprocessCommand } from "./commands/reprocess.js";
 import { registerSpfCommands } from "./commands/spf.js";
 import { registerStartCommand } from "./commands/start.js";
 import { registerTenantCommands } from "./commands/tenant.js";
+import { runInRunningService } from "./control/control-client.js";
 import { CliError, type CliIO } from "./io.js";
 
 /**
@@ -49,8 +50,23 @@ function applyOutput(command: Command, io: CliIO): void {
   for (const sub of command.commands) applyOutput(sub, io);
 }
 
-/** Runs one command line; returns the exit status instead of exiting, so tests can call it. */
+/**
+ * Runs one command line; returns the exit status instead of exiting, so tests can call it. In
+ * embedded mode a running service holds the data directory: the command is handed to it.
+ */
 export async function runCli(argv: string[], io: CliIO, env: NodeJS.ProcessEnv): Promise<number> {
+  try {
+    const handedOver = await runInRunningService(env, argv, io);
+    if (handedOver !== null) return handedOver;
+  } catch (error) {
+    io.err(`error: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+  return runCliHere(argv, io, env);
+}
+
+/** Runs one command line in this process (the service runs the CLI's commands with this). */
+export async function runCliHere(argv: string[], io: CliIO, env: NodeJS.ProcessEnv): Promise<number> {
   try {
     await createProgram(io, env).parseAsync(argv, { from: "user" });
     return 0;

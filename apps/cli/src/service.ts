@@ -6,6 +6,8 @@ import type { Runtime } from "@dmarc-ledger/runtime";
 import { resolverFromEnv, startSafeSpfWorker } from "@dmarc-ledger/safe-spf-service";
 import { createTenant } from "@dmarc-ledger/tenancy";
 import type { Logger } from "pino";
+import { type ControlServer, startControlServer } from "./control/control-server.js";
+import type { CliIO } from "./io.js";
 
 export interface RunningService {
   /** The API root, e.g. http://localhost:8080/api/ */
@@ -24,6 +26,11 @@ export interface ServiceOptions {
   logger: Logger;
   /** Create a first tenant when there is none, so that a new user has a key to try. */
   bootstrapTenant: boolean;
+  /**
+   * In embedded mode, run the CLI's commands handed over the data directory's control socket
+   * with this (the CLI's own entry point), since this process holds the directory.
+   */
+  controlCommands?: (argv: string[], io: CliIO) => Promise<number>;
 }
 
 /** The API and the projector in one process: what `dmarc-ledger start` runs. */
@@ -70,11 +77,22 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const config = apiConfigFromEnv(env, port);
   app.context.deps.config = config;
 
+  const control: ControlServer | null =
+    options.controlCommands && !env.DATABASE_URL
+      ? await startControlServer({
+          dataDir: env.DMARC_LEDGER_DATA_DIR || "./data",
+          runtime,
+          logger,
+          run: options.controlCommands,
+        })
+      : null;
+
   return {
     apiRoot: config.publicBaseUrl,
     config,
     bootstrapKey,
     async stop() {
+      await control?.stop();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await safeSpf.stop();

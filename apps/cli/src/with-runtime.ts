@@ -1,19 +1,29 @@
-import { DataDirLockedError } from "@dmarc-ledger/db";
-import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import type { Runtime } from "@dmarc-ledger/runtime";
+import { attachedRuntime } from "./control/attached-runtime.js";
 import { CliError } from "./io.js";
 
-/** Opens the runtime for one command and closes it afterwards, whatever happens. */
+/**
+ * Opens the runtime for one command and closes it afterwards, whatever happens; inside the
+ * running service (a command handed over its control socket), uses the service's own.
+ */
 export async function withRuntime<T>(
   env: NodeJS.ProcessEnv,
   work: (runtime: Runtime) => Promise<T>,
 ): Promise<T> {
+  const attached = attachedRuntime.getStore();
+  if (attached) return work(attached);
+  // Loaded here, not at the top: commands that never open the database start without them.
+  const [{ DataDirLockedError }, { openRuntime }] = await Promise.all([
+    import("@dmarc-ledger/db"),
+    import("@dmarc-ledger/runtime"),
+  ]);
   let runtime: Runtime;
   try {
     runtime = await openRuntime(env);
   } catch (error) {
     if (error instanceof DataDirLockedError) {
       throw new CliError(
-        `${error.message} (In embedded mode the running service holds the data directory; stop it, or use DATABASE_URL.)`,
+        `${error.message} (In embedded mode the running service holds the data directory and answers commands over its control socket; it did not answer. Stop it, or use DATABASE_URL.)`,
       );
     }
     throw error;

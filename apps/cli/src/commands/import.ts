@@ -1,6 +1,6 @@
 import { createReadStream } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { basename, join, resolve } from "node:path";
 import {
   bytesInput,
   fileInput,
@@ -86,7 +86,7 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
     .argument("<paths...>", "files, directories or mbox files")
     .action(async (paths: string[]) => {
       const settings = intakeSettingsFromEnv(env);
-      const files = await expandPaths(paths);
+      const files = await expandPaths(paths.map((path) => resolve(io.cwd ?? process.cwd(), path)));
       const tally = new ImportTally();
       await withRuntime(env, async (runtime) => {
         const deps: IntakeDeps = {

@@ -12,7 +12,16 @@ export function registerStartCommand(program: Command, io: CliIO, env: NodeJS.Pr
       const logger = pino({ name: "dmarc-ledger", level: env.LOG_LEVEL ?? "info" });
       const port = Number(env.PORT ?? 8080);
       await withRuntime(env, async (runtime) => {
-        const service = await startService({ runtime, env, port, logger, bootstrapTenant: true });
+        // Imported when run, not at load: the program imports this module.
+        const { runCliHere } = await import("../program.js");
+        const service = await startService({
+          runtime,
+          env,
+          port,
+          logger,
+          bootstrapTenant: true,
+          controlCommands: (argv, commandIO) => runCliHere(argv, commandIO, env),
+        });
         io.out(
           `dmarc-ledger listening on ${service.apiRoot} (region ${service.config.region}; ${runtime.description})`,
         );

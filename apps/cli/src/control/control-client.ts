@@ -1,0 +1,49 @@
+import { existsSync } from "node:fs";
+import { connect } from "node:net";
+import type { CliIO } from "../io.js";
+import { type ControlAnswer, controlSocketPath } from "./protocol.js";
+
+/**
+ * Hands a command to the service running on the embedded data directory, when one answers on its
+ * control socket. Returns the command's exit status, or null when no service answers (no socket,
+ * or one left by a process that died): then the command runs here.
+ */
+export async function runInRunningService(
+  env: NodeJS.ProcessEnv,
+  argv: string[],
+  io: CliIO,
+): Promise<number | null> {
+  if (env.DATABASE_URL || argv[0] === "start") return null;
+  const path = controlSocketPath(env.DMARC_LEDGER_DATA_DIR || "./data");
+  if (!existsSync(path)) return null;
+  return new Promise((resolve, reject) => {
+    let connected = false;
+    let exit: number | null = null;
+    let buffered = "";
+    const socket = connect(path, () => {
+      connected = true;
+      socket.write(`${JSON.stringify({ argv, cwd: process.cwd() })}\n`);
+    });
+    socket.on("data", (chunk) => {
+      buffered += String(chunk);
+      for (let newline = buffered.indexOf("\n"); newline !== -1; newline = buffered.indexOf("\n")) {
+        const answer = JSON.parse(buffered.slice(0, newline)) as ControlAnswer;
+        buffered = buffered.slice(newline + 1);
+        if ("out" in answer) io.out(answer.out);
+        else if ("err" in answer) io.err(answer.err);
+        else exit = answer.exit;
+      }
+    });
+    socket.on("error", (error: NodeJS.ErrnoException) => {
+      // Nobody listens: a socket left behind. The command opens the data directory itself.
+      if (!connected && (error.code === "ECONNREFUSED" || error.code === "ENOENT")) resolve(null);
+      else reject(error);
+    });
+    socket.on("close", () => {
+      if (connected) {
+        if (exit === null) reject(new Error("the running service closed the control socket mid-command"));
+        else resolve(exit);
+      }
+    });
+  });
+}

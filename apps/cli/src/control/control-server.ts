@@ -1,0 +1,131 @@
+import { chmod, rm } from "node:fs/promises";
+import { createServer, type Server, type Socket } from "node:net";
+import type { Runtime } from "@dmarc-ledger/runtime";
+import type { Logger } from "pino";
+import type { CliIO } from "../io.js";
+import { attachedRuntime } from "./attached-runtime.js";
+import { type ControlAnswer, type ControlRequest, controlSocketPath, maxRequestBytes } from "./protocol.js";
+
+export interface ControlServer {
+  path: string;
+  stop(): Promise<void>;
+}
+
+/** Commands from the CLI run one at a time, each within this long. */
+const requestTimeoutMs = 10 * 60_000;
+const maxConnections = 8;
+
+/**
+ * Listens on the data directory's control socket and runs the commands the CLI hands over, with
+ * the service's runtime. `run` is the CLI's own entry point (passed in: this module must not
+ * import the program that imports it).
+ */
+export async function startControlServer(options: {
+  dataDir: string;
+  runtime: Runtime;
+  logger: Logger;
+  run: (argv: string[], io: CliIO) => Promise<number>;
+}): Promise<ControlServer> {
+  const path = controlSocketPath(options.dataDir);
+  // A socket left by a process that died: the data-directory lock says we own the directory now.
+  await rm(path, { force: true });
+  let queue = Promise.resolve();
+  const server: Server = createServer({ allowHalfOpen: false }, (socket) => {
+    socket.setTimeout(requestTimeoutMs, () => socket.destroy());
+    readRequest(socket)
+      .then((request) => {
+        if (!request) return;
+        // One command at a time, as the CLI would run them one after another.
+        queue = queue.then(() => runRequest(socket, request, options));
+        return queue;
+      })
+      .catch((error: unknown) => {
+        options.logger.warn({ err: error }, "control socket request failed");
+        socket.destroy();
+      });
+  });
+  server.maxConnections = maxConnections;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    // Created owner-only from the start: no moment at which another user could connect.
+    const umask = process.umask(0o177);
+    try {
+      server.listen(path, () => resolve());
+    } finally {
+      process.umask(umask);
+    }
+  });
+  await chmod(path, 0o600);
+  return {
+    path,
+    async stop() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await rm(path, { force: true });
+    },
+  };
+}
+
+/**
+ * Reads the request line. Not with `for await`: leaving that loop would destroy the socket the
+ * answer goes back on.
+ */
+function readRequest(socket: Socket): Promise<ControlRequest | null> {
+  return new Promise((resolve, reject) => {
+    let buffered = "";
+    const done = (request: ControlRequest | null, error?: Error) => {
+      socket.off("data", onData);
+      socket.off("end", onEnd);
+      if (error) reject(error);
+      else resolve(request);
+    };
+    const onEnd = () => done(null);
+    const onData = (chunk: Buffer) => {
+      buffered += String(chunk);
+      const newline = buffered.indexOf("\n");
+      if (newline === -1) {
+        if (buffered.length > maxRequestBytes) {
+          socket.end(
+            `${JSON.stringify({ err: "error: request too large" })}\n${JSON.stringify({ exit: 1 })}\n`,
+          );
+          done(null);
+        }
+        return;
+      }
+      try {
+        const parsed = JSON.parse(buffered.slice(0, newline)) as Partial<ControlRequest>;
+        if (!Array.isArray(parsed.argv) || !parsed.argv.every((arg) => typeof arg === "string")) {
+          throw new Error("malformed control request");
+        }
+        done({ argv: parsed.argv, cwd: typeof parsed.cwd === "string" ? parsed.cwd : process.cwd() });
+      } catch (error) {
+        done(null, error as Error);
+      }
+    };
+    socket.on("data", onData);
+    socket.on("end", onEnd);
+  });
+}
+
+async function runRequest(
+  socket: Socket,
+  request: ControlRequest,
+  options: { runtime: Runtime; run: (argv: string[], io: CliIO) => Promise<number> },
+): Promise<void> {
+  const send = (answer: ControlAnswer) => {
+    if (!socket.destroyed) socket.write(`${JSON.stringify(answer)}\n`);
+  };
+  let exit: number;
+  if (request.argv[0] === "start") {
+    send({ err: "error: the service is already running on this data directory." });
+    exit = 1;
+  } else {
+    const io: CliIO = {
+      out: (text) => send({ out: text }),
+      err: (text) => send({ err: text }),
+      cwd: request.cwd,
+    };
+    exit = await attachedRuntime.run(options.runtime, () => options.run(request.argv, io));
+  }
+  send({ exit });
+  socket.end();
+}

@@ -1,0 +1,109 @@
+/**
+ * In embedded mode `dmarc-ledger start` holds the data directory; every other command is handed
+ * to it over the control socket in that directory (issue 13), from this process and from a real
+ * CLI process.
+ */
+import { spawn } from "node:child_process";
+import { stat, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { runCliHere, startService } from "@dmarc-ledger/cli";
+import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { aggregateCorpus } from "../support/corpus.js";
+import { type Backend, cli, pgliteBackend } from "../support/service-harness.js";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+
+/** The real command line, as a user runs it, in its own process. */
+function cliProcess(
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  ...argv: string[]
+): Promise<{ code: number; out: string }> {
+  return new Promise((resolve, reject) => {
+    const tsx = import.meta.resolve("tsx");
+    const child = spawn(process.execPath, ["--import", tsx, join(root, "apps/cli/src/main.ts"), ...argv], {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout.on("data", (chunk) => {
+      out += String(chunk);
+    });
+    child.once("error", reject);
+    child.once("close", (code) => resolve({ code: code ?? -1, out }));
+  });
+}
+
+describe("the CLI beside a running embedded service", () => {
+  let backend: Backend;
+  let runtime: Runtime;
+  let stop: () => Promise<void>;
+
+  beforeAll(async () => {
+    backend = await pgliteBackend();
+    runtime = await openRuntime(backend.env);
+    const service = await startService({
+      runtime,
+      env: backend.env,
+      port: 0,
+      logger: pino({ level: "silent" }),
+      bootstrapTenant: false,
+      controlCommands: (argv, io) => runCliHere(argv, io, backend.env),
+    });
+    stop = async () => {
+      await service.stop();
+      await runtime.close();
+    };
+  });
+
+  afterAll(async () => {
+    await stop?.();
+    await backend?.cleanup();
+  });
+
+  it("keeps the control socket owner-only", async () => {
+    const socket = await stat(join(backend.env.DMARC_LEDGER_DATA_DIR!, "control.sock"));
+    expect(socket.isSocket()).toBe(true);
+    expect(socket.mode & 0o777).toBe(0o600);
+  });
+
+  it("runs a real CLI process's command in the service, which holds the data directory", async () => {
+    const created = await cliProcess(backend.env, root, "tenant", "create", "beside", "--json");
+    expect(created.code).toBe(0);
+    const { tenantId } = JSON.parse(created.out) as { tenantId: string };
+    const listed = await cli(backend.env, "tenant", "list");
+    expect(listed.code).toBe(0);
+    expect(listed.out).toContain(tenantId);
+  });
+
+  it("passes exit statuses and errors through", async () => {
+    const refused = await cli(backend.env, "domain", "add", "nobody", "beside-ledger.com");
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain('There is no tenant "nobody"');
+  });
+
+  it("imports a file named relative to the caller's directory, not the service's", async () => {
+    const dataDir = resolve(root, backend.env.DMARC_LEDGER_DATA_DIR!);
+    const imported = await cliProcess(
+      { DMARC_LEDGER_DATA_DIR: dataDir },
+      aggregateCorpus,
+      "import",
+      "addisonfoods.com!example.com!1536105600!1536191999.xml",
+    );
+    expect(imported.code).toBe(0);
+    expect(imported.out).toContain("1 reports stored");
+    expect(imported.out).toContain(`${aggregateCorpus}addisonfoods.com`);
+  });
+
+  it("runs the command itself when the socket is left over and nobody answers", async () => {
+    const dataDir = (await pgliteBackend()).env.DMARC_LEDGER_DATA_DIR!;
+    await writeFile(join(dataDir, "control.sock"), "");
+    const listed = await cli({ DMARC_LEDGER_DATA_DIR: dataDir }, "tenant", "list");
+    expect(listed.code).toBe(0);
+    expect(listed.out).toContain("No tenants yet");
+  });
+});
