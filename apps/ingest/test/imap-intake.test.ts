@@ -178,11 +178,11 @@ describe("IMAP intake", () => {
     expect(logLines.join("")).not.toContain(dovecot.password);
   });
 
-  it("polls a server that does not offer IDLE", async () => {
+  it("polls a server that does not offer IDLE, and moves a message over the size limit aside unread", async () => {
     dovecot = await startTestDovecot({ withoutIdle: true });
     const handled: HandledMessage[] = [];
     const intake = await startImapIntake({
-      settings: settingsFor(dovecot, { IMAP_POLL_INTERVAL_MS: "1000" }),
+      settings: settingsFor(dovecot, { IMAP_POLL_INTERVAL_MS: "1000", IMAP_MAX_MESSAGE_BYTES: "200000" }),
       deliver: deliverToStore,
       progress,
       logger,
@@ -192,14 +192,17 @@ describe("IMAP intake", () => {
       await waitFor("the intake to connect", () =>
         logLines.some((line) => line.includes("IMAP intake connected")),
       );
-      await append(dovecot, "INBOX", [await aggregateMail(4)]);
-      await waitFor("the polled message", () => handled.length === 1);
+      const huge = await reportMail("huge.xml", Buffer.alloc(300_000, "<x/>"), "too large");
+      await append(dovecot, "INBOX", [await aggregateMail(4), huge]);
+      await waitFor("the polled messages", () => handled.length === 2);
     } finally {
       await intake.stop();
     }
     expect(logLines.some((line) => line.includes('"mode":"poll"'))).toBe(true);
-    expect(handled[0]?.disposition).toBe("processed");
+    expect(handled.map((message) => message.disposition)).toEqual(["processed", "too_large"]);
     expect((await aggregateChunks()).size).toBe(1);
+    expect((await allEvents()).filter((event) => event.type === "ReportRejected")).toHaveLength(0);
+    expect((await folderSubjects(dovecot, [folders.invalid]))[folders.invalid]).toEqual(["too large"]);
   });
 
   it("reconnects with backoff after the server drops the connection and goes on where it stopped", async () => {
@@ -220,8 +223,8 @@ describe("IMAP intake", () => {
       await dovecot.kill();
       // Down long enough for several failed attempts, so the delay has to grow to its cap.
       await waitFor(
-        "three failed reconnects",
-        () => logLines.filter((line) => line.includes("reconnecting")).length >= 3,
+        "five failed reconnects",
+        () => logLines.filter((line) => line.includes("reconnecting")).length >= 5,
       );
       await dovecot.start();
       await append(dovecot, "INBOX", [await aggregateMail(1), await aggregateMail(2)]);
@@ -233,8 +236,8 @@ describe("IMAP intake", () => {
     const delays = logLines
       .filter((line) => line.includes("reconnecting"))
       .map((line) => (JSON.parse(line) as { delayMs: number }).delayMs);
-    expect(delays.slice(0, 3)).toEqual([100, 200, 400]);
-    expect(Math.max(...delays)).toBeLessThanOrEqual(800);
+    expect(delays.slice(0, 5)).toEqual([100, 200, 400, 800, 800]);
+    expect(Math.max(...delays)).toBe(800);
     expect(handled.map((message) => message.disposition)).toEqual(["processed", "processed", "processed"]);
     const chunks = await aggregateChunks();
     expect(chunks.size).toBe(3);

@@ -48,7 +48,9 @@ export async function startImapIntake(options: ImapIntakeOptions): Promise<ImapI
   const { settings, logger } = options;
   const log = logger.child({ channel: "imap", mailbox: describeImap(settings) });
   const backoff = options.backoff ?? { initialMs: 1000, maxMs: 60_000 };
-  const wakeup = new Wakeup();
+  // Only stop() ends a backoff sleep early; a session's wakeup also hears its own connection.
+  const stopped = new Wakeup();
+  let sessionWakeup: Wakeup | null = null;
   let stopping = false;
   let failures = 0;
 
@@ -63,7 +65,7 @@ export async function startImapIntake(options: ImapIntakeOptions): Promise<ImapI
         const delayMs = Math.min(backoff.maxMs, backoff.initialMs * 2 ** Math.min(failures, 30));
         failures++;
         log.warn({ err: describeError(error), delayMs, failures }, "IMAP connection failed; reconnecting");
-        await wakeup.sleep(delayMs);
+        await stopped.sleep(delayMs);
       }
     }
   };
@@ -82,8 +84,13 @@ export async function startImapIntake(options: ImapIntakeOptions): Promise<ImapI
       socketTimeout: 5 * 60_000,
       // A message over the limit is never fetched whole; this bounds what a broken server can send.
       maxResponseSize: settings.maxMessageBytes + 1024 * 1024,
+      // IDLE (the only way to hear of new mail at once) starts this long after our last command;
+      // the default, 15 s, would delay every new report by as much.
+      autoIdleDelay: 500,
     });
     let closed = false;
+    const wakeup = new Wakeup();
+    sessionWakeup = wakeup;
     client.on("error", (error: unknown) => {
       log.warn({ err: describeError(error) }, "IMAP connection error");
     });
@@ -198,7 +205,8 @@ export async function startImapIntake(options: ImapIntakeOptions): Promise<ImapI
   return {
     async stop() {
       stopping = true;
-      wakeup.wake();
+      stopped.wake();
+      sessionWakeup?.wake();
       await running;
       log.info("IMAP intake stopped");
     },

@@ -67,21 +67,25 @@ export async function startTestDovecot(
 
   let child: ChildProcess | null = null;
   const start = async () => {
-    const started = spawn("dovecot", ["-F", "-c", configPath], { stdio: ["ignore", "ignore", "pipe"] });
+    // Its own process group, so that kill() takes the login and mail processes down with the master.
+    const started = spawn("dovecot", ["-F", "-c", configPath], {
+      stdio: ["ignore", "ignore", "pipe"],
+      detached: true,
+    });
     let stderr = "";
     started.stderr?.on("data", (chunk: Buffer) => {
       stderr += chunk.toString();
     });
     child = started;
     // A test run that dies must not leave the server behind.
-    const killOnExit = () => started.kill("SIGKILL");
+    const killOnExit = () => killGroup(started);
     process.once("exit", killOnExit);
     started.once("exit", () => process.off("exit", killOnExit));
     const deadline = Date.now() + 15_000;
     while (!(await accepts(port))) {
       if (started.exitCode !== null || Date.now() > deadline) {
         const log = await readFile(join(dir, "dovecot.log"), "utf8").catch(() => "");
-        started.kill("SIGKILL");
+        killGroup(started);
         throw new Error(`dovecot did not start on port ${port}: ${stderr}\n${log}`);
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -90,13 +94,17 @@ export async function startTestDovecot(
   const kill = async () => {
     const running = child;
     child = null;
-    if (!running || running.exitCode !== null) return;
-    const exited = new Promise((resolve) => running.once("exit", resolve));
-    // SIGTERM makes the master stop its login and mail processes, dropping every connection.
-    running.kill("SIGTERM");
+    if (!running) return;
+    // Like a crash or a cut cable: every connection ends at once. (On SIGTERM, dovecot's mail
+    // processes keep their connections for up to ten seconds.)
+    const exited =
+      running.exitCode !== null || running.signalCode !== null
+        ? Promise.resolve()
+        : new Promise((resolve) => running.once("exit", resolve));
+    killGroup(running);
     await exited;
     const deadline = Date.now() + 10_000;
-    while ((await accepts(port)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while ((await accepts(port)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   };
 
   await start();
@@ -113,6 +121,15 @@ export async function startTestDovecot(
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
 }
 
 function accepts(port: number): Promise<boolean> {
