@@ -52,6 +52,21 @@ export function imapSettingsFromEnv(env: NodeJS.ProcessEnv): ImapSettings | null
   const parsed = parseSettings(imapSettingsShape, env);
   if (parsed.IMAP_URL === undefined) return null;
   const connection = connectionFromUrl(parsed.IMAP_URL);
+  const destinations = {
+    IMAP_PROCESSED_FOLDER: parsed.IMAP_PROCESSED_FOLDER,
+    IMAP_INVALID_FOLDER: parsed.IMAP_INVALID_FOLDER,
+    IMAP_NOT_REPORT_FOLDER: parsed.IMAP_NOT_REPORT_FOLDER,
+  };
+  // Mail moved into the folder it is read from comes back with a new UID, and round it goes.
+  const loops = Object.entries(destinations).filter(([, folder]) => folder === parsed.IMAP_FOLDER);
+  if (loops.length > 0) {
+    throw new ConfigError(
+      loops.map(([variable]) => ({
+        variable,
+        message: `must differ from IMAP_FOLDER ("${parsed.IMAP_FOLDER}")`,
+      })),
+    );
+  }
   return {
     connection,
     folder: parsed.IMAP_FOLDER,

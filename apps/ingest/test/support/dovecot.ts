@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { chmod, chown, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -22,6 +23,7 @@ export interface TestDovecot {
   close(): Promise<void>;
 }
 
+const dovecotBinary = existsSync("/usr/sbin/dovecot") ? "/usr/sbin/dovecot" : "dovecot";
 const user = "reports";
 const password = "secret-imap-password";
 // Dovecot refuses mail access as root, so a test run as root hands the mail to `nobody`.
@@ -68,7 +70,7 @@ export async function startTestDovecot(
   let child: ChildProcess | null = null;
   const start = async () => {
     // Its own process group, so that kill() takes the login and mail processes down with the master.
-    const started = spawn("dovecot", ["-F", "-c", configPath], {
+    const started = spawn(dovecotBinary, ["-F", "-c", configPath], {
       stdio: ["ignore", "ignore", "pipe"],
       detached: true,
     });
