@@ -9,13 +9,14 @@ import {
   type DeliverInput,
   type HandledMessage,
   type ImapIntake,
+  type ImapIntakeOptions,
   type ImapProgressStore,
   imapSettingsFromEnv,
   openImapProgressStore,
   startImapIntake,
 } from "../src/imap/index.js";
 import { startTestDovecot, type TestDovecot } from "./support/dovecot.js";
-import { append, compose, corpusFile, folderSubjects, reportMail } from "./support/imap-mail.js";
+import { append, compose, corpusFile, folderSubjects, openMailbox, reportMail } from "./support/imap-mail.js";
 
 const folders = { processed: "DMARC Processed", invalid: "DMARC Invalid", notReport: "Not DMARC" };
 
@@ -41,6 +42,13 @@ let progress: ImapProgressStore;
 let dovecot: TestDovecot;
 let logLines: string[];
 let logger: pino.Logger;
+const intakes: ImapIntake[] = [];
+
+async function start(options: ImapIntakeOptions): Promise<ImapIntake> {
+  const intake = await startImapIntake(options);
+  intakes.push(intake);
+  return intake;
+}
 
 beforeEach(async () => {
   database = await createTestDatabase();
@@ -59,6 +67,8 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
+  // A test that failed half-way must not leave an intake reconnecting forever.
+  for (const intake of intakes.splice(0)) await intake.stop();
   await dovecot?.close();
   await runtime?.close();
   await database?.drop();
@@ -126,7 +136,7 @@ describe("IMAP intake", () => {
     const handled: HandledMessage[] = [];
     // An hour between polls: mail that arrives while running must be noticed through IDLE.
     const settings = settingsFor(dovecot, { IMAP_POLL_INTERVAL_MS: "3600000" });
-    const intake = await startImapIntake({
+    const intake = await start({
       settings,
       deliver: deliverToStore,
       progress,
@@ -181,7 +191,7 @@ describe("IMAP intake", () => {
   it("polls a server that does not offer IDLE, and moves a message over the size limit aside unread", async () => {
     dovecot = await startTestDovecot({ withoutIdle: true });
     const handled: HandledMessage[] = [];
-    const intake = await startImapIntake({
+    const intake = await start({
       settings: settingsFor(dovecot, { IMAP_POLL_INTERVAL_MS: "1000", IMAP_MAX_MESSAGE_BYTES: "200000" }),
       deliver: deliverToStore,
       progress,
@@ -208,7 +218,7 @@ describe("IMAP intake", () => {
   it("reconnects with backoff after the server drops the connection and goes on where it stopped", async () => {
     dovecot = await startTestDovecot();
     const handled: HandledMessage[] = [];
-    const intake = await startImapIntake({
+    const intake = await start({
       settings: settingsFor(dovecot),
       deliver: deliverToStore,
       progress,
@@ -256,7 +266,7 @@ describe("IMAP intake", () => {
     let firstIntake: Promise<ImapIntake> | null = null;
     let delivered = 0;
     let firstStopped: Promise<void> | null = null;
-    firstIntake = startImapIntake({
+    firstIntake = start({
       settings,
       deliver: async (input, source) => {
         const outcome = await deliverToStore(input, source);
@@ -276,7 +286,7 @@ describe("IMAP intake", () => {
     const second: HandledMessage[] = [];
     let secondIntake: Promise<ImapIntake> | null = null;
     let secondStopped: Promise<void> | null = null;
-    secondIntake = startImapIntake({
+    secondIntake = start({
       settings,
       deliver: async (input, source) => {
         await deliverToStore(input, source);
@@ -296,7 +306,7 @@ describe("IMAP intake", () => {
 
     // Third run: redelivers the third message (a duplicate now), then the rest.
     const third: HandledMessage[] = [];
-    const intake = await startImapIntake({
+    const intake = await start({
       settings,
       deliver: deliverToStore,
       progress,
@@ -324,5 +334,57 @@ describe("IMAP intake", () => {
       INBOX: [],
       [folders.processed]: mails.map((_, index) => `aggregate ${index}`).sort(),
     });
+  });
+
+  it("starts the folder over when its UIDVALIDITY changes, and the reports it already has are duplicates", async () => {
+    dovecot = await startTestDovecot();
+    const settings = settingsFor(dovecot, { IMAP_FOLDER: "Reports" });
+    const client = await openMailbox(dovecot);
+    try {
+      await client.mailboxCreate("Reports");
+      await client.append("Reports", await aggregateMail(0));
+      const handled: HandledMessage[] = [];
+      let intake = await start({
+        settings,
+        deliver: deliverToStore,
+        progress,
+        logger,
+        onMessageHandled: (message) => handled.push(message),
+      });
+      await waitFor("the first message", () => handled.length === 1);
+      await intake.stop();
+      const before = await progress.load(`${dovecot.user}@127.0.0.1:${dovecot.port}/Reports`);
+      expect(before?.lastUid).toBe(1);
+
+      // Dovecot gives a folder made again a new UIDVALIDITY (the time of day in seconds).
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      await client.mailboxDelete("Reports");
+      await client.mailboxCreate("Reports");
+      await client.append("Reports", await aggregateMail(0));
+      await client.append("Reports", await aggregateMail(1));
+      handled.length = 0;
+      intake = await start({
+        settings,
+        deliver: deliverToStore,
+        progress,
+        logger,
+        onMessageHandled: (message) => handled.push(message),
+      });
+      await waitFor("both messages of the renumbered folder", () => handled.length === 2);
+      await intake.stop();
+
+      expect(handled.map((message) => message.uid)).toEqual([1, 2]);
+      expect(
+        handled.map((message) =>
+          message.outcome?.items[0]?.kind === "aggregate" ? message.outcome.items[0].status : null,
+        ),
+      ).toEqual(["duplicate", "stored"]);
+      const after = await progress.load(`${dovecot.user}@127.0.0.1:${dovecot.port}/Reports`);
+      expect(after?.uidValidity).not.toBe(before?.uidValidity);
+      expect(logLines.some((line) => line.includes("UIDVALIDITY changed"))).toBe(true);
+      expect((await aggregateChunks()).size).toBe(2);
+    } finally {
+      await client.logout();
+    }
   });
 });
