@@ -64,7 +64,7 @@ export async function startImapIntake(options: ImapIntakeOptions): Promise<ImapI
         if (stopping) break;
         const delayMs = Math.min(backoff.maxMs, backoff.initialMs * 2 ** Math.min(failures, 30));
         failures++;
-        log.warn({ err: describeError(error), delayMs, failures }, "IMAP connection failed; reconnecting");
+        log.warn({ err: describeError(error), delayMs, failures }, "IMAP intake failed; reconnecting");
         await stopped.sleep(delayMs);
       }
     }
