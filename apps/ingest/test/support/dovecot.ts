@@ -1,8 +1,8 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chmod, chown, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createConnection, createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 
 /**
@@ -44,7 +44,10 @@ export async function startTestDovecot(
     await chmod(dir, 0o755);
     await chown(home, uid, gid);
   }
-  const runAs = asRoot ? {} : { user: process.env.USER ?? String(uid) };
+  // Without root, dovecot's internal and login processes run as the user running the tests.
+  const runAs = asRoot
+    ? {}
+    : { user: userInfo().username, group: execFileSync("id", ["-gn"], { encoding: "utf8" }).trim() };
   await writeFile(join(dir, "passwd"), `${user}:{PLAIN}${password}:${uid}:${gid}::${home}::\n`);
   const config = [
     `base_dir = ${join(dir, "run")}`,
@@ -57,11 +60,19 @@ export async function startTestDovecot(
     "auth_mechanisms = plain login",
     `mail_location = maildir:${home}/Maildir`,
     `first_valid_uid = ${Math.min(uid, 500)}`,
-    ...(runAs.user ? [`default_internal_user = ${runAs.user}`, `default_login_user = ${runAs.user}`] : []),
+    ...(runAs.user
+      ? [
+          `default_internal_user = ${runAs.user}`,
+          `default_internal_group = ${runAs.group}`,
+          `default_login_user = ${runAs.user}`,
+        ]
+      : []),
     ...(options.withoutIdle ? ["imap_capability = IMAP4rev1 LITERAL+ UIDPLUS MOVE NAMESPACE"] : []),
     `passdb {\n  driver = passwd-file\n  args = ${join(dir, "passwd")}\n}`,
     `userdb {\n  driver = passwd-file\n  args = ${join(dir, "passwd")}\n}`,
-    `service imap-login {\n  inet_listener imap {\n    address = 127.0.0.1\n    port = ${port}\n  }\n  inet_listener imaps {\n    port = 0\n  }\n}`,
+    // chroot needs root.
+    ...(asRoot ? [] : ["service anvil {\n  chroot =\n}"]),
+    `service imap-login {\n${asRoot ? "" : "  chroot =\n"}  inet_listener imap {\n    address = 127.0.0.1\n    port = ${port}\n  }\n  inet_listener imaps {\n    port = 0\n  }\n}`,
     "",
   ].join("\n");
   const configPath = join(dir, "dovecot.conf");
