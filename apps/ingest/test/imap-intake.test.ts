@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer } from "node:net";
 import { Writable } from "node:stream";
 import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
 import type { RecordedEvent } from "@dmarc-ledger/event-store";
@@ -385,6 +386,23 @@ describe("IMAP intake", () => {
       expect((await aggregateChunks()).size).toBe(2);
     } finally {
       await client.logout();
+    }
+  });
+
+  it("stops without waiting out the timeouts of a server that never answers", async () => {
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const settings = imapSettingsFromEnv({ IMAP_URL: `imap://u:p@127.0.0.1:${port}/` });
+      const intake = await start({ settings: settings!, deliver: deliverToStore, progress, logger });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const began = Date.now();
+      await intake.stop();
+      // The greeting timeout (16 s) would otherwise hold the stop.
+      expect(Date.now() - began).toBeLessThan(12_000);
+    } finally {
+      silent.close();
     }
   });
 });

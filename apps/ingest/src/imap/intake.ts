@@ -32,6 +32,8 @@ export interface ImapIntake {
   stop(): Promise<void>;
 }
 
+const stopGraceMs = 5000;
+
 class ConnectionLost extends Error {
   override readonly name = "ConnectionLost";
 }
@@ -51,6 +53,9 @@ export async function startImapIntake(options: ImapIntakeOptions): Promise<ImapI
   // Only stop() ends a backoff sleep early; a session's wakeup also hears its own connection.
   const stopped = new Wakeup();
   let sessionWakeup: Wakeup | null = null;
+  let sessionClient: ImapFlow | null = null;
+  /** True while a message is between delivery and its move: stop() lets that finish. */
+  let handling = false;
   let stopping = false;
   let failures = 0;
 
@@ -91,6 +96,7 @@ export async function startImapIntake(options: ImapIntakeOptions): Promise<ImapI
     let closed = false;
     const wakeup = new Wakeup();
     sessionWakeup = wakeup;
+    sessionClient = client;
     client.on("error", (error: unknown) => {
       log.warn({ err: describeError(error) }, "IMAP connection error");
     });
@@ -110,7 +116,8 @@ export async function startImapIntake(options: ImapIntakeOptions): Promise<ImapI
       );
       onReady();
       while (!stopping) {
-        await processNewMessages(client, mailbox.uidValidity);
+        // The server may announce a new UIDVALIDITY while the folder is open.
+        await processNewMessages(client, client.mailbox ? client.mailbox.uidValidity : mailbox.uidValidity);
         if (stopping) break;
         // With IDLE the server tells us of new mail ("exists"); the interval is then only a safety net.
         await wakeup.sleep(idle ? settings.pollIntervalMs * 10 : settings.pollIntervalMs);
@@ -143,7 +150,10 @@ export async function startImapIntake(options: ImapIntakeOptions): Promise<ImapI
     const uids = found.filter((uid) => uid > lastUid).sort((a, b) => a - b);
     for (const uid of uids) {
       if (stopping) return;
-      const handled = await handleMessage(client, uid, uidValidity);
+      handling = true;
+      const handled = await handleMessage(client, uid, uidValidity).finally(() => {
+        handling = false;
+      });
       if (handled) {
         lastUid = uid;
         await options.progress.save(key, { uidValidity, lastUid });
@@ -207,7 +217,12 @@ export async function startImapIntake(options: ImapIntakeOptions): Promise<ImapI
       stopping = true;
       stopped.wake();
       sessionWakeup?.wake();
+      // A connect or a command that hangs must not hold up the stop for long; a message in hand may.
+      const impatience = setTimeout(() => {
+        if (!handling) sessionClient?.close();
+      }, stopGraceMs);
       await running;
+      clearTimeout(impatience);
       log.info("IMAP intake stopped");
     },
   };
