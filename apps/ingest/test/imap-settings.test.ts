@@ -28,6 +28,7 @@ describe("IMAP settings", () => {
         host: "mail.example.com",
         port: 993,
         secure: true,
+        requireStartTls: false,
         user: "dmarc@example.com",
         password: "p/ss",
       },
@@ -42,6 +43,13 @@ describe("IMAP settings", () => {
     expect(imapSettingsFromEnv({ IMAP_URL: "imap://u:p@127.0.0.1:1143" })?.connection).toMatchObject({
       port: 1143,
       secure: false,
+      requireStartTls: false,
+    });
+    // Cleartext only on loopback: elsewhere imap:// must be upgraded with STARTTLS.
+    expect(imapSettingsFromEnv({ IMAP_URL: "imap://u:p@mail.example.com" })?.connection).toMatchObject({
+      port: 143,
+      secure: false,
+      requireStartTls: true,
     });
   });
 

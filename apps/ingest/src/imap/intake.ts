@@ -82,6 +82,7 @@ export async function startImapIntake(options: ImapIntakeOptions): Promise<ImapI
       host: connection.host,
       port: connection.port,
       secure: connection.secure,
+      ...(connection.requireStartTls ? { doSTARTTLS: true } : {}),
       auth: { user: connection.user, pass: connection.password },
       logger: false,
       connectionTimeout: 30_000,

@@ -30,8 +30,14 @@ export const imapSettingsShape = {
 export interface ImapConnectionSettings {
   host: string;
   port: number;
-  /** imaps:// (TLS from the first byte); imap:// connects in plain text and upgrades with STARTTLS when offered. */
+  /** imaps://: TLS from the first byte. */
   secure: boolean;
+  /**
+   * imap:// to any host but loopback: the password must not cross the network in clear, so the
+   * connection fails unless the server upgrades with STARTTLS. imap:// to loopback uses STARTTLS
+   * when offered.
+   */
+  requireStartTls: boolean;
   user: string;
   password: string;
 }
@@ -88,10 +94,12 @@ export function connectionFromUrl(value: string): ImapConnectionSettings {
       { variable: "IMAP_URL", message: "must name a user and a host: imap://user:password@host:port/" },
     ]);
   }
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, "$1");
   return {
-    host: parsed.hostname.replace(/^\[(.*)\]$/, "$1"),
+    host,
     port: parsed.port === "" ? (secure ? 993 : 143) : Number(parsed.port),
     secure,
+    requireStartTls: !secure && !isLoopback(host),
     user,
     password: decodeURIComponent(parsed.password),
   };
@@ -101,4 +109,8 @@ export function connectionFromUrl(value: string): ImapConnectionSettings {
 export function describeImap(settings: ImapSettings): string {
   const { connection } = settings;
   return `${connection.secure ? "imaps" : "imap"}://${connection.user}@${connection.host}:${connection.port}/${settings.folder}`;
+}
+
+function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
