@@ -1,0 +1,42 @@
+import type { EventStore } from "@dmarc-ledger/event-store";
+import { ingest } from "@dmarc-ledger/ingestion";
+import type { Logger } from "pino";
+import type { IngestSettings } from "./settings.js";
+import { type DeliverMessage, type RunningSmtpIntake, startSmtpIntake } from "./smtp/smtp-intake.js";
+
+export interface IngestOptions {
+  store: EventStore;
+  settings: IngestSettings;
+  logger: Logger;
+  /** How a received message is stored; by default `ingest` into the store. */
+  deliver?: DeliverMessage;
+}
+
+export interface RunningIngest {
+  /** null when the channel is not configured. */
+  smtp: RunningSmtpIntake | null;
+  /** The channels that run, for a start-up line: ["smtp 0.0.0.0:2525"]. */
+  channels: string[];
+  /** Stops accepting on every channel, finishes the messages in flight, then returns. */
+  stop(): Promise<void>;
+}
+
+/** Starts the configured intake channels. Several ingest processes may run on one store. */
+export async function startIngest(options: IngestOptions): Promise<RunningIngest> {
+  const { store, settings, logger } = options;
+  const deliver: DeliverMessage =
+    options.deliver ??
+    ((input, source) =>
+      ingest(store, input, { source, metadata: { causedBy: "process:ingest", correlationId: source } }));
+  const smtp = settings.smtp
+    ? await startSmtpIntake({ settings: settings.smtp, deliver, logger: logger.child({ channel: "smtp" }) })
+    : null;
+  const channels = smtp ? [`smtp ${smtp.host}:${smtp.port}`] : [];
+  return {
+    smtp,
+    channels,
+    async stop() {
+      await smtp?.stop();
+    },
+  };
+}
