@@ -255,6 +255,33 @@ describe("SMTP intake over loopback, on PostgreSQL", () => {
     }
   });
 
+  it("closes a connection whose DATA does not end within the deadline, storing nothing", async () => {
+    const slow = await startIngest({
+      store: runtime.store,
+      settings: { smtp: smtpSettingsFromEnv({ ...baseEnv, SMTP_DATA_TIMEOUT_MS: "1000" }) },
+      logger: silent,
+    });
+    const before = await runtime.store.headPosition();
+    const dialogue = await SmtpDialogue.open(slow.smtp!.port);
+    try {
+      await dialogue.read();
+      await dialogue.command("EHLO client.test");
+      expect((await dialogue.command("MAIL FROM:<a@receiver.test>"))?.code).toBe(250);
+      expect((await dialogue.command("RCPT TO:<rua@reports.test>"))?.code).toBe(250);
+      expect((await dialogue.command("DATA"))?.code).toBe(354);
+      // A byte now and then keeps the idle timeout away, but not the DATA deadline.
+      const trickle = setInterval(() => dialogue.write("x"), 200);
+      const answer = await dialogue.read();
+      clearInterval(trickle);
+      expect(answer?.code).toBe(421);
+      expect(await dialogue.read()).toBeNull();
+    } finally {
+      dialogue.close();
+      await slow.stop();
+    }
+    expect(await runtime.store.headPosition()).toBe(before);
+  });
+
   it("answers 451 when storage fails, and takes the same message on the retry, counted once", async () => {
     const xml = readFileSync(aggregate("usssa.com!example.com!1538784000!1538870399.xml"));
     const reportId = reportIdOf(xml);
