@@ -6,7 +6,9 @@
  * the API answers with it. Two input sets: the corpus mix (every corpus aggregate report as a
  * gzip attachment, the RFC 6591 failure mails as they are) and large generated reports.
  * Each phase stores its own copies (report ids and arrival dates made distinct), so nothing is
- * skipped as a duplicate. `BENCH_COPIES` (default 10), `BENCH_LARGE_ROWS` (default 20,000),
+ * skipped as a duplicate. SMTP is measured twice: into the ingest process alone (the production
+ * layout, the projector elsewhere; the ratio the target applies to), and into `dmarc-ledger start`
+ * while its projector works on the same machine (where the latency is measured). `BENCH_COPIES` (default 10), `BENCH_LARGE_ROWS` (default 20,000),
  * `BENCH_LARGE_REPORTS` (default 6), `BENCH_SMTP_CONNECTIONS` (default 4).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -16,6 +18,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { type CliIO, runCli, startService } from "@dmarc-ledger/cli";
 import { createTestDatabase } from "@dmarc-ledger/db/testing";
 import { readReports } from "@dmarc-ledger/dmarc-reports";
+import { ingestSettingsFromEnv, startIngest } from "@dmarc-ledger/ingest";
 import { bytesInput } from "@dmarc-ledger/ingestion";
 import { openRuntime } from "@dmarc-ledger/runtime";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
@@ -192,6 +195,45 @@ async function importFiles(
   }
 }
 
+/** Sends every mail over `connections` pooled connections; reports/s until the last 250. */
+async function sendAll(port: number, inputs: Input[]): Promise<{ rate: number; lastReply: number }> {
+  const transport = nodemailer.createTransport({
+    host: "127.0.0.1",
+    port,
+    secure: false,
+    pool: true,
+    maxConnections: connections,
+    maxMessages: Number.POSITIVE_INFINITY,
+  });
+  const started = performance.now();
+  const replies = await Promise.all(
+    inputs.map((input) =>
+      transport.sendMail({
+        envelope: { from: "dmarc@receiver.example", to: ["rua@reports.bench"] },
+        raw: input.mail,
+      }),
+    ),
+  );
+  const lastReply = performance.now();
+  transport.close();
+  const refused = replies.filter(
+    (info) => !/^250 OK: (aggregate|failure) report stored/.test(info.response ?? ""),
+  );
+  if (refused.length > 0) throw new Error(`SMTP: ${refused.length} not stored: ${refused[0]!.response}`);
+  return { rate: inputs.length / ((lastReply - started) / 1000), lastReply };
+}
+
+interface Result {
+  name: string;
+  parse: number;
+  imp: number;
+  /** The ingest process alone (production layout: the projector runs elsewhere). */
+  smtp: number;
+  /** Into `dmarc-ledger start`, whose projector works on the same machine meanwhile. */
+  start: number;
+  latency: number | null;
+}
+
 async function main(): Promise<void> {
   const database = await createTestDatabase("dl_bench_intake");
   const env: NodeJS.ProcessEnv = {
@@ -204,12 +246,14 @@ async function main(): Promise<void> {
   let service: Awaited<ReturnType<typeof startService>> | null = null;
   try {
     const xmls = await corpusAggregates();
+    const phases = async (make: (phase: string) => Promise<Input[]>) => ({
+      import: await make("import"),
+      smtp: await make("smtp"),
+      start: await make("start"),
+    });
     const sets = {
-      "corpus mix": { import: await corpusMix(xmls, "import"), smtp: await corpusMix(xmls, "smtp") },
-      [`large (${largeRows.toLocaleString("en")} rows)`]: {
-        import: await largeSet("import"),
-        smtp: await largeSet("smtp"),
-      },
+      "corpus mix": await phases((phase) => corpusMix(xmls, phase)),
+      [`large (${largeRows.toLocaleString("en")} rows)`]: await phases(largeSet),
     };
     const mb = (inputs: Input[]) => (inputs.reduce((s, i) => s + i.mail.length, 0) / 1048576).toFixed(1);
     for (const [name, set] of Object.entries(sets)) {
@@ -223,7 +267,7 @@ async function main(): Promise<void> {
     );
     const domains = new Set<string>();
     for (const set of Object.values(sets))
-      for (const input of set.smtp) if (input.domain) domains.add(input.domain);
+      for (const input of set.start) if (input.domain) domains.add(input.domain);
     for (const domain of domains) {
       const added = await addDomain(
         runtime.store,
@@ -233,20 +277,34 @@ async function main(): Promise<void> {
       if (added?.status !== "added") domains.delete(domain);
     }
 
-    const results: { name: string; parse: number; imp: number; smtp: number; latency: number | null }[] = [];
-    const parseRates: Record<string, number> = {};
-    const importRates: Record<string, number> = {};
+    const results = new Map<string, Result>();
     for (const [name, set] of Object.entries(sets)) {
       progress(`${name}: parse only`);
       const parsed = await parseOnly(set.smtp);
-      parseRates[name] = parsed.reports / parsed.seconds;
       progress(`${name}: import`);
       const imported = await importFiles(env, set.import);
-      importRates[name] = set.import.length / imported.seconds;
       progress(`${name}: import said: ${imported.out}`);
+      progress(`${name}: SMTP into the ingest process alone, ${connections} connections`);
+      const alone = await startIngest({
+        store: runtime.store,
+        settings: ingestSettingsFromEnv(env),
+        logger: pino({ level: "warn" }),
+      });
+      const smtp = await sendAll(alone.smtp!.port, set.smtp);
+      await alone.stop();
+      results.set(name, {
+        name,
+        parse: parsed.reports / parsed.seconds,
+        imp: set.import.length / imported.seconds,
+        smtp: smtp.rate,
+        start: 0,
+        latency: null,
+      });
     }
 
-    // The service as `dmarc-ledger start` runs it: API, projector and the SMTP intake.
+    // The service as `dmarc-ledger start` runs it: API, projector and the SMTP intake. It
+    // catches up with the phases above before it answers (not timed).
+    progress("starting the service (projecting the phases above)");
     service = await startService({
       runtime,
       env,
@@ -269,63 +327,41 @@ async function main(): Promise<void> {
 
     for (const [name, set] of Object.entries(sets)) {
       const before = await tenantVolume();
-      const expected = set.smtp.filter((i) => domains.has(i.domain)).reduce((s, i) => s + i.messages, 0);
-      progress(`${name}: SMTP over ${connections} connections`);
-      const transport = nodemailer.createTransport({
-        host: "127.0.0.1",
-        port: smtpPort,
-        secure: false,
-        pool: true,
-        maxConnections: connections,
-        maxMessages: Number.POSITIVE_INFINITY,
-      });
-      const started = performance.now();
-      const replies = await Promise.all(
-        set.smtp.map((input) =>
-          transport.sendMail({
-            envelope: { from: "dmarc@receiver.example", to: ["rua@reports.bench"] },
-            raw: input.mail,
-          }),
-        ),
-      );
-      const lastReply = performance.now();
-      transport.close();
-      const refused = replies.filter(
-        (info) => !/^250 OK: (aggregate|failure) report stored/.test(info.response ?? ""),
-      );
-      if (refused.length > 0) throw new Error(`SMTP: ${refused.length} not stored: ${refused[0]!.response}`);
-      const smtpRate = set.smtp.length / ((lastReply - started) / 1000);
-
+      const expected = set.start.filter((i) => domains.has(i.domain)).reduce((s, i) => s + i.messages, 0);
+      progress(`${name}: SMTP into dmarc-ledger start, ${connections} connections`);
+      const sent = await sendAll(smtpPort, set.start);
       let latency: number | null = null;
-      const deadline = lastReply + 120_000;
+      const deadline = sent.lastReply + 120_000;
       while (performance.now() < deadline) {
         if ((await tenantVolume()) >= before + expected) {
-          latency = performance.now() - lastReply;
+          latency = performance.now() - sent.lastReply;
           break;
         }
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
-      results.push({ name, parse: parseRates[name]!, imp: importRates[name]!, smtp: smtpRate, latency });
+      const result = results.get(name)!;
+      result.start = sent.rate;
+      result.latency = latency;
     }
 
+    const ratio = (rate: number, parse: number) =>
+      `${rate.toFixed(1)} (${((rate / parse) * 100).toFixed(0)}%)`;
     log("");
-    log(
-      "| inputs | parse only (reports/s) | import (reports/s, ratio) | SMTP (reports/s, ratio) | last 250 → API |",
-    );
-    log("|---|---|---|---|---|");
+    log(`reports/s, and as a share of parse-only on the same mails; SMTP over ${connections} connections`);
+    log("");
+    log("| inputs | parse only | import | SMTP, ingest process | SMTP, `start` | last 250 → API answers |");
+    log("|---|---|---|---|---|---|");
     let failed = false;
-    for (const r of results) {
-      const importRatio = r.imp / r.parse;
-      const smtpRatio = r.smtp / r.parse;
-      if (importRatio < target || smtpRatio < target) failed = true;
+    for (const r of results.values()) {
+      if (r.imp / r.parse < target || r.smtp / r.parse < target) failed = true;
       log(
-        `| ${r.name} | ${r.parse.toFixed(1)} | ${r.imp.toFixed(1)} (${(importRatio * 100).toFixed(0)}%) | ` +
-          `${r.smtp.toFixed(1)} (${(smtpRatio * 100).toFixed(0)}%) | ${r.latency === null ? "not within 120 s" : `${Math.round(r.latency)} ms`} |`,
+        `| ${r.name} | ${r.parse.toFixed(1)} | ${ratio(r.imp, r.parse)} | ${ratio(r.smtp, r.parse)} | ` +
+          `${ratio(r.start, r.parse)} | ${r.latency === null ? "not within 120 s" : `${Math.round(r.latency)} ms`} |`,
       );
     }
     log("");
     log(
-      `target: import and SMTP each >= ${target * 100}% of parse-only throughput: ${failed ? "MISSED" : "met"}`,
+      `target: import and SMTP (ingest process) each >= ${target * 100}% of parse-only: ${failed ? "MISSED" : "met"}`,
     );
   } finally {
     await service?.stop();
