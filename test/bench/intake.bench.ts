@@ -241,6 +241,7 @@ async function main(): Promise<void> {
     REPORTS_DOMAIN: "reports.bench",
     SMTP_PORT: "0",
     SMTP_HOST: "127.0.0.1",
+    SMTP_MAX_CONCURRENT_DELIVERIES: process.env.SMTP_MAX_CONCURRENT_DELIVERIES,
   };
   const runtime = await openRuntime(env);
   let service: Awaited<ReturnType<typeof startService>> | null = null;
