@@ -43,9 +43,9 @@ export async function startSmtpIntake(options: SmtpIntakeOptions): Promise<Runni
   const { settings, deliver, logger } = options;
   const spoolDir = settings.spoolDir ?? (await mkdtemp(join(tmpdir(), "dmarc-ledger-smtp-")));
   const reportAddresses = new Set(settings.reportAddresses);
-  // Appends to the event store are serialised; more of them at once only wait on each other
-  // (4 at once stored fewer per second than 1 in the intake bench). Connections keep receiving
-  // into the spool meanwhile; only the storing step queues.
+  // Appends to the event store are serialised by a lock; more of them at once mostly wait on
+  // each other (40 small reports over 4 connections: 30/s storing 1 or 2 at once, 11.5/s
+  // storing 4). Connections keep receiving into the spool meanwhile; only storing queues.
   const storing = pLimit(settings.maxConcurrentDeliveries);
   const connectionsByIp = new Map<string, number>();
   const ipBySession = new Map<string, string>();
