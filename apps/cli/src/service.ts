@@ -1,5 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { type ApiConfig, apiConfigFromEnv, createApiApp } from "@dmarc-ledger/api";
+import { ingestSettingsFromEnv, type RunningIngest, startIngest } from "@dmarc-ledger/ingest";
 import { runProjector } from "@dmarc-ledger/projector";
 import { allProjections, catchUp, countTenants } from "@dmarc-ledger/read-models";
 import type { Runtime } from "@dmarc-ledger/runtime";
@@ -15,6 +16,8 @@ export interface RunningService {
   config: ApiConfig;
   /** Set on the first start of an empty service: the key of the tenant created for the reader. */
   bootstrapKey: { tenantId: string; apiKey: string } | null;
+  /** The report intake channels (SMTP when REPORTS_DOMAIN is set). */
+  ingest: RunningIngest;
   stop(): Promise<void>;
 }
 
@@ -36,6 +39,7 @@ export interface ServiceOptions {
 /** The API and the projector in one process: what `dmarc-ledger start` runs. */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { runtime, env, logger } = options;
+  const ingestSettings = ingestSettingsFromEnv(env);
   // Catch up before answering, so the first requests see everything stored so far.
   await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
 
@@ -76,6 +80,21 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   // With port 0 the real port is known only now; links must carry it.
   const config = apiConfigFromEnv(env, port);
   app.context.deps.config = config;
+  let ingest: RunningIngest;
+  try {
+    ingest = await startIngest({
+      store: runtime.store,
+      database: runtime.database,
+      settings: ingestSettings,
+      logger,
+    });
+  } catch (error) {
+    // E.g. the SMTP port is taken: stop what already runs rather than leave it half started.
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await safeSpf.stop();
+    await projector.stop();
+    throw error;
+  }
 
   const control: ControlServer | null =
     options.controlCommands && !env.DATABASE_URL
@@ -91,8 +110,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     apiRoot: config.publicBaseUrl,
     config,
     bootstrapKey,
+    ingest,
     async stop() {
       await control?.stop();
+      await ingest.stop();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await safeSpf.stop();

@@ -25,6 +25,7 @@ export function registerStartCommand(program: Command, io: CliIO, env: NodeJS.Pr
         io.out(
           `dmarc-ledger listening on ${service.apiRoot} (region ${service.config.region}; ${runtime.description})`,
         );
+        for (const channel of service.ingest.channels) io.out(`Receiving reports: ${channel}`);
         if (service.bootstrapKey) {
           io.out("");
           io.out(

@@ -1,0 +1,43 @@
+// The intake as a process of its own (production layout, under DATABASE_URL):
+// `tsx apps/ingest/src/main.ts`. Several may run at once: reports are stored once whoever gets them.
+import { ConfigError, oneOf, parseSettings } from "@dmarc-ledger/config";
+import { openRuntime } from "@dmarc-ledger/runtime";
+import { pino } from "pino";
+import { ingestSettingsFromEnv } from "./settings.js";
+import { startIngest } from "./start-ingest.js";
+
+const levels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+let settings: ReturnType<typeof ingestSettingsFromEnv>;
+let level: (typeof levels)[number];
+try {
+  ({ LOG_LEVEL: level } = parseSettings({ LOG_LEVEL: oneOf(levels, "info") }, process.env));
+  settings = ingestSettingsFromEnv(process.env);
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  pino({ name: "ingest" }).fatal({ problems: error.problems }, error.message);
+  process.exit(1);
+}
+const logger = pino({ name: "ingest", level });
+if (!settings.smtp && !settings.imap) {
+  logger.fatal(
+    "no intake channel is configured: set REPORTS_DOMAIN to receive reports by SMTP, or IMAP_URL to read a mailbox",
+  );
+  process.exit(1);
+}
+
+const runtime = await openRuntime();
+const running = await startIngest({ store: runtime.store, database: runtime.database, settings, logger });
+logger.info({ channels: running.channels }, `receiving reports (${runtime.description})`);
+
+let stopping = false;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, async () => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "stopping: no new messages; finishing those in flight");
+    await running.stop();
+    await runtime.close();
+    logger.info("stopped");
+    process.exit(0);
+  });
+}

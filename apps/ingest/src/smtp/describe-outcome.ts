@@ -1,0 +1,15 @@
+import type { IngestedItem, IngestOutcome } from "@dmarc-ledger/ingestion";
+
+function describeItem(item: IngestedItem): string {
+  if (item.kind === "rejected") return `no report (${item.code}); message kept`;
+  return `${item.kind} report ${item.status}`;
+}
+
+/**
+ * One line for the 250 reply and the log: what the message held. Codes only, no report content
+ * (reasons can quote a subject line, which does not belong in a protocol reply).
+ */
+export function describeOutcome(outcome: IngestOutcome): string {
+  if (outcome.items.length === 0) return "nothing to store";
+  return outcome.items.map(describeItem).join(", ");
+}

@@ -1,0 +1,65 @@
+import type { Database } from "@dmarc-ledger/db";
+import type { EventStore } from "@dmarc-ledger/event-store";
+import { ingest } from "@dmarc-ledger/ingestion";
+import type { Logger } from "pino";
+import { describeImap, type ImapIntake, openImapProgressStore, startImapIntake } from "./imap/index.js";
+import type { IngestSettings } from "./settings.js";
+import { type DeliverMessage, type RunningSmtpIntake, startSmtpIntake } from "./smtp/smtp-intake.js";
+
+export interface IngestOptions {
+  store: EventStore;
+  /** Where the IMAP channel keeps its progress (UIDs handled per folder). */
+  database: Database;
+  settings: IngestSettings;
+  logger: Logger;
+  /** How a received message is stored; by default `ingest` into the store. */
+  deliver?: DeliverMessage;
+}
+
+export interface RunningIngest {
+  /** null when the channel is not configured. */
+  smtp: RunningSmtpIntake | null;
+  imap: ImapIntake | null;
+  /** The channels that run, for a start-up line: ["smtp 0.0.0.0:2525"]. */
+  channels: string[];
+  /** Stops accepting on every channel, finishes the messages in flight, then returns. */
+  stop(): Promise<void>;
+}
+
+/** Starts the configured intake channels. Several ingest processes may run on one store. */
+export async function startIngest(options: IngestOptions): Promise<RunningIngest> {
+  const { store, settings, logger } = options;
+  const deliver: DeliverMessage =
+    options.deliver ??
+    ((input, source) =>
+      ingest(store, input, { source, metadata: { causedBy: "process:ingest", correlationId: source } }));
+  const smtp = settings.smtp
+    ? await startSmtpIntake({ settings: settings.smtp, deliver, logger: logger.child({ channel: "smtp" }) })
+    : null;
+  let imap: ImapIntake | null = null;
+  try {
+    imap = settings.imap
+      ? await startImapIntake({
+          settings: settings.imap,
+          deliver,
+          progress: await openImapProgressStore(options.database),
+          logger: logger.child({ channel: "imap" }),
+        })
+      : null;
+  } catch (error) {
+    await smtp?.stop();
+    throw error;
+  }
+  const channels = [
+    ...(smtp ? [`smtp ${smtp.host}:${smtp.port}`] : []),
+    ...(settings.imap ? [`imap ${describeImap(settings.imap)}`] : []),
+  ];
+  return {
+    smtp,
+    imap,
+    channels,
+    async stop() {
+      await Promise.all([smtp?.stop(), imap?.stop()]);
+    },
+  };
+}
