@@ -1,8 +1,6 @@
 export { type Follower, type FollowOptions, followStore } from "./follow-store.js";
-export {
-  createKurrentDbEventStore,
-  type KurrentDbEventStoreOptions,
-} from "./kurrentdb/store.js";
+// The KurrentDB adapter is "@dmarc-ledger/event-store/kurrentdb": its gRPC client takes seconds to
+// load, and only a process configured with EVENTSTORE_URL needs it.
 export * from "./port.js";
 export { AppendNotFirstError } from "./postgres/append.js";
 export { decodeGlobalPosition, encodeGlobalPosition, type GlobalOrderKey } from "./postgres/global-order.js";

@@ -1,6 +1,7 @@
 import { openDatabase } from "@dmarc-ledger/db";
 import { createTestDatabase } from "@dmarc-ledger/db/testing";
-import { createKurrentDbEventStore, openPostgresEventStore } from "../src/index.js";
+import { openPostgresEventStore } from "../src/index.js";
+import { createKurrentDbEventStore } from "../src/kurrentdb/store.js";
 import { describeEventStoreContract } from "./contract.js";
 
 describeEventStoreContract("PostgreSQL", async () => {

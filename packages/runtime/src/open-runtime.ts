@@ -6,11 +6,7 @@ import {
   migrateToLatest,
   openDatabase,
 } from "@dmarc-ledger/db";
-import {
-  createKurrentDbEventStore,
-  type EventStore,
-  openPostgresEventStore,
-} from "@dmarc-ledger/event-store";
+import { type EventStore, openPostgresEventStore } from "@dmarc-ledger/event-store";
 import { intakeMigrations } from "@dmarc-ledger/ingestion";
 import { type ReadModelSchema, readModelMigrations } from "@dmarc-ledger/read-models";
 import type { Kysely } from "kysely";
@@ -50,7 +46,7 @@ export async function openRuntime(
     await migrateToLatest(database.db, intakeMigrations);
     const eventStoreUrl = options.eventStoreUrl === undefined ? env.EVENTSTORE_URL : options.eventStoreUrl;
     const store = eventStoreUrl
-      ? createKurrentDbEventStore(eventStoreUrl)
+      ? (await import("@dmarc-ledger/event-store/kurrentdb")).createKurrentDbEventStore(eventStoreUrl)
       : await openPostgresEventStore(database);
     return {
       database,
