@@ -96,7 +96,7 @@ export async function archiveInput(
 }
 
 /** What the input's items say became of it. */
-export function statusOf(items: readonly IngestedItem[]): ArchiveStatus {
+export function statusOf(items: readonly IngestedItem[]): Exclude<ArchiveStatus, "received"> {
   if (items.some((item) => item.kind === "rejected")) return "rejected";
   if (items.some((item) => item.status === "stored" || item.status === "resumed")) return "stored";
   return "duplicate";
