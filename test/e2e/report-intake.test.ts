@@ -1,7 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { gzipSync } from "node:zlib";
 import { sha256Hex } from "@dmarc-ledger/events";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { corpusDir, failureCorpus } from "../support/corpus.js";
