@@ -71,7 +71,7 @@ export async function receiveInput(
     metadata: options.metadata,
     ...(deps.parseOptions ? { parseOptions: deps.parseOptions } : {}),
   });
-  await recordOutcome(db, archived.sha256, outcome.items, archived.previousStatus);
+  await recordOutcome(db, archived.sha256, outcome.items);
   return {
     sha256: archived.sha256,
     size: archived.size,

@@ -174,6 +174,29 @@ describe.each(backends)("receiveInput and the raw archive on %s", (_name, open) 
     ).toEqual([]);
   });
 
+  it("takes the same new bytes from two channels at the same moment: one row, two receipts, one report", async () => {
+    const twin = Buffer.from(
+      niceXml
+        .toString("utf8")
+        .replace("<report_id>11038226378739404135</report_id>", "<report_id>twin-1</report_id>"),
+    );
+    const [smtp, imap] = await Promise.all([
+      receiveInput(deps, bytesInput(twin), { channel: "smtp", source: "smtp:a", metadata }),
+      receiveInput(deps, bytesInput(twin), { channel: "imap", source: "imap:b", metadata }),
+    ]);
+    expect([smtp.archive, imap.archive].sort()).toEqual(["new", "seen"]);
+    expect([smtp.status, imap.status].sort()).toEqual(["duplicate", "stored"]);
+    const archived = await row(smtp.sha256);
+    expect(archived.times_received).toBe(2);
+    expect(archived.status).toBe("stored");
+    const receipts = await db
+      .selectFrom("raw_input_receipt")
+      .select("channel")
+      .where("sha256", "=", smtp.sha256)
+      .execute();
+    expect(receipts.map((r) => r.channel).sort()).toEqual(["imap", "smtp"]);
+  });
+
   it("records an input above the archive's limit by hash and outcome, without its bytes", async () => {
     const small: IntakeDeps = { ...deps, archiveMaxBytes: 1024 };
     const changed = readFileSync(`${corpus}extract_report/changed-input.xml`);
