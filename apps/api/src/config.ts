@@ -16,6 +16,8 @@ export interface ApiConfig {
   maxReportBytes: number;
   /** Largest input the raw archive keeps whole, ARCHIVE_MAX_BYTES. */
   archiveMaxBytes: number;
+  /** What one upload may decompress to, MAX_DECOMPRESSED_BYTES. */
+  maxDecompressedBytes: number;
 }
 
 export function apiConfigFromEnv(env: NodeJS.ProcessEnv, port: number): ApiConfig {
@@ -33,6 +35,7 @@ export function apiConfigFromEnv(env: NodeJS.ProcessEnv, port: number): ApiConfi
     maxBodyBytes: positiveNumber(env.MAX_BODY_BYTES, 64 * 1024),
     maxReportBytes: intake.maxReportBytes,
     archiveMaxBytes: intake.archiveMaxBytes,
+    maxDecompressedBytes: intake.maxDecompressedBytes,
   };
 }
 

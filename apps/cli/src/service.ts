@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { type ApiConfig, apiConfigFromEnv, createApiApp } from "@dmarc-ledger/api";
 import { ingestSettingsFromEnv, type RunningIngest, startIngest } from "@dmarc-ledger/ingest";
+import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/ingestion";
 import { runProjector } from "@dmarc-ledger/projector";
 import { allProjections, catchUp, countTenants } from "@dmarc-ledger/read-models";
 import type { Runtime } from "@dmarc-ledger/runtime";
@@ -85,6 +86,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     ingest = await startIngest({
       store: runtime.store,
       database: runtime.database,
+      limits: intakeLimits(intakeSettingsFromEnv(env)),
       settings: ingestSettings,
       logger,
     });

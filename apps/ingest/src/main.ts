@@ -1,6 +1,7 @@
 // The intake as a process of its own (production layout, under DATABASE_URL):
 // `tsx apps/ingest/src/main.ts`. Several may run at once: reports are stored once whoever gets them.
 import { ConfigError, oneOf, parseSettings } from "@dmarc-ledger/config";
+import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/ingestion";
 import { openRuntime } from "@dmarc-ledger/runtime";
 import { pino } from "pino";
 import { ingestSettingsFromEnv } from "./settings.js";
@@ -12,6 +13,7 @@ let level: (typeof levels)[number];
 try {
   ({ LOG_LEVEL: level } = parseSettings({ LOG_LEVEL: oneOf(levels, "info") }, process.env));
   settings = ingestSettingsFromEnv(process.env);
+  intakeSettingsFromEnv(process.env);
 } catch (error) {
   if (!(error instanceof ConfigError)) throw error;
   pino({ name: "ingest" }).fatal({ problems: error.problems }, error.message);
@@ -26,7 +28,13 @@ if (!settings.smtp && !settings.imap) {
 }
 
 const runtime = await openRuntime();
-const running = await startIngest({ store: runtime.store, database: runtime.database, settings, logger });
+const running = await startIngest({
+  store: runtime.store,
+  database: runtime.database,
+  limits: intakeLimits(intakeSettingsFromEnv(process.env)),
+  settings,
+  logger,
+});
 logger.info({ channels: running.channels }, `receiving reports (${runtime.description})`);
 
 let stopping = false;

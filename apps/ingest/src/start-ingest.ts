@@ -1,6 +1,6 @@
 import type { Database } from "@dmarc-ledger/db";
 import type { EventStore } from "@dmarc-ledger/event-store";
-import { ingest } from "@dmarc-ledger/ingestion";
+import { type IntakeDeps, receiveInput } from "@dmarc-ledger/ingestion";
 import type { Logger } from "pino";
 import { describeImap, type ImapIntake, openImapProgressStore, startImapIntake } from "./imap/index.js";
 import type { IngestSettings } from "./settings.js";
@@ -12,7 +12,9 @@ export interface IngestOptions {
   database: Database;
   settings: IngestSettings;
   logger: Logger;
-  /** How a received message is stored; by default `ingest` into the store. */
+  /** Archive and parser limits for receiveInput (intakeLimits of packages/ingestion). */
+  limits?: Pick<IntakeDeps, "archiveMaxBytes" | "parseOptions">;
+  /** How a received message is stored; by default receiveInput: archived raw, then parsed. */
   deliver?: DeliverMessage;
 }
 
@@ -29,19 +31,31 @@ export interface RunningIngest {
 /** Starts the configured intake channels. Several ingest processes may run on one store. */
 export async function startIngest(options: IngestOptions): Promise<RunningIngest> {
   const { store, settings, logger } = options;
-  const deliver: DeliverMessage =
-    options.deliver ??
-    ((input, source) =>
-      ingest(store, input, { source, metadata: { causedBy: "process:ingest", correlationId: source } }));
+  // Every channel goes through receiveInput: archived raw and committed before it returns, so a
+  // channel acknowledges (SMTP 250, IMAP move) only what is durably stored.
+  const deliverBy =
+    (channel: "smtp" | "imap"): DeliverMessage =>
+    async (input, source) => {
+      const received = await receiveInput({ store, db: options.database.db, ...options.limits }, input, {
+        channel,
+        source,
+        metadata: { causedBy: `process:${channel}`, correlationId: source },
+      });
+      return { source, items: received.items, lastPosition: received.lastPosition };
+    };
   const smtp = settings.smtp
-    ? await startSmtpIntake({ settings: settings.smtp, deliver, logger: logger.child({ channel: "smtp" }) })
+    ? await startSmtpIntake({
+        settings: settings.smtp,
+        deliver: options.deliver ?? deliverBy("smtp"),
+        logger: logger.child({ channel: "smtp" }),
+      })
     : null;
   let imap: ImapIntake | null = null;
   try {
     imap = settings.imap
       ? await startImapIntake({
           settings: settings.imap,
-          deliver,
+          deliver: options.deliver ?? deliverBy("imap"),
           progress: await openImapProgressStore(options.database),
           logger: logger.child({ channel: "imap" }),
         })

@@ -8,8 +8,6 @@ export interface ArchivedInput {
   size: number;
   /** "new": first time these bytes arrived; "seen": the archive had them already. */
   archive: "new" | "seen";
-  /** The status the archive had before this receipt (null when new). */
-  previousStatus: ArchiveStatus | null;
 }
 
 /**
@@ -42,61 +40,42 @@ export async function archiveInput(
   }
   const kept = spooled !== null && size <= keepLimit;
   const archived = await db.transaction().execute(async (trx) => {
-    const before = await trx
-      .selectFrom("raw_input")
-      .select("status")
-      .where("sha256", "=", sha256)
-      .forUpdate()
+    // Two channels may receive the same bytes at the same moment: the second insert waits for
+    // the first to commit, then inserts nothing and counts a receipt of the row instead.
+    const inserted = await trx
+      .insertInto("raw_input")
+      .values({
+        sha256,
+        size,
+        compression: kept ? "gzip" : null,
+        content: kept ? spooled!.compressed : null,
+        channel: receipt.channel,
+        source: receipt.source,
+        status: "received",
+        code: null,
+        reason: null,
+      })
+      .onConflict((oc) => oc.column("sha256").doNothing())
+      .returning("sha256")
       .executeTakeFirst();
-    if (before) {
+    if (!inserted) {
       await trx
         .updateTable("raw_input")
-        .set({
-          last_seen: sql<Date>`now()`,
-          times_received: sql<number>`times_received + 1`,
-        })
+        .set({ last_seen: sql<Date>`now()`, times_received: sql<number>`times_received + 1` })
         .where("sha256", "=", sha256)
-        .execute();
-    } else {
-      // Two channels may receive the same bytes at the same moment; the second insert waits for
-      // the first and then finds the row.
-      await trx
-        .insertInto("raw_input")
-        .values({
-          sha256,
-          size,
-          compression: kept ? "gzip" : null,
-          content: kept ? spooled!.compressed : null,
-          channel: receipt.channel,
-          source: receipt.source,
-          status: "received",
-          code: null,
-          reason: null,
-        })
-        .onConflict((oc) =>
-          oc.column("sha256").doUpdateSet({
-            last_seen: sql<Date>`now()`,
-            times_received: sql<number>`raw_input.times_received + 1`,
-          }),
-        )
         .execute();
     }
     await trx
       .insertInto("raw_input_receipt")
       .values({ sha256, channel: receipt.channel, source: receipt.source })
       .execute();
-    return {
-      sha256,
-      size,
-      archive: before ? "seen" : "new",
-      previousStatus: before?.status ?? null,
-    } satisfies ArchivedInput;
+    return { sha256, size, archive: inserted ? "new" : "seen" } satisfies ArchivedInput;
   });
   return { archived, spooled: kept ? spooled : null };
 }
 
 /** What the input's items say became of it. */
-export function statusOf(items: readonly IngestedItem[]): ArchiveStatus {
+export function statusOf(items: readonly IngestedItem[]): Exclude<ArchiveStatus, "received"> {
   if (items.some((item) => item.kind === "rejected")) return "rejected";
   if (items.some((item) => item.status === "stored" || item.status === "resumed")) return "stored";
   return "duplicate";
@@ -107,17 +86,19 @@ export async function recordOutcome(
   db: Kysely<IntakeSchema>,
   sha256: string,
   items: readonly IngestedItem[],
-  previousStatus: ArchiveStatus | null,
-): Promise<ArchiveStatus> {
-  let status = statusOf(items);
-  // Bytes whose reports were stored by an earlier receipt stay "stored": a later copy of them
-  // finds duplicates, but the input itself is what put them there.
-  if (status === "duplicate" && previousStatus === "stored") status = "stored";
+): Promise<void> {
+  const status = statusOf(items);
   const rejected = items.find((item) => item.kind === "rejected");
   await db
     .updateTable("raw_input")
     .set({
-      status,
+      // Bytes whose reports were stored by an earlier (or concurrent) receipt stay "stored": a
+      // later copy finds duplicates, but the input itself is what put them there. Decided in the
+      // statement, so that two receipts finishing together cannot undo it.
+      status:
+        status === "duplicate"
+          ? sql<ArchiveStatus>`case when status = 'stored' then 'stored' else 'duplicate' end`
+          : status,
       code: rejected?.kind === "rejected" ? rejected.code : null,
       reason: rejected?.kind === "rejected" ? rejected.reason : null,
       items: JSON.stringify(items),
@@ -125,5 +106,4 @@ export async function recordOutcome(
     })
     .where("sha256", "=", sha256)
     .execute();
-  return status;
 }

@@ -20,5 +20,5 @@ export {
 } from "./receive.js";
 export { type ReprocessedInput, reprocessArchived } from "./reprocess.js";
 export type { ArchiveStatus, IntakeSchema, RawInputTable } from "./schema.js";
-export { type IntakeSettings, intakeSettingsFromEnv, intakeSettingsShape } from "./settings.js";
+export { type IntakeSettings, intakeLimits, intakeSettingsFromEnv, intakeSettingsShape } from "./settings.js";
 export { compressedInput, InputTooLargeError, type SpooledInput, spool } from "./spool.js";

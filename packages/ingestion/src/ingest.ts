@@ -124,6 +124,8 @@ class AggregateWriter {
   private nextChunk = 0;
   private rows = 0;
   private messages = 0;
+  /** Another delivery of the same report appended a chunk first. */
+  private lostRace = false;
 
   private constructor(
     private readonly store: EventStore,
@@ -164,7 +166,8 @@ class AggregateWriter {
 
   async finish(warnings: string[]): Promise<IngestedItem> {
     await this.flush(true, warnings);
-    const status = this.complete ? "duplicate" : this.storedChunks === null ? "stored" : "resumed";
+    const status =
+      this.complete || this.lostRace ? "duplicate" : this.storedChunks === null ? "stored" : "resumed";
     return {
       kind: "aggregate",
       identity: this.header.identity,
@@ -179,7 +182,7 @@ class AggregateWriter {
     const index = this.nextChunk++;
     const rows = this.pending;
     this.pending = [];
-    if (this.complete || (this.storedChunks !== null && index < this.storedChunks)) return;
+    if (this.complete || this.lostRace || (this.storedChunks !== null && index < this.storedChunks)) return;
     const { identity, schema, orgName, organization, email, reportId, begin, end, policy } = this.header;
     const event = newEvent(
       "AggregateReportReceived",
@@ -201,8 +204,17 @@ class AggregateWriter {
       this.options.metadata,
     );
     const expected = index === 0 ? "no_stream" : BigInt(index - 1);
-    const result = await this.store.append(streams.aggregateReport(identity), [event], expected);
-    this.track(result.position);
+    try {
+      const result = await this.store.append(streams.aggregateReport(identity), [event], expected);
+      this.track(result.position);
+    } catch (error) {
+      if (!(error instanceof WrongExpectedVersionError)) throw error;
+      // The same report is being stored by another delivery at this moment (two channels, or
+      // two copies of one mail). Chunks are deterministic, so its chunks are ours: leave the
+      // rest to it and count this one a duplicate. Should it die half-way, the next delivery
+      // resumes the report.
+      this.lostRace = true;
+    }
   }
 }
 

@@ -2,7 +2,7 @@ import type { ParseOptions } from "@dmarc-ledger/dmarc-reports";
 import type { EventStore } from "@dmarc-ledger/event-store";
 import type { EventMetadata } from "@dmarc-ledger/events";
 import type { Kysely } from "kysely";
-import { archiveInput, recordOutcome } from "./archive.js";
+import { archiveInput, recordOutcome, statusOf } from "./archive.js";
 import { type IngestedItem, type InputBytes, ingest } from "./ingest.js";
 import type { ArchiveStatus, IntakeSchema } from "./schema.js";
 
@@ -34,8 +34,11 @@ export interface ReceivedInput {
   size: number;
   /** "new" the first time these exact bytes arrived, "seen" after. */
   archive: "new" | "seen";
-  /** What became of the input: stored, duplicate (nothing new in it) or rejected (kept with the reason). */
-  status: ArchiveStatus;
+  /**
+   * What this receipt did: stored (a report new to the service), duplicate (nothing new) or
+   * rejected (kept with the reason). The archive's row keeps "stored" for bytes that once were.
+   */
+  status: Exclude<ArchiveStatus, "received">;
   items: IngestedItem[];
   /** The global position of the last event this input appended, for read-your-writes. */
   lastPosition: bigint | null;
@@ -68,12 +71,12 @@ export async function receiveInput(
     metadata: options.metadata,
     ...(deps.parseOptions ? { parseOptions: deps.parseOptions } : {}),
   });
-  const status = await recordOutcome(db, archived.sha256, outcome.items, archived.previousStatus);
+  await recordOutcome(db, archived.sha256, outcome.items);
   return {
     sha256: archived.sha256,
     size: archived.size,
     archive: archived.archive,
-    status,
+    status: statusOf(outcome.items),
     items: outcome.items,
     lastPosition: outcome.lastPosition,
   };

@@ -1,6 +1,6 @@
 import type { EventMetadata } from "@dmarc-ledger/events";
 import type { Kysely } from "kysely";
-import { recordOutcome } from "./archive.js";
+import { recordOutcome, statusOf } from "./archive.js";
 import { type IngestedItem, ingest } from "./ingest.js";
 import type { IntakeDeps } from "./receive.js";
 import type { ArchiveStatus, IntakeSchema } from "./schema.js";
@@ -50,7 +50,8 @@ export async function* reprocessArchived(
       metadata: options.metadata,
       ...(deps.parseOptions ? { parseOptions: deps.parseOptions } : {}),
     });
-    const status = await recordOutcome(db, candidate.sha256, outcome.items, null);
+    await recordOutcome(db, candidate.sha256, outcome.items);
+    const status = statusOf(outcome.items);
     yield {
       sha256: candidate.sha256,
       source: candidate.source,

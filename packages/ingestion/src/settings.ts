@@ -8,14 +8,32 @@ export const intakeSettingsShape = {
   MAX_REPORT_BYTES: integer({ min: 1024, max: 1024 * mebibyte, default: 50 * mebibyte }),
   /** Largest input the raw archive keeps whole; above it only its hash, size and outcome. */
   ARCHIVE_MAX_BYTES: integer({ min: 1024, max: 4096 * mebibyte, default: 256 * mebibyte }),
+  /** Ceiling on what any decompression layer (or a buffered mail) of one input may produce. */
+  MAX_DECOMPRESSED_BYTES: integer({ min: 1024, max: 4096 * mebibyte, default: 200 * mebibyte }),
 };
 
 export interface IntakeSettings {
   maxReportBytes: number;
   archiveMaxBytes: number;
+  maxDecompressedBytes: number;
 }
 
 export function intakeSettingsFromEnv(env: NodeJS.ProcessEnv): IntakeSettings {
   const parsed = parseSettings(intakeSettingsShape, env);
-  return { maxReportBytes: parsed.MAX_REPORT_BYTES, archiveMaxBytes: parsed.ARCHIVE_MAX_BYTES };
+  return {
+    maxReportBytes: parsed.MAX_REPORT_BYTES,
+    archiveMaxBytes: parsed.ARCHIVE_MAX_BYTES,
+    maxDecompressedBytes: parsed.MAX_DECOMPRESSED_BYTES,
+  };
+}
+
+/** The receiveInput settings of a channel that has these settings and the runtime's store and db. */
+export function intakeLimits(settings: IntakeSettings): {
+  archiveMaxBytes: number;
+  parseOptions: { maxDecompressedBytes: number };
+} {
+  return {
+    archiveMaxBytes: settings.archiveMaxBytes,
+    parseOptions: { maxDecompressedBytes: settings.maxDecompressedBytes },
+  };
 }

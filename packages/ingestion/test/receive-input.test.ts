@@ -92,9 +92,11 @@ describe.each(backends)("receiveInput and the raw archive on %s", (_name, open) 
       source: "import:nice-input.xml",
       metadata,
     });
-    expect(again).toMatchObject({ archive: "seen", status: "stored" });
+    expect(again).toMatchObject({ archive: "seen", status: "duplicate" });
     expect(again.items).toEqual([expect.objectContaining({ kind: "aggregate", status: "duplicate" })]);
     const archived = await row(again.sha256);
+    // The bytes put the report there the first time: the archive keeps "stored".
+    expect(archived.status).toBe("stored");
     expect(archived.times_received).toBe(2);
     expect(archived.channel).toBe("upload");
     expect(archived.last_seen.getTime()).toBeGreaterThanOrEqual(archived.first_seen.getTime());
@@ -170,6 +172,29 @@ describe.each(backends)("receiveInput and the raw archive on %s", (_name, open) 
     expect(
       await collect(reprocessArchived(deps, { metadata, since: new Date(Date.now() + 60_000) })),
     ).toEqual([]);
+  });
+
+  it("takes the same new bytes from two channels at the same moment: one row, two receipts, one report", async () => {
+    const twin = Buffer.from(
+      niceXml
+        .toString("utf8")
+        .replace("<report_id>11038226378739404135</report_id>", "<report_id>twin-1</report_id>"),
+    );
+    const [smtp, imap] = await Promise.all([
+      receiveInput(deps, bytesInput(twin), { channel: "smtp", source: "smtp:a", metadata }),
+      receiveInput(deps, bytesInput(twin), { channel: "imap", source: "imap:b", metadata }),
+    ]);
+    expect([smtp.archive, imap.archive].sort()).toEqual(["new", "seen"]);
+    expect([smtp.status, imap.status].sort()).toEqual(["duplicate", "stored"]);
+    const archived = await row(smtp.sha256);
+    expect(archived.times_received).toBe(2);
+    expect(archived.status).toBe("stored");
+    const receipts = await db
+      .selectFrom("raw_input_receipt")
+      .select("channel")
+      .where("sha256", "=", smtp.sha256)
+      .execute();
+    expect(receipts.map((r) => r.channel).sort()).toEqual(["imap", "smtp"]);
   });
 
   it("records an input above the archive's limit by hash and outcome, without its bytes", async () => {

@@ -46,7 +46,12 @@ async function handleUpload(ctx: ApiContext): Promise<void> {
     );
   }
   const received = await receiveInput(
-    { store: ctx.deps.store, db: ctx.deps.db, archiveMaxBytes: ctx.deps.config.archiveMaxBytes },
+    {
+      store: ctx.deps.store,
+      db: ctx.deps.db,
+      archiveMaxBytes: ctx.deps.config.archiveMaxBytes,
+      parseOptions: { maxDecompressedBytes: ctx.deps.config.maxDecompressedBytes },
+    },
     body,
     {
       channel: "upload",

@@ -7,6 +7,7 @@ import {
   fileLooksLikeMbox,
   type InputBytes,
   type IntakeDeps,
+  intakeLimits,
   intakeSettingsFromEnv,
   receiveInput,
   splitMbox,
@@ -89,11 +90,7 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
       const files = await expandPaths(paths.map((path) => resolve(io.cwd ?? process.cwd(), path)));
       const tally = new ImportTally();
       await withRuntime(env, async (runtime) => {
-        const deps: IntakeDeps = {
-          store: runtime.store,
-          db: runtime.db,
-          archiveMaxBytes: settings.archiveMaxBytes,
-        };
+        const deps: IntakeDeps = { store: runtime.store, db: runtime.db, ...intakeLimits(settings) };
         const bar = progressBar(
           io,
           files.reduce((sum, file) => sum + file.size, 0),

@@ -1,4 +1,9 @@
-import { intakeSettingsFromEnv, type ReprocessedInput, reprocessArchived } from "@dmarc-ledger/ingestion";
+import {
+  intakeLimits,
+  intakeSettingsFromEnv,
+  type ReprocessedInput,
+  reprocessArchived,
+} from "@dmarc-ledger/ingestion";
 import type { Command } from "commander";
 import { CliError, type CliIO } from "../io.js";
 import { withRuntime } from "../with-runtime.js";
@@ -43,7 +48,7 @@ export function registerReprocessCommand(program: Command, io: CliIO, env: NodeJ
       const counts = { stored: 0, duplicate: 0, rejected: 0, skipped: 0 };
       await withRuntime(env, async (runtime) => {
         const results = reprocessArchived(
-          { store: runtime.store, db: runtime.db, archiveMaxBytes: settings.archiveMaxBytes },
+          { store: runtime.store, db: runtime.db, ...intakeLimits(settings) },
           { metadata: { causedBy: "process:cli-reprocess" }, ...(since ? { since } : {}) },
         );
         for await (const result of results) {
