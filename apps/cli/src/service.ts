@@ -1,5 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { type ApiConfig, apiConfigFromEnv, createApiApp } from "@dmarc-ledger/api";
+import { dnsSettingsFromEnv, startDnsServer } from "@dmarc-ledger/dns";
 import { runProjector } from "@dmarc-ledger/projector";
 import { allProjections, catchUp, countTenants } from "@dmarc-ledger/read-models";
 import type { Runtime } from "@dmarc-ledger/runtime";
@@ -13,6 +14,8 @@ export interface RunningService {
   config: ApiConfig;
   /** Set on the first start of an empty service: the key of the tenant created for the reader. */
   bootstrapKey: { tenantId: string; apiKey: string } | null;
+  /** The DNS server's port (UDP and TCP), or null when SAFE_SPF_ZONE is unset and it does not run. */
+  dnsPort: number | null;
   stop(): Promise<void>;
 }
 
@@ -29,6 +32,8 @@ export interface ServiceOptions {
 /** The API and the projector in one process: what `dmarc-ledger start` runs. */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { runtime, env, logger } = options;
+  // Checked before anything listens; DNS_PORT defaults to 5353 here (53 needs privileges).
+  const dnsSettings = dnsSettingsFromEnv(env, { defaultPort: 5353, required: false });
   // Catch up before answering, so the first requests see everything stored so far.
   await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
 
@@ -45,6 +50,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     bootstrapKey = { tenantId: created.tenantId, apiKey: created.apiKey };
   }
 
+  const dns = dnsSettings
+    ? await startDnsServer({ store: runtime.store, settings: dnsSettings, logger })
+    : null;
   const projector = runProjector(runtime, logger, env);
   const safeSpf = startSafeSpfWorker({
     store: runtime.store,
@@ -74,7 +82,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     apiRoot: config.publicBaseUrl,
     config,
     bootstrapKey,
+    dnsPort: dns?.ports.udp ?? null,
     async stop() {
+      await dns?.stop();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await safeSpf.stop();
