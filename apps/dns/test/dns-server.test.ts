@@ -191,6 +191,30 @@ describe("apps/dns: the authoritative server, asked by dig", () => {
     expect(txtValue(after.answers[0]!.data)).toBe(exampleSet[0]!.value);
   });
 
+  it("limits TCP: connections at once, and idle connections are closed", async () => {
+    // The harness allows 16 connections and 2 s of idleness.
+    const open = (): Promise<{ closedAfterMs: Promise<number> }> =>
+      new Promise((resolve, reject) => {
+        const started = Date.now();
+        const socket = connect(port, "127.0.0.1", () =>
+          resolve({
+            closedAfterMs: new Promise((done) => socket.once("close", () => done(Date.now() - started))),
+          }),
+        );
+        socket.on("error", () => {});
+        socket.once("close", () => reject(new Error("closed before connecting")));
+      });
+    const held = await Promise.all(Array.from({ length: 16 }, open));
+    const extra = await open();
+    // Over the limit: closed at once, long before the idle timeout.
+    expect(await extra.closedAfterMs).toBeLessThan(1500);
+    const idle = await Promise.all(held.map((connection) => connection.closedAfterMs));
+    for (const ms of idle) expect(ms).toBeGreaterThanOrEqual(1500);
+    // Once they are gone, TCP answers again.
+    const after = await dig(port, exampleSet[0]!.name, "TXT", ["+tcp"]);
+    expect(txtValue(after.answers[0]!.data)).toBe(exampleSet[0]!.value);
+  });
+
   it("runs as several replicas of the zone at once", async () => {
     const second = await harness.startServer();
     expect(second.ports.udp).not.toBe(port);
