@@ -103,7 +103,17 @@ export async function startDnsServer(options: DnsServerOptions): Promise<Running
     store,
     from: async () => position ?? "start",
     onBatch: async (batch) => {
-      for (const event of batch) published.apply(event);
+      for (const event of batch) {
+        try {
+          published.apply(event);
+        } catch (error) {
+          // One event we cannot serve must not stop the zone from following the others.
+          logger.error(
+            { err: error, stream: event.stream, position: String(event.position) },
+            "event not served",
+          );
+        }
+      }
       position = batch.at(-1)!.position;
       zone.setSerial(Math.floor(Date.now() / 1000));
       if (head !== null && position >= head) markCaughtUp();
