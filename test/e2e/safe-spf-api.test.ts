@@ -1,3 +1,4 @@
+import { Resolver } from "node:dns/promises";
 import { type FixtureDnsServer, providerZones, startFixtureDnsServer } from "@dmarc-ledger/safe-spf/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -49,6 +50,8 @@ describe("Safe SPF over HTTP, with DNS served by a real dns2 server", () => {
       DNS_NAMESERVERS: dns.address,
       DNS_TIMEOUT_MS: "300",
       SAFE_SPF_ZONE: "spf.ledger.example",
+      REPORTS_DOMAIN: "reports.ledger.example",
+      DNS_PORT: "0",
     });
     for (const domain of ["example.com", "example.org"]) {
       expect((await handle.put("add-domain", key, { domain })).status).toBe(200);
@@ -81,6 +84,21 @@ describe("Safe SPF over HTTP, with DNS served by a real dns2 server", () => {
       expect(record.value).not.toContain("include:_spf.gmail.test");
     }
     expect(state.records.at(-1)!.value).toMatch(/~all$/);
+
+    // Our own DNS server (apps/dns, in the same process) serves them, and the authorisation record.
+    const resolver = new Resolver({ timeout: 1000, tries: 2 });
+    resolver.setServers([`127.0.0.1:${handle.service.dnsPort}`]);
+    const served = async (name: string) =>
+      (await resolver.resolveTxt(name).catch(() => [])).map((chunks) => chunks.join(""));
+    for (
+      let attempt = 0;
+      attempt < 100 && (await served(state.records.at(-1)!.name)).length === 0;
+      attempt++
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    for (const record of state.records) expect(await served(record.name)).toEqual([record.value]);
+    expect(await served("example.com._report._dmarc.reports.ledger.example")).toEqual(["v=DMARC1"]);
   });
 
   it("keeps the audit trail: who submitted, and the process that computed", async () => {

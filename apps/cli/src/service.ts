@@ -1,5 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { type ApiConfig, apiConfigFromEnv, createApiApp } from "@dmarc-ledger/api";
+import { dnsSettingsFromEnv, startDnsServer } from "@dmarc-ledger/dns";
 import { ingestSettingsFromEnv, type RunningIngest, startIngest } from "@dmarc-ledger/ingest";
 import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/ingestion";
 import { runProjector } from "@dmarc-ledger/projector";
@@ -19,6 +20,8 @@ export interface RunningService {
   bootstrapKey: { tenantId: string; apiKey: string } | null;
   /** The report intake channels (SMTP when REPORTS_DOMAIN is set). */
   ingest: RunningIngest;
+  /** The DNS server's port (UDP and TCP), or null when SAFE_SPF_ZONE is unset and it does not run. */
+  dnsPort: number | null;
   stop(): Promise<void>;
 }
 
@@ -41,6 +44,8 @@ export interface ServiceOptions {
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { runtime, env, logger } = options;
   const ingestSettings = ingestSettingsFromEnv(env);
+  // Checked before anything listens; DNS_PORT defaults to 5353 here (53 needs privileges).
+  const dnsSettings = dnsSettingsFromEnv(env, { defaultPort: 5353, required: false });
   // Catch up before answering, so the first requests see everything stored so far.
   await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
 
@@ -57,6 +62,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     bootstrapKey = { tenantId: created.tenantId, apiKey: created.apiKey };
   }
 
+  const dns = dnsSettings
+    ? await startDnsServer({ store: runtime.store, settings: dnsSettings, logger })
+    : null;
   const projector = runProjector(runtime, logger, env);
   const safeSpf = startSafeSpfWorker({
     store: runtime.store,
@@ -95,6 +103,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await safeSpf.stop();
     await projector.stop();
+    await dns?.stop();
     throw error;
   }
 
@@ -113,9 +122,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     config,
     bootstrapKey,
     ingest,
+    dnsPort: dns?.ports.udp ?? null,
     async stop() {
       await control?.stop();
       await ingest.stop();
+      await dns?.stop();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await safeSpf.stop();

@@ -1,1 +1,5 @@
-export {};
+export { answerQuery } from "./answer-query.js";
+export { type DnsServerOptions, type RunningDnsServer, startDnsServer } from "./dns-server.js";
+export { authorizationName, PublishedRecords } from "./published-records.js";
+export { type DnsSettings, dnsSettingsFromEnv, dnsSettingsShape } from "./settings.js";
+export { Zone } from "./zone.js";

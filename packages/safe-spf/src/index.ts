@@ -5,10 +5,12 @@ export { type FlattenInput, type FlattenResult, flattenSpf } from "./flatten.js"
 export { SpfFlattenError, type SpfFlattenErrorCode } from "./flatten-error.js";
 export {
   chainedRecordName,
-  MAX_RECORD_BYTES,
   MAX_TXT_STRING_BYTES,
+  maxRecordBytes,
   type PublishedRecord,
+  publishedSetVersion,
   toTxtStrings,
+  UDP_MESSAGE_BYTES,
 } from "./publish.js";
 export {
   formatMechanism,

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { LOOKUP_LIMIT, VOID_LOOKUP_LIMIT } from "./check-host.js";
 import { SpfFlattenError } from "./flatten-error.js";
 import { IpSet, parseCidr } from "./ip-networks.js";
@@ -19,8 +20,19 @@ export interface PublishedRecord {
 }
 
 export const MAX_TXT_STRING_BYTES = 255;
-/** Keeps a whole answer within a 512-byte UDP message. */
-export const MAX_RECORD_BYTES = 450;
+/** A UDP answer larger than this is truncated for a resolver that does not offer EDNS(0). */
+export const UDP_MESSAGE_BYTES = 512;
+
+/**
+ * The largest RDATA whose answer, for a TXT question on `name`, fits a 512-byte UDP message:
+ * header (12), question (name + type + class), the answer's owner (a 2-byte pointer to the
+ * question's name), type, class, TTL and RDLENGTH (10), and an EDNS(0) OPT record (11), which a
+ * server adds when the question carried one.
+ */
+export function maxRecordBytes(name: string): number {
+  const nameWire = Buffer.byteLength(name.replace(/\.$/, "")) + 2;
+  return UDP_MESSAGE_BYTES - 12 - (nameWire + 4) - (2 + 10) - 11;
+}
 
 /** Splits a record into character-strings of at most 255 bytes, preferring to cut after a space. */
 export function toTxtStrings(value: string): string[] {
@@ -41,9 +53,22 @@ export function recordBytes(value: string): number {
   return toTxtStrings(value).reduce((sum, text) => sum + 1 + Buffer.byteLength(text), 0);
 }
 
-/** `_spf1.<root>`, `_spf2.<root>`, …: the chained records of a published set. */
-export function chainedRecordName(rootName: string, index: number): string {
-  return `_spf${index}.${rootName}`;
+/**
+ * `_spf1-<version>.<root>`, `_spf2-<version>.<root>`, …: the chained records of a published set.
+ * The version names the set's content, so a new set never reuses an old set's chained names: a
+ * resolver that read the old root and then asks for a chained record gets the old set's, which
+ * the DNS server keeps while old roots may still be cached.
+ */
+export function chainedRecordName(rootName: string, index: number, version: string): string {
+  return `_spf${index}-${version}.${rootName}`;
+}
+
+/** 8 hex digits of SHA-256 over the terms a set publishes: equal sets, equal names. */
+export function publishedSetVersion(terms: readonly string[], suffix: string): string {
+  return createHash("sha256")
+    .update(`${terms.join(" ")}\n${suffix}`)
+    .digest("hex")
+    .slice(0, 8);
 }
 
 function permutations<T>(items: T[]): T[][] {
@@ -128,25 +153,26 @@ export function publishTerms(input: {
   if (input.fallthrough !== null) terms.push(`${formatQualifier(input.fallthrough)}all`);
 
   const suffix = input.exp ? ` exp=${input.exp}` : "";
+  const version = publishedSetVersion(terms, suffix);
+  const nameOf = (index: number) =>
+    index === 0 ? input.rootName : chainedRecordName(input.rootName, index, version);
   const values: string[] = [];
   let next = 0;
   while (next < terms.length || values.length === 0) {
-    const name = values.length === 0 ? input.rootName : chainedRecordName(input.rootName, values.length);
+    const name = nameOf(values.length);
+    const limit = maxRecordBytes(name);
     const rest = `v=spf1${terms
       .slice(next)
       .map((term) => ` ${term}`)
       .join("")}${suffix}`;
-    if (recordBytes(rest) <= MAX_RECORD_BYTES) {
+    if (recordBytes(rest) <= limit) {
       values.push(rest);
       break;
     }
-    const redirect = ` redirect=${chainedRecordName(input.rootName, values.length + 1)}`;
+    const redirect = ` redirect=${nameOf(values.length + 1)}`;
     let value = "v=spf1";
     const start = next;
-    while (
-      next < terms.length &&
-      recordBytes(`${value} ${terms[next]}${redirect}${suffix}`) <= MAX_RECORD_BYTES
-    ) {
+    while (next < terms.length && recordBytes(`${value} ${terms[next]}${redirect}${suffix}`) <= limit) {
       value += ` ${terms[next]}`;
       next++;
     }
@@ -174,7 +200,7 @@ export function publishTerms(input: {
     );
   }
   const records = values.map((value, index) => ({
-    name: index === 0 ? input.rootName : chainedRecordName(input.rootName, index),
+    name: nameOf(index),
     value,
     strings: toTxtStrings(value),
     bytes: recordBytes(value),

@@ -6,6 +6,7 @@ import {
   diffFlattenResults,
   type FlattenResult,
   flattenSpf,
+  maxRecordBytes,
   SpfFlattenError,
 } from "../src/index.js";
 import {
@@ -90,7 +91,7 @@ function expectWithinLimits(result: FlattenResult) {
   for (const record of result.records) {
     expect(record.strings.join("")).toBe(record.value);
     for (const text of record.strings) expect(Buffer.byteLength(text)).toBeLessThanOrEqual(255);
-    expect(record.bytes).toBeLessThanOrEqual(450);
+    expect(record.bytes).toBeLessThanOrEqual(maxRecordBytes(record.name));
   }
 }
 
@@ -129,7 +130,7 @@ describe("flattening provider-like trees", () => {
     const result = await flattenAndCheck("many.customer.test");
     expect(result.lookupsBefore).toBe(16);
     expect(result.records.length).toBeGreaterThan(1);
-    expect(result.records[1]!.name).toBe("_spf1.many.customer.test.spf.ledger.test");
+    expect(result.records[1]!.name).toMatch(/^_spf1-[0-9a-f]{8}\.many\.customer\.test\.spf\.ledger\.test$/);
   });
 
   it("the published set served by a real DNS server gives the verdicts of the original", async () => {

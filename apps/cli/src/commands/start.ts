@@ -26,6 +26,11 @@ export function registerStartCommand(program: Command, io: CliIO, env: NodeJS.Pr
           `dmarc-ledger listening on ${service.apiRoot} (region ${service.config.region}; ${runtime.description})`,
         );
         for (const channel of service.ingest.channels) io.out(`Receiving reports: ${channel}`);
+        if (service.dnsPort !== null) {
+          io.out(
+            `DNS (authoritative for SAFE_SPF_ZONE and REPORTS_DOMAIN) on port ${service.dnsPort}, UDP and TCP`,
+          );
+        }
         if (service.bootstrapKey) {
           io.out("");
           io.out(

@@ -1,0 +1,76 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { dig } from "./support/dig.js";
+
+const main = fileURLToPath(new URL("../src/main.ts", import.meta.url));
+
+function run(env: NodeJS.ProcessEnv): {
+  child: ChildProcess;
+  lines: () => Record<string, unknown>[];
+  exited: Promise<number | null>;
+} {
+  const child = spawn(process.execPath, ["--import", "tsx", main], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout!.on("data", (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  child.stderr!.on("data", (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  return {
+    child,
+    lines: () =>
+      out
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+    exited: new Promise((resolve) => child.once("exit", (code) => resolve(code))),
+  };
+}
+
+describe("apps/dns/src/main.ts, the process", () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase("dl_dns_main");
+  });
+  afterAll(() => database?.drop());
+
+  it("names each wrong variable, as JSON, and exits 1 before listening", async () => {
+    const process = run({ DATABASE_URL: database.url, DNS_PORT: "99999", DNS_REPORTS_MX: "mx.example.com" });
+    expect(await process.exited).toBe(1);
+    const [fatal] = process.lines();
+    expect(fatal).toMatchObject({ level: 60, name: "dns" });
+    const problems = (fatal!.problems as { variable: string }[]).map((problem) => problem.variable).sort();
+    expect(problems).toEqual(["DNS_PORT", "DNS_REPORTS_MX"]);
+    const missingZone = run({ DATABASE_URL: database.url });
+    expect(await missingZone.exited).toBe(1);
+    expect(missingZone.lines()[0]!.msg).toContain("SAFE_SPF_ZONE");
+  });
+
+  it("answers, logs JSON at LOG_LEVEL, and stops cleanly on SIGTERM", async () => {
+    const process = run({
+      DATABASE_URL: database.url,
+      SAFE_SPF_ZONE: "spf.main.test",
+      DNS_HOST: "127.0.0.1",
+      DNS_PORT: "0",
+      LOG_LEVEL: "info",
+    });
+    let port = 0;
+    for (let attempt = 0; attempt < 600 && !port; attempt++) {
+      const listening = process.lines().find((line) => line.msg === "DNS server listening");
+      port = (listening?.port as number | undefined) ?? 0;
+      if (!port) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(port).toBeGreaterThan(0);
+    const soa = await dig(port, "spf.main.test", "SOA");
+    expect(soa.answers[0]!.data).toMatch(/^ns1\.spf\.main\.test\. hostmaster\.spf\.main\.test\. /);
+    process.child.kill("SIGTERM");
+    expect(await process.exited).toBe(0);
+    expect(process.lines().at(-1)).toMatchObject({ msg: "stopped", name: "dns" });
+  });
+});
