@@ -29,9 +29,9 @@ export {
   type SourcePageOptions,
 } from "./queries/aggregate-by-source.js";
 export { countTenants, findApiKey, type KeyHolder } from "./queries/api-keys.js";
+export { describeDomainEvent, describeDomainEvents } from "./queries/describe-domain-event.js";
 export { type DomainRecord, findDomain, listDomains, type OwnedDomain } from "./queries/domains.js";
 export { type ForensicRecord, forensicReports } from "./queries/forensic.js";
-export { describeDomainEvent, describeDomainEvents } from "./queries/describe-domain-event.js";
 export { domainHistory, type HistoryRecord } from "./queries/history.js";
 export type { Page, PageQuery } from "./queries/page.js";
 export {

@@ -301,7 +301,11 @@ export const readModelMigrations: MigrationSet = {
           .addColumn("lease_owner", "text")
           .addColumn("lease_until", "timestamptz")
           .execute();
-        await db.schema.createIndex("safe_spf_refresh_due").on("safe_spf_refresh").column("next_due").execute();
+        await db.schema
+          .createIndex("safe_spf_refresh_due")
+          .on("safe_spf_refresh")
+          .column("next_due")
+          .execute();
       },
     },
   },

@@ -55,9 +55,7 @@ export function describeDomainEvent(
 }
 
 /** Describes a domain's events in order, each against the Safe SPF record computed before it. */
-export function describeDomainEvents(
-  events: { type: string; data: Record<string, unknown> }[],
-): string[] {
+export function describeDomainEvents(events: { type: string; data: Record<string, unknown> }[]): string[] {
   let previousComputed: Record<string, unknown> | null = null;
   return events.map((event) => {
     const text = describeDomainEvent(event.type, event.data, previousComputed);
