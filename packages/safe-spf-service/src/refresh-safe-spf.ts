@@ -71,10 +71,18 @@ export async function refreshSafeSpf(
   const last = history.at(-1)!;
   const expected = last.revision;
 
-  const outcome = await flattenAndCheck(domain, submitted.original, options.resolver, options.publishZone);
+  const unchanged = (result: FlattenResult) =>
+    previous !== undefined && isSameRecord(previous, submitted.original, result);
+  const outcome = await flattenAndCheck(
+    domain,
+    submitted.original,
+    options.resolver,
+    options.publishZone,
+    (result) => !unchanged(result),
+  );
   if ("result" in outcome) {
     const { result } = outcome;
-    if (previous && isSameRecord(previous, submitted.original, result)) {
+    if (unchanged(result)) {
       return { kind: "unchanged", minTtl: result.minTtl };
     }
     const diff = diffFlattenResults(
