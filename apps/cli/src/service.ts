@@ -3,7 +3,12 @@ import { type ApiConfig, apiConfigFromEnv, createApiApp } from "@dmarc-ledger/ap
 import { runProjector } from "@dmarc-ledger/projector";
 import { allProjections, catchUp, countTenants } from "@dmarc-ledger/read-models";
 import type { Runtime } from "@dmarc-ledger/runtime";
-import { resolverFromEnv, startSafeSpfWorker } from "@dmarc-ledger/safe-spf-service";
+import {
+  resolverFromEnv,
+  safeSpfRefreshSettingsFromEnv,
+  startSafeSpfRefresher,
+  startSafeSpfWorker,
+} from "@dmarc-ledger/safe-spf-service";
 import { createTenant } from "@dmarc-ledger/tenancy";
 import type { Logger } from "pino";
 
@@ -29,6 +34,8 @@ export interface ServiceOptions {
 /** The API and the projector in one process: what `dmarc-ledger start` runs. */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { runtime, env, logger } = options;
+  // Validated before any work, so that a wrong setting stops the start with its name.
+  const refreshSettings = safeSpfRefreshSettingsFromEnv(env);
   // Catch up before answering, so the first requests see everything stored so far.
   await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
 
@@ -46,12 +53,22 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   }
 
   const projector = runProjector(runtime, logger, env);
+  // One resolver for the worker and the refresher: its TTL cache is shared by every domain.
+  const resolver = resolverFromEnv(env);
   const safeSpf = startSafeSpfWorker({
     store: runtime.store,
     db: runtime.db,
-    resolver: resolverFromEnv(env),
+    resolver,
     ...(env.SAFE_SPF_ZONE ? { publishZone: env.SAFE_SPF_ZONE } : {}),
     onError: (error) => logger.error({ err: error }, "Safe SPF process failed; retrying"),
+  });
+  const safeSpfRefresher = startSafeSpfRefresher({
+    store: runtime.store,
+    db: runtime.db,
+    resolver,
+    settings: refreshSettings,
+    ...(env.SAFE_SPF_ZONE ? { publishZone: env.SAFE_SPF_ZONE } : {}),
+    onError: (error) => logger.error({ err: error }, "Safe SPF refresher failed; retrying"),
   });
   const app = createApiApp({
     db: runtime.db,
@@ -77,6 +94,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     async stop() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await safeSpfRefresher.stop();
       await safeSpf.stop();
       await projector.stop();
     },
