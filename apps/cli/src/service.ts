@@ -69,6 +69,15 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     settings: refreshSettings,
     ...(env.SAFE_SPF_ZONE ? { publishZone: env.SAFE_SPF_ZONE } : {}),
     onError: (error) => logger.error({ err: error }, "Safe SPF refresher failed; retrying"),
+    onRefreshed: (domain, outcome) => {
+      if (outcome.kind === "changed")
+        logger.info({ domain, added: outcome.added, removed: outcome.removed }, "Safe SPF record changed");
+      else if (outcome.kind === "failed" && outcome.appended)
+        logger.warn(
+          { domain, failure: outcome.failure },
+          "Safe SPF refresh failed; the last good record stays",
+        );
+    },
   });
   const app = createApiApp({
     db: runtime.db,
