@@ -6,6 +6,7 @@ import type { Kysely } from "kysely";
 import { type RefreshOutcome, refreshSafeSpf } from "./refresh-safe-spf.js";
 import {
   backoffMs,
+  type CheckedDomain,
   type ClaimedDomain,
   claimDue,
   nextDue,
@@ -69,7 +70,10 @@ export function startSafeSpfRefresher(options: SafeSpfRefresherOptions): Running
   let stopped = false;
   let wake: (() => void) | null = null;
 
-  async function refreshOne(claimed: ClaimedDomain): Promise<void> {
+  /** A success waits in `checked` for the batch's one update; onRefreshed hears of it after. */
+  type Checked = CheckedDomain & { outcome: RefreshOutcome };
+
+  async function refreshOne(claimed: ClaimedDomain, checked: Checked[]): Promise<void> {
     const startedAt = new Date();
     let outcome: RefreshOutcome;
     try {
@@ -98,8 +102,13 @@ export function startSafeSpfRefresher(options: SafeSpfRefresherOptions): Running
     switch (outcome.kind) {
       case "changed":
       case "unchanged":
-        await recordChecked(db, owner, claimed.domain, startedAt, refreshDelayMs(outcome.minTtl, settings));
-        break;
+        checked.push({
+          domain: claimed.domain,
+          startedAt,
+          delayMs: refreshDelayMs(outcome.minTtl, settings),
+          outcome,
+        });
+        return;
       case "failed":
         await recordFailed(
           db,
@@ -126,10 +135,16 @@ export function startSafeSpfRefresher(options: SafeSpfRefresherOptions): Running
       const claimed = await claimDue(db, owner, batchSize, leaseMs);
       if (claimed.length === 0) return;
       let next = 0;
+      const checked: Checked[] = [];
       const worker = async () => {
-        while (!stopped && next < claimed.length) await refreshOne(claimed[next++]!);
+        while (!stopped && next < claimed.length) await refreshOne(claimed[next++]!, checked);
       };
-      await Promise.all(Array.from({ length: Math.min(concurrency, claimed.length) }, worker));
+      try {
+        await Promise.all(Array.from({ length: Math.min(concurrency, claimed.length) }, worker));
+      } finally {
+        await recordChecked(db, owner, checked);
+      }
+      for (const { domain, outcome } of checked) options.onRefreshed?.(domain, outcome);
     }
   }
 
