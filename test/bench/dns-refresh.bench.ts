@@ -5,7 +5,8 @@
  * through one shared resolver (TTL cache and in-flight sharing); the baseline, measured in the
  * same run on a sample of BENCH_SAMPLE domains and scaled, does the same work with a resolver of
  * its own per domain, as a per-domain resolution would. Figures: queries sent against distinct
- * names, wall time, and both as ratios to the baseline.
+ * names, wall time, and both as ratios to the baseline. Needs the test PostgreSQL server; the
+ * seeding of 10,000 domains takes minutes (`BENCH_DOMAINS=1000 pnpm bench dns-refresh` is quick).
  */
 import { fork } from "node:child_process";
 import { once } from "node:events";
