@@ -5,6 +5,7 @@ import {
   type FixtureZones,
   startFixtureDnsServer,
 } from "@dmarc-ledger/safe-spf/testing";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RefreshOutcome } from "../src/refresh-safe-spf.js";
 import { type RunningSafeSpfRefresher, startSafeSpfRefresher } from "../src/safe-spf-refresher.js";
@@ -152,5 +153,14 @@ describe("the Safe SPF refresher against a real DNS server", () => {
     });
     expect(await safeSpfEvents(world, "servfail.example.com")).toHaveLength(before.length);
     expect(errors).toEqual([]);
+  });
+
+  it("shows a record whose answers expired without a check since as stale", async () => {
+    // As a refresher that stopped (or fell behind) leaves it: due and expired two minutes ago.
+    await sql`update safe_spf_refresh set valid_until = now() - interval '2 minutes',
+      next_due = now() + interval '1 hour' where domain = 'moving.example.com'`.execute(world.runtime.db);
+    const state = (await stateOf("moving.example.com"))!;
+    expect(state.freshness?.state).toBe("stale");
+    if (state.freshness?.state === "stale") expect(state.freshness.since < state.nextCheck!).toBe(true);
   });
 });
