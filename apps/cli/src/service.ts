@@ -6,7 +6,12 @@ import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/ingestion";
 import { runProjector } from "@dmarc-ledger/projector";
 import { allProjections, catchUp, countTenants } from "@dmarc-ledger/read-models";
 import type { Runtime } from "@dmarc-ledger/runtime";
-import { resolverFromEnv, startSafeSpfWorker } from "@dmarc-ledger/safe-spf-service";
+import {
+  resolverFromEnv,
+  safeSpfRefreshSettingsFromEnv,
+  startSafeSpfRefresher,
+  startSafeSpfWorker,
+} from "@dmarc-ledger/safe-spf-service";
 import { createTenant } from "@dmarc-ledger/tenancy";
 import type { Logger } from "pino";
 import { type ControlServer, startControlServer } from "./control/control-server.js";
@@ -46,6 +51,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const ingestSettings = ingestSettingsFromEnv(env);
   // Checked before anything listens; DNS_PORT defaults to 5353 here (53 needs privileges).
   const dnsSettings = dnsSettingsFromEnv(env, { defaultPort: 5353, required: false });
+  // Validated before any work, so that a wrong setting stops the start with its name.
+  const refreshSettings = safeSpfRefreshSettingsFromEnv(env);
   // Catch up before answering, so the first requests see everything stored so far.
   await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
 
@@ -66,12 +73,31 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     ? await startDnsServer({ store: runtime.store, settings: dnsSettings, logger })
     : null;
   const projector = runProjector(runtime, logger, env);
+  // One resolver for the worker and the refresher: its TTL cache is shared by every domain.
+  const resolver = resolverFromEnv(env);
   const safeSpf = startSafeSpfWorker({
     store: runtime.store,
     db: runtime.db,
-    resolver: resolverFromEnv(env),
+    resolver,
     ...(env.SAFE_SPF_ZONE ? { publishZone: env.SAFE_SPF_ZONE } : {}),
     onError: (error) => logger.error({ err: error }, "Safe SPF process failed; retrying"),
+  });
+  const safeSpfRefresher = startSafeSpfRefresher({
+    store: runtime.store,
+    db: runtime.db,
+    resolver,
+    settings: refreshSettings,
+    ...(env.SAFE_SPF_ZONE ? { publishZone: env.SAFE_SPF_ZONE } : {}),
+    onError: (error) => logger.error({ err: error }, "Safe SPF refresher failed; retrying"),
+    onRefreshed: (domain, outcome) => {
+      if (outcome.kind === "changed")
+        logger.info({ domain, added: outcome.added, removed: outcome.removed }, "Safe SPF record changed");
+      else if (outcome.kind === "failed" && outcome.appended)
+        logger.warn(
+          { domain, failure: outcome.failure },
+          "Safe SPF refresh failed; the last good record stays",
+        );
+    },
   });
   const app = createApiApp({
     db: runtime.db,
@@ -129,6 +155,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await dns?.stop();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await safeSpfRefresher.stop();
       await safeSpf.stop();
       await projector.stop();
     },

@@ -29,11 +29,17 @@ export {
   type SourcePageOptions,
 } from "./queries/aggregate-by-source.js";
 export { countTenants, findApiKey, type KeyHolder } from "./queries/api-keys.js";
+export { describeDomainEvent, describeDomainEvents } from "./queries/describe-domain-event.js";
 export { type DomainRecord, findDomain, listDomains, type OwnedDomain } from "./queries/domains.js";
 export { type ForensicRecord, forensicReports } from "./queries/forensic.js";
 export { domainHistory, type HistoryRecord } from "./queries/history.js";
 export type { Page, PageQuery } from "./queries/page.js";
-export { type SafeSpfState, safeSpfState } from "./queries/safe-spf-state.js";
+export {
+  type SafeSpfFreshness,
+  type SafeSpfState,
+  safeSpfState,
+  staleGraceMs,
+} from "./queries/safe-spf-state.js";
 export { chooseRanking, type RankingChoice } from "./queries/source-page-ranked.js";
 export { listTenantDomains, listTenants, type TenantDomain, type TenantSummary } from "./queries/tenants.js";
 export { type RebuildOptions, rebuildBeside } from "./rebuild-beside.js";

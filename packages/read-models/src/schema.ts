@@ -179,6 +179,33 @@ export interface SafeSpfTable {
   last_error: string | null;
   retrying: boolean;
   updated_at: ColumnType<Date, Date | string, Date | string>;
+  /** Seconds: the shortest TTL among the answers the current record was built from. */
+  min_ttl: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null, Date | string | null>;
+
+/**
+ * The Safe SPF refresher's schedule, one row per domain with a record: not a projection (an
+ * unchanged result appends no event), see docs/architecture.md "Safe SPF kept current".
+ */
+export interface SafeSpfRefreshTable {
+  domain: string;
+  /** When the record is to be computed again: its TTL ran out, or the next retry after failures. */
+  next_due: Timestamp;
+  /** The last computation that succeeded, whether or not it changed the record. */
+  last_checked: NullableTimestamp;
+  /** Until when the answers of that computation hold: after it, and no success since, it is stale. */
+  valid_until: NullableTimestamp;
+  /** Failed computations in a row since the last success (the backoff's exponent). */
+  failures: ColumnType<number, number | undefined, number>;
+  /** "code: message" of the latest failure in that row; null after a success. */
+  failure: string | null;
+  failing_since: NullableTimestamp;
+  /** Which refresher holds the domain, and until when (a crashed one's lease runs out). */
+  lease_owner: string | null;
+  lease_until: NullableTimestamp;
 }
 
 /**
@@ -205,6 +232,7 @@ export interface ReadModelSchema {
   forensic_report: ForensicReportTable;
   audit_event: AuditEventTable;
   safe_spf: SafeSpfTable;
+  safe_spf_refresh: SafeSpfRefreshTable;
   report_domain: ReportDomainTable;
 }
 

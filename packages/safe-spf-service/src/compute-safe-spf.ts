@@ -6,14 +6,8 @@ import {
   type SpfOriginalUpdated,
   streams,
 } from "@dmarc-ledger/events";
-import {
-  checkEquivalence,
-  diffFlattenResults,
-  type FlattenResult,
-  flattenSpf,
-  SpfFlattenError,
-  type SpfResolver,
-} from "@dmarc-ledger/safe-spf";
+import { diffFlattenResults, type FlattenResult, type SpfResolver } from "@dmarc-ledger/safe-spf";
+import { flattenAndCheck } from "./flatten-and-check.js";
 
 export type ComputeOutcome = "computed" | "failed" | "retrying" | "superseded" | "already_done";
 
@@ -91,34 +85,4 @@ export async function computeSafeSpf(
 /** The diff needs the earlier result's networks only. */
 function asFlattenResult(previous: SafeSpfRecordComputed): FlattenResult {
   return { networks: previous.networks } as FlattenResult;
-}
-
-async function flattenAndCheck(
-  domain: string,
-  original: string,
-  resolver: SpfResolver,
-  publishZone: string | undefined,
-): Promise<{ result: FlattenResult } | { code: string; message: string }> {
-  try {
-    const result = await flattenSpf({
-      domain,
-      record: original,
-      resolver,
-      ...(publishZone ? { publishZone } : {}),
-    });
-    // "Flattening that provably changes nothing": a published set that answers any address
-    // differently from the original is never published.
-    const equivalence = await checkEquivalence({ domain, result, resolver });
-    if (equivalence.differences.length > 0) {
-      const first = equivalence.differences[0]!;
-      return {
-        code: "not_equivalent",
-        message: `The flattened record would answer ${first.published} for ${first.ip} where the original answers ${first.original}; ${equivalence.differences.length} addresses differ.`,
-      };
-    }
-    return { result };
-  } catch (error) {
-    if (error instanceof SpfFlattenError) return { code: error.code, message: error.message };
-    return { code: "internal_error", message: error instanceof Error ? error.message : String(error) };
-  }
 }

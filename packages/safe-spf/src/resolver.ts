@@ -180,6 +180,13 @@ export function createResolver(options: ResolverOptions = {}): SpfResolver {
   const stats: ResolverStats = { queries: 0, cacheHits: 0, retries: 0, tcpFallbacks: 0, timeouts: 0 };
   const cache = new Map<string, { answer: DnsAnswer; expires: number }>();
   const inFlight = new Map<string, Promise<DnsAnswer>>();
+  // A long-lived resolver (the refresher's) would otherwise keep every name it ever asked.
+  let sweepAt = 10_000;
+  const sweepExpired = () => {
+    const now = Date.now();
+    for (const [key, entry] of cache) if (entry.expires <= now) cache.delete(key);
+    sweepAt = Math.max(10_000, cache.size * 2);
+  };
 
   const udp = createUdpTransport(timeoutMs);
 
@@ -237,10 +244,13 @@ export function createResolver(options: ResolverOptions = {}): SpfResolver {
     lookup(rawName, type) {
       const name = normalizeName(rawName);
       const key = `${type} ${name}`;
+      const now = Date.now();
       const cached = cache.get(key);
-      if (cached && cached.expires > Date.now()) {
+      if (cached && cached.expires > now) {
         stats.cacheHits++;
-        return Promise.resolve(cached.answer);
+        // What is left of the TTL, not the TTL first received: a flattening that reads the
+        // cache must learn when the answer it depended on really goes stale.
+        return Promise.resolve({ ...cached.answer, ttl: Math.floor((cached.expires - now) / 1000) });
       }
       const pending = inFlight.get(key);
       if (pending) {
@@ -249,6 +259,7 @@ export function createResolver(options: ResolverOptions = {}): SpfResolver {
       }
       const promise = resolve(name, type)
         .then((answer) => {
+          if (cache.size >= sweepAt) sweepExpired();
           cache.set(key, { answer, expires: Date.now() + answer.ttl * 1000 });
           return answer;
         })

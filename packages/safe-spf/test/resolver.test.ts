@@ -16,6 +16,7 @@ beforeAll(async () => {
       "alias.test": [{ CNAME: "only-a.test" }],
       "partial-timeout.test": [{ A: "192.0.2.9" }, "TIMEOUT"],
       "short-ttl.test": [{ TXT: "v=spf1 -all", ttl: 0 }],
+      "three-seconds.test": [{ TXT: "v=spf1 -all", ttl: 3 }],
     },
     { silentNames: ["silent.test"] },
   );
@@ -96,5 +97,17 @@ describe("resolver over a real DNS server", () => {
     await dns.lookup("short-ttl.test", "TXT");
     await dns.lookup("short-ttl.test", "TXT");
     expect(server.queries - before).toBe(3);
+  });
+
+  it("answers from the cache with what is left of the TTL, and caches NXDOMAIN too", async () => {
+    const dns = resolver();
+    const before = server.queries;
+    expect((await dns.lookup("three-seconds.test", "TXT")).ttl).toBe(3);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // A flattening that read the cache now depends on an answer that expires in under 2 s.
+    expect((await dns.lookup("three-seconds.test", "TXT")).ttl).toBeLessThanOrEqual(1);
+    expect((await dns.lookup("missing.test", "TXT")).rcode).toBe("NXDOMAIN");
+    expect((await dns.lookup("missing.test", "TXT")).rcode).toBe("NXDOMAIN");
+    expect(server.queries - before).toBe(2);
   });
 });

@@ -1,4 +1,4 @@
-import { findDomain, safeSpfState } from "@dmarc-ledger/read-models";
+import { findDomain, type SafeSpfFreshness, safeSpfState } from "@dmarc-ledger/read-models";
 import { SpfSyntaxError } from "@dmarc-ledger/safe-spf";
 import { submitOriginalSpf } from "@dmarc-ledger/safe-spf-service";
 import { DomainNotFoundError } from "@dmarc-ledger/tenancy";
@@ -62,7 +62,26 @@ export const safeSpfEndpoint: Endpoint = {
         last_computed: state.lastComputed,
         last_error: state.lastError,
         retrying: state.retrying,
+        last_checked: state.lastChecked,
+        next_check: state.nextCheck,
+        refresh_state: state.freshness?.state ?? null,
+        refresh: describeFreshness(state.freshness),
       },
     };
   },
 };
+
+/** The refresh state in words: "current", "stale since …", "failing: reason". */
+function describeFreshness(freshness: SafeSpfFreshness | null): string | null {
+  if (!freshness) return null;
+  switch (freshness.state) {
+    case "current":
+      return "current";
+    case "stale":
+      return `stale since ${freshness.since}`;
+    case "failing":
+      return `failing: ${freshness.reason} (since ${freshness.since}${
+        freshness.staleSince ? `; stale since ${freshness.staleSince}` : ""
+      })`;
+  }
+}

@@ -46,6 +46,7 @@ export const safeSpfStateProjection: Projection = {
               lookups_after: event.data.lookupsAfter,
               warnings: JSON.stringify(event.data.warnings),
               last_computed: event.recordedAt,
+              min_ttl: event.data.minTtl,
               last_error: null,
               retrying: false,
               updated_at: event.recordedAt,

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from "kysely";
 import type { ReadModelSchema } from "../schema.js";
+import { describeDomainEvents } from "./describe-domain-event.js";
 
 export interface HistoryRecord {
   Revision: string;
@@ -8,6 +9,8 @@ export interface HistoryRecord {
   CausedBy: string;
   CorrelationId: string | null;
   Data: unknown;
+  /** The event in words; a changed Safe SPF record as its diff against the one before. */
+  Description: string;
 }
 
 /** GET history: every event of one of the tenant's domains, in order; null when not the tenant's. */
@@ -36,12 +39,15 @@ export async function domainHistory(
     .where("domain", "=", domain)
     .orderBy("revision")
     .execute();
-  return rows.map((row) => ({
+  const events = rows.map((row) => ({ type: row.event_type, data: JSON.parse(row.data) }));
+  const descriptions = describeDomainEvents(events);
+  return rows.map((row, index) => ({
     Revision: row.revision,
     Event: row.event_type,
     Time: row.time,
     CausedBy: row.caused_by,
     CorrelationId: row.correlation_id,
-    Data: JSON.parse(row.data),
+    Data: events[index]!.data,
+    Description: descriptions[index]!,
   }));
 }

@@ -5,12 +5,14 @@ import { RCODE } from "../resolver.js";
 /**
  * One record of a fixture zone, written like the RFC 7208 test suite's zonedata:
  * `{ TXT: "v=spf1 -all" }`, `{ TXT: ["part1", "part2"] }`, `{ MX: [10, "mx.example.com"] }`,
- * `"TIMEOUT"` (queries for types the name has no records of go unanswered). An `SPF` record also
+ * `"TIMEOUT"` (queries for types the name has no records of go unanswered), `"SERVFAIL"` (every
+ * query for the name is answered SERVFAIL, as a broken authoritative server makes resolvers do). An `SPF` record also
  * answers TXT queries unless the name has TXT records of its own; `{ TXT: "NONE" }` gives a name
  * TXT records of its own without any.
  */
 export type FixtureRecord =
   | "TIMEOUT"
+  | "SERVFAIL"
   | ({ ttl?: number } & (
       | { TXT: string | string[] }
       | { SPF: string | string[] }
@@ -79,7 +81,7 @@ function characterStrings(value: string | string[]): Buffer[] {
 
 function recordsOfType(records: FixtureRecord[], type: string, defaultTtl: number): Answer[] | null {
   const objects = records.filter(
-    (record): record is Exclude<FixtureRecord, "TIMEOUT"> => record !== "TIMEOUT",
+    (record): record is Exclude<FixtureRecord, string> => typeof record !== "string",
   );
   const ofType = (wanted: string) =>
     objects.filter((record) => wanted in record && (record as Record<string, unknown>)[wanted] !== "NONE");
@@ -150,6 +152,11 @@ export async function startFixtureDnsServer(
       const records = zoneMap.get(name);
       if (!records) {
         if (hop === 0) response.header.rcode = RCODE.NXDOMAIN;
+        return response;
+      }
+      if (records.includes("SERVFAIL")) {
+        response.header.rcode = RCODE.SERVFAIL;
+        response.answers = [];
         return response;
       }
       const found = recordsOfType(records, type, defaultTtl);

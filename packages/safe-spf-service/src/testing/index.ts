@@ -1,0 +1,1 @@
+export { seedComputedDomains } from "./seed-computed-domains.js";
