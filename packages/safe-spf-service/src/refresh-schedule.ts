@@ -70,6 +70,8 @@ export async function claimDue(
     where domain in (
       select domain from safe_spf_refresh
       where next_due <= now() and (lease_until is null or lease_until < now())
+        -- A domain no tenant has (removed) is not kept current; added again, it is due again.
+        and exists (select 1 from domain d where d.domain = safe_spf_refresh.domain)
       order by next_due limit ${limit}
       for update skip locked)
     returning domain, failures, failure, last_checked`.execute(db);

@@ -106,8 +106,15 @@ export type AddDomainOutcome =
   | { status: "added"; domain: string; position: bigint }
   | { status: "already_yours"; domain: string };
 
-/** Claims can race; each lost race re-reads the tree and decides again. */
-const maxClaimAttempts = 20;
+/**
+ * Claims can race; each lost race re-reads the tree and decides again, after a short random
+ * pause growing with the attempts, so that many adds under one registrable domain at once (a
+ * customer adding its subdomains in parallel) spread out instead of colliding again in step.
+ */
+const maxClaimAttempts = 50;
+
+const backOff = (attempt: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(100, 2 * (attempt + 1))));
 
 /**
  * Adds a domain to a tenant, in two appends:
@@ -145,6 +152,7 @@ export async function addDomain(
       return { status: "added", domain, position: result.position };
     } catch (error) {
       if (!(error instanceof WrongExpectedVersionError)) throw error;
+      await backOff(attempt);
     }
   }
   throw new Error(`Could not add ${domain}: its stream kept changing.`);
@@ -204,6 +212,7 @@ async function releaseClaim(
       return result.position;
     } catch (error) {
       if (!(error instanceof WrongExpectedVersionError)) throw error;
+      await backOff(attempt);
     }
   }
   throw new Error(`Could not release ${domain}: its domain tree kept changing.`);
@@ -240,6 +249,7 @@ async function claimInTree(
       return;
     } catch (error) {
       if (!(error instanceof WrongExpectedVersionError)) throw error;
+      await backOff(attempt);
     }
   }
   throw new Error(`Could not claim ${domain}: its domain tree kept changing.`);
