@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { normaliseDomain } from "@dmarc-ledger/domain-names";
 import { type EventStore, WrongExpectedVersionError } from "@dmarc-ledger/event-store";
 import {
   type DomainAdded,
@@ -9,7 +10,6 @@ import {
   streams,
 } from "@dmarc-ledger/events";
 import { allScopes, generateApiKey } from "./api-keys.js";
-import { normaliseDomain } from "./domain-name.js";
 
 export interface CreatedTenant {
   tenantId: string;

@@ -1,3 +1,4 @@
+export { InvalidDomainError, normaliseDomain } from "@dmarc-ledger/domain-names";
 export { allScopes, generateApiKey, hashApiKey, type IssuedKey, regionOfKey } from "./api-keys.js";
 export {
   type AddDomainOutcome,
@@ -10,5 +11,4 @@ export {
   UnknownTenantError,
 } from "./commands.js";
 export { InvalidGroupError, setDomainGroup } from "./domain-group.js";
-export { InvalidDomainError, normaliseDomain } from "./domain-name.js";
 export { DomainNotFoundError, ownedDomain } from "./domain-ownership.js";
