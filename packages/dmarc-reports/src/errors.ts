@@ -14,6 +14,7 @@ export type ReportParseErrorCode =
   | "invalid_domain"
   | "invalid_date_range"
   | "count_out_of_range"
+  | "too_many_results"
   | "mail_too_large";
 
 /** Raised when an input cannot be turned into any report; `code` says why, for callers and logs. */

@@ -36,6 +36,8 @@ export const MAX_XML_NODE_CHARS = 1024 * 1024;
  * reports stay exact in JavaScript numbers; far above any real receiver's day.
  */
 export const MAX_REPORT_MESSAGES = 1_000_000_000_000;
+/** Reasons and DKIM and SPF results one row may hold, together (real rows hold a few). */
+export const MAX_RESULTS_PER_ROW = 64;
 /** A report's date range: at most this long (real ones cover a day, some a week). */
 export const MAX_DATE_RANGE_SECONDS = 31 * 86_400;
 /** Latest time a report may name: 9999-12-31T23:59:59Z. */

@@ -1,3 +1,4 @@
+import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { parseReports, ReportParseError, readReports } from "../src/index.js";
 import { MAX_FIELD_CHARS, MAX_REPORT_MESSAGES, MAX_XML_NODE_CHARS } from "../src/options.js";
@@ -154,4 +155,86 @@ describe("text is never buffered past its cap", () => {
       expect((error as ReportParseError).code).toBe("xml_node_too_long");
     });
   }
+});
+
+function arfMail(feedbackFields: string, subject = "hello"): Buffer {
+  return Buffer.from(
+    [
+      "From: dmarc@receiver.example",
+      "To: reports@example.com",
+      "Subject: failure report",
+      "MIME-Version: 1.0",
+      'Content-Type: multipart/report; report-type=feedback-report; boundary="b"',
+      "",
+      "--b",
+      "Content-Type: text/plain",
+      "",
+      "A failure report.",
+      "--b",
+      "Content-Type: message/feedback-report",
+      "",
+      "Feedback-Type: auth-failure",
+      "Version: 1",
+      "Arrival-Date: Tue, 14 Nov 2023 22:13:20 +0000",
+      "Source-IP: 192.0.2.1",
+      feedbackFields,
+      "--b",
+      "Content-Type: text/rfc822-headers",
+      "",
+      "From: someone@example.com",
+      `Subject: ${subject}`,
+      "",
+      "--b--",
+      "",
+    ].join("\r\n"),
+  );
+}
+
+describe("failure reports", () => {
+  it("a reported domain that is not a host name is refused", async () => {
+    for (const domain of ["&dom;", "exa mple.com", "<b>x</b>"]) {
+      const error = await refusal(arfMail(`Reported-Domain: ${domain}`));
+      expect(error.code, domain).toBe("invalid_domain");
+    }
+  });
+
+  it("incidents past the limit are refused", async () => {
+    const error = await refusal(arfMail("Reported-Domain: example.com\r\nIncidents: 9007199254740993"));
+    expect(error.code).toBe("count_out_of_range");
+  });
+
+  it("a valid report keeps its domain and a long Subject is cut, with a warning", async () => {
+    const [parsed] = await parseReports(arfMail("Reported-Domain: Example.COM", "s".repeat(5000)));
+    if (parsed?.kind !== "failure") throw new Error("expected a failure report");
+    expect(parsed.report.reportedDomain).toBe("example.com");
+    expect(parsed.report.subject).toHaveLength(1024);
+    expect(parsed.report.warnings).toContain("Subject cut to 1024 characters");
+  });
+});
+
+describe("rows", () => {
+  it("a row holding more than 64 reasons and results refuses the report", async () => {
+    const results = `<spf><domain>example.com</domain><result>pass</result></spf>`.repeat(70);
+    expect((await refusal(report({ records: record("1", results) }))).code).toBe("too_many_results");
+  });
+
+  it("a gzip row bomb (many small rows) is read without leaking listeners", async () => {
+    let records = "";
+    for (let i = 0; i < 20_000; i++)
+      records += record("1").replace("192.0.2.1", `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`);
+    // Stored deflate blocks: many input chunks, each written while the inflater's output waits.
+    const bomb = gzipSync(report({ records }), { level: 0 });
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const [parsed] = await parseReports(bomb);
+      if (parsed?.kind !== "aggregate") throw new Error("expected an aggregate report");
+      expect(parsed.report.rows).toHaveLength(20_000);
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings.map((warning) => warning.name)).not.toContain("MaxListenersExceededWarning");
+  });
 });

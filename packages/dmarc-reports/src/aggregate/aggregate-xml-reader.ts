@@ -7,6 +7,7 @@ import {
   MAX_DATE_RANGE_SECONDS,
   MAX_FIELD_CHARS,
   MAX_REPORT_MESSAGES,
+  MAX_RESULTS_PER_ROW,
   MAX_TIMESTAMP,
   MAX_XML_NODE_CHARS,
 } from "../options.js";
@@ -96,6 +97,8 @@ export class AggregateXmlReader {
 
   private row: RowDraft | null = null;
   private rowNumber = 0;
+  /** Reasons and auth results of the row being read: a row is held whole until it closes. */
+  private rowLists = 0;
   private reason: PolicyOverrideReason | null = null;
   private dkim: DkimAuthResult | null = null;
   private spf: SpfAuthResult | null = null;
@@ -202,6 +205,14 @@ export class AggregateXmlReader {
       if (tag.name.toLowerCase() === "html")
         throw new ReportParseError("not_a_report", "input is HTML, not a report");
     }
+    if ((code === El.reason || code === El.dkim || code === El.spf) && this.row) {
+      if (++this.rowLists > MAX_RESULTS_PER_ROW) {
+        throw new ReportParseError(
+          "too_many_results",
+          `row ${this.rowNumber} holds more than ${MAX_RESULTS_PER_ROW} reasons and auth results`,
+        );
+      }
+    }
     switch (code) {
       case El.feedback:
         this.sawFeedback = true;
@@ -212,6 +223,7 @@ export class AggregateXmlReader {
         break;
       case El.record:
         this.emitHeader();
+        this.rowLists = 0;
         this.rowNumber++;
         this.row = {
           sourceIp: null,
