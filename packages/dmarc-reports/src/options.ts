@@ -11,11 +11,11 @@ export const DEFAULT_MAX_DECOMPRESSED_BYTES = 200 * 1024 * 1024;
 // Real reports compress 10–40×; deflate bombs reach ~1000×.
 export const DEFAULT_MAX_COMPRESSION_RATIO = 250;
 /**
- * Mails are parsed whole (postal-mime), at about eight times their size in memory: 40 MiB keeps
- * a mail's parse within the process budget of 512 MB. Report mails carry compressed reports and
+ * Mails are parsed whole (postal-mime), at about eight times their size in memory: 32 MiB keeps
+ * the parse of a mail at the limit within the process budget of 512 MB with room to spare. Report mails carry compressed reports and
  * are rarely over a few MiB; a mail over the limit is refused and kept.
  */
-export const DEFAULT_MAX_MAIL_BYTES = 40 * 1024 * 1024;
+export const DEFAULT_MAX_MAIL_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_ROW_BATCH = 1000;
 /** Below this output a layer's ratio is not judged: tiny reports can have silly ratios. */
 export const RATIO_GRACE_BYTES = 1024 * 1024;
