@@ -23,7 +23,8 @@ function entryPoints(): string[] {
   for (const file of readdirSync(join(root, "test", "bench"))) {
     if (file.endsWith(".bench.ts")) found.push(join(root, "test", "bench", file));
   }
-  return found.filter((path) => !filter || path.includes(filter));
+  // Matched against the path inside the repository: the checkout's own path may contain NAME.
+  return found.filter((path) => !filter || relative(root, path).includes(filter));
 }
 
 let failed = 0;

@@ -8,7 +8,14 @@ export type ReportParseErrorCode =
   | "zip_unexpected_entries"
   | "corrupt_archive"
   | "no_report_in_mail"
-  | "nesting_too_deep";
+  | "nesting_too_deep"
+  | "field_too_long"
+  | "xml_node_too_long"
+  | "invalid_domain"
+  | "invalid_date_range"
+  | "count_out_of_range"
+  | "too_many_results"
+  | "mail_too_large";
 
 /** Raised when an input cannot be turned into any report; `code` says why, for callers and logs. */
 export class ReportParseError extends Error {

@@ -58,7 +58,7 @@ async function* readLayer(source: ByteSource, layer: Layer): AsyncGenerator<Repo
       yield* readAggregateXml(replay, layer);
       return;
     case "mail": {
-      const mail = await readAll(replay, layer.limits.maxDecompressedBytes, "mail");
+      const mail = await readAll(replay, layer.limits.maxMailBytes, "mail", "mail_too_large");
       yield* readMail(mail, (bytes) => readLayer(bytesSource(bytes), { ...inner("mail part"), notes: [] }));
       return;
     }

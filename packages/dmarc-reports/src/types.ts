@@ -3,6 +3,8 @@ export interface ParseOptions {
   maxDecompressedBytes?: number;
   /** Ceiling on decompressed/compressed bytes, checked once a layer has produced 1 MB. Default 250. */
   maxCompressionRatio?: number;
+  /** Ceiling on a mail's size: mails are parsed whole. Default 32 MiB. */
+  maxMailBytes?: number;
   /** Rows per "aggregate-rows" item. Default 1000. */
   rowBatch?: number;
 }

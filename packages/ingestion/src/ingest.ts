@@ -6,6 +6,7 @@ import {
   type AggregateRow,
   type FailureReport,
   type ParseOptions,
+  type ReportItem,
   ReportParseError,
   readReports,
 } from "@dmarc-ledger/dmarc-reports";
@@ -21,6 +22,14 @@ import {
 
 /** About 1 MiB of JSON per event at the size real rows have. */
 export const rowsPerChunk = 2000;
+/**
+ * A chunk also ends once its rows reach about this much JSON, so that rows carrying many long
+ * results cannot make one event (and what reads it) large. Real rows reach 2,000 rows first,
+ * so the chunking of real reports, which a resumed import relies on, is unchanged.
+ */
+export const maxChunkBytes = 4 * 1024 * 1024;
+/** Events read at once when counting what an interrupted import already stored. */
+const storedChunksPage = 16;
 
 export interface IngestOptions {
   /** How the input reached us: "import:<file>", "upload", "smtp:<message id>". */
@@ -91,7 +100,7 @@ export async function ingest(
   };
   let writer: AggregateWriter | null = null;
   try {
-    for await (const item of readReports(input.open(), options.parseOptions)) {
+    for await (const item of await checkedItems(input, options.parseOptions)) {
       switch (item.kind) {
         case "aggregate-begin":
           writer = await AggregateWriter.open(store, item.header, options, track);
@@ -115,12 +124,53 @@ export async function ingest(
 }
 
 /**
+ * The input's items, once the whole input has parsed: a report refused at its last row (a count
+ * past the limit, a field too long, a truncated file) must leave no chunk behind as a fact. Inputs
+ * of up to one chunk of rows are held from the first reading; larger ones are read again.
+ */
+async function checkedItems(
+  input: InputBytes,
+  parseOptions: ParseOptions | undefined,
+): Promise<AsyncIterable<ReportItem>> {
+  const held: ReportItem[] = [];
+  let heldRows = 0;
+  let holding = true;
+  for await (const item of readReports(input.open(), parseOptions)) {
+    if (!holding) continue;
+    held.push(item);
+    if (item.kind === "aggregate-rows") heldRows += item.rows.length;
+    if (heldRows > rowsPerChunk) {
+      holding = false;
+      held.length = 0;
+    }
+  }
+  if (!holding) return readReports(input.open(), parseOptions);
+  return (async function* () {
+    yield* held;
+  })();
+}
+
+/** Rough JSON size of a row, for chunking; deterministic, so resumed imports chunk alike. */
+function rowBytes(row: AggregateRow): number {
+  let bytes = 300 + row.sourceIp.length + row.headerFrom.length;
+  bytes += (row.envelopeFrom?.length ?? 0) + (row.envelopeTo?.length ?? 0);
+  for (const reason of row.reasons) bytes += 30 + reason.type.length + (reason.comment?.length ?? 0);
+  for (const dkim of row.dkim) {
+    bytes += 60 + dkim.domain.length + (dkim.selector?.length ?? 0) + dkim.result.length;
+    bytes += dkim.humanResult?.length ?? 0;
+  }
+  for (const spf of row.spf) bytes += 40 + spf.domain.length + (spf.scope?.length ?? 0) + spf.result.length;
+  return bytes;
+}
+
+/**
  * Appends an aggregate report chunk by chunk with the expected revision, so memory stays bounded
  * and a chunk is never written twice. Chunking is deterministic, so a resumed import skips the
  * chunks that are already stored.
  */
 class AggregateWriter {
   private pending: AggregateRow[] = [];
+  private pendingBytes = 0;
   private nextChunk = 0;
   private rows = 0;
   private messages = 0;
@@ -143,14 +193,22 @@ class AggregateWriter {
     options: IngestOptions,
     track: (position: bigint) => void,
   ): Promise<AggregateWriter> {
-    const existing = await store.readStream(streams.aggregateReport(header.identity));
-    const last = existing.at(-1)?.data as AggregateReportReceived | undefined;
+    // Page by page: a stored report can be 500 chunks of 1 MiB.
+    const stream = streams.aggregateReport(header.identity);
+    let stored = 0;
+    let last: AggregateReportReceived | undefined;
+    for (;;) {
+      const page = await store.readStream(stream, { fromRevision: BigInt(stored), limit: storedChunksPage });
+      stored += page.length;
+      if (page.length > 0) last = page.at(-1)!.data as AggregateReportReceived;
+      if (page.length < storedChunksPage) break;
+    }
     return new AggregateWriter(
       store,
       header,
       options,
       track,
-      existing.length > 0 ? existing.length : null,
+      stored > 0 ? stored : null,
       last?.chunk.last ?? false,
     );
   }
@@ -158,9 +216,10 @@ class AggregateWriter {
   async add(rows: AggregateRow[]): Promise<void> {
     for (const row of rows) {
       this.pending.push(row);
+      this.pendingBytes += rowBytes(row);
       this.rows++;
       this.messages += row.count;
-      if (this.pending.length === rowsPerChunk) await this.flush(false);
+      if (this.pending.length === rowsPerChunk || this.pendingBytes >= maxChunkBytes) await this.flush(false);
     }
   }
 
@@ -182,6 +241,7 @@ class AggregateWriter {
     const index = this.nextChunk++;
     const rows = this.pending;
     this.pending = [];
+    this.pendingBytes = 0;
     if (this.complete || this.lostRace || (this.storedChunks !== null && index < this.storedChunks)) return;
     const { identity, schema, orgName, organization, email, reportId, begin, end, policy } = this.header;
     const event = newEvent(

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { normaliseDomain, registrableDomain, sameBranch } from "@dmarc-ledger/domain-names";
 import { type EventStore, WrongExpectedVersionError } from "@dmarc-ledger/event-store";
 import { type EventMetadata, newEvent, type Region, type Scope, streams } from "@dmarc-ledger/events";
 import { allScopes, generateApiKey } from "./api-keys.js";
-import { normaliseDomain, registrableDomain, sameBranch } from "./domain-name.js";
 import { activeClaims, currentOwner } from "./domain-owner.js";
 import { DomainNotFoundError } from "./domain-ownership.js";
 import { readTenant, UnknownApiKeyError, UnknownTenantError } from "./tenant-history.js";

@@ -1,6 +1,6 @@
+import { InvalidDomainError, normaliseDomain } from "@dmarc-ledger/domain-names";
 import type { EventStore, RecordedEvent } from "@dmarc-ledger/event-store";
 import { streams } from "@dmarc-ledger/events";
-import { InvalidDomainError, normaliseDomain } from "./domain-name.js";
 import { currentOwner } from "./domain-owner.js";
 
 /** The domain is not one of the caller's: unknown, or another tenant's (which we do not reveal). */

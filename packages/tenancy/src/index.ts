@@ -1,3 +1,9 @@
+export {
+  InvalidDomainError,
+  normaliseDomain,
+  registrableDomain,
+  sameBranch,
+} from "@dmarc-ledger/domain-names";
 export { allScopes, generateApiKey, hashApiKey, type IssuedKey, regionOfKey } from "./api-keys.js";
 export {
   type AddDomainOutcome,
@@ -11,7 +17,6 @@ export {
   revokeApiKey,
 } from "./commands.js";
 export { InvalidGroupError, setDomainGroup } from "./domain-group.js";
-export { InvalidDomainError, normaliseDomain, registrableDomain, sameBranch } from "./domain-name.js";
 export { activeClaims, currentOwner } from "./domain-owner.js";
 export { DomainNotFoundError, ownedDomain } from "./domain-ownership.js";
 export { readTenant, type TenantState, UnknownApiKeyError, UnknownTenantError } from "./tenant-history.js";

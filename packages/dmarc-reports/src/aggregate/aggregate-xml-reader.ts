@@ -1,7 +1,16 @@
+import { hostNameOf } from "@dmarc-ledger/domain-names";
 import { SaxesParser, type SaxesTag } from "saxes";
 import { ReportParseError } from "../errors.js";
 import { identityOf } from "../identity.js";
-import type { Limits } from "../options.js";
+import {
+  type Limits,
+  MAX_DATE_RANGE_SECONDS,
+  MAX_FIELD_CHARS,
+  MAX_REPORT_MESSAGES,
+  MAX_RESULTS_PER_ROW,
+  MAX_TIMESTAMP,
+  MAX_XML_NODE_CHARS,
+} from "../options.js";
 import type {
   AggregateHeader,
   AggregateRow,
@@ -20,6 +29,9 @@ const DRAFT_NAMESPACE = "http://dmarc.org/dmarc-xml/0.1";
 /** A broken 200 MB file must not grow an unbounded warning list. */
 const MAX_XML_WARNINGS = 20;
 const MAX_DROPPED_ROW_WARNINGS = 100;
+/** Bytes handed to the XML parser at once: the node guard is checked between pieces. */
+const PIECE_BYTES = 64 * 1024;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 interface RowDraft {
   sourceIp: string | null;
@@ -54,6 +66,11 @@ export class AggregateXmlReader {
   private readonly stack: number[] = [];
   private text = "";
   private collecting = false;
+  /** Characters given to the parser since it last completed a node: what it holds buffered. */
+  private charsSinceNode = 0;
+  /** Tag name of the element whose text is being collected, for messages. */
+  private field = "";
+  private messages = 0;
 
   private sawFeedback = false;
   private sawElement = false;
@@ -80,6 +97,8 @@ export class AggregateXmlReader {
 
   private row: RowDraft | null = null;
   private rowNumber = 0;
+  /** Reasons and auth results of the row being read: a row is held whole until it closes. */
+  private rowLists = 0;
   private reason: PolicyOverrideReason | null = null;
   private dkim: DkimAuthResult | null = null;
   private spf: SpfAuthResult | null = null;
@@ -87,28 +106,68 @@ export class AggregateXmlReader {
 
   constructor(private readonly limits: Limits) {
     this.decoder = new XmlTextDecoder((message) => this.warnings.push(message));
+    const completed = () => {
+      this.charsSinceNode = 0;
+    };
     this.parser.on("error", (error) => this.onXmlError(error));
-    this.parser.on("doctype", () => this.warnings.push("ignored a DTD: entities are never resolved"));
-    this.parser.on("opentag", (tag) => this.onOpen(tag));
-    this.parser.on("closetag", () => this.onClose());
+    this.parser.on("doctype", () => {
+      completed();
+      this.warnings.push("ignored a DTD: entities are never resolved");
+    });
+    this.parser.on("comment", completed);
+    this.parser.on("processinginstruction", completed);
+    this.parser.on("opentag", (tag) => {
+      completed();
+      this.onOpen(tag);
+    });
+    this.parser.on("closetag", () => {
+      completed();
+      this.onClose();
+    });
     this.parser.on("text", (text) => {
-      if (this.collecting) this.text += text;
+      completed();
+      if (this.collecting) this.collect(text);
     });
     this.parser.on("cdata", (text) => {
-      this.text += text;
+      completed();
+      this.collect(text);
     });
   }
 
   /** Feeds bytes; returns the items completed so far. */
   write(chunk: Uint8Array): ReportItem[] {
-    this.parser.write(this.decoder.decode(chunk));
+    // In pieces, so that a node growing past the limit is caught within a piece of it.
+    for (let offset = 0; offset < chunk.length; offset += PIECE_BYTES) {
+      this.feed(this.decoder.decode(chunk.subarray(offset, offset + PIECE_BYTES)));
+    }
     return this.ready.splice(0);
+  }
+
+  private feed(text: string): void {
+    this.charsSinceNode += text.length;
+    this.parser.write(text);
+    if (this.charsSinceNode > MAX_XML_NODE_CHARS) {
+      throw new ReportParseError(
+        "xml_node_too_long",
+        `an XML node (text, comment, CDATA, attribute or DTD) runs past ${MAX_XML_NODE_CHARS} characters`,
+      );
+    }
+  }
+
+  private collect(text: string): void {
+    if (this.text.length + text.length > MAX_FIELD_CHARS) {
+      throw new ReportParseError(
+        "field_too_long",
+        `<${this.field.slice(0, 40)}> is longer than ${MAX_FIELD_CHARS} characters`,
+      );
+    }
+    this.text += text;
   }
 
   /** Ends the input; returns the last items, ending with "aggregate-end". */
   finish(): ReportItem[] {
     const rest = this.decoder.end();
-    if (rest) this.parser.write(rest);
+    if (rest) this.feed(rest);
     this.parser.close();
     if (!this.sawFeedback) {
       throw this.xmlErrors > 0
@@ -146,6 +205,14 @@ export class AggregateXmlReader {
       if (tag.name.toLowerCase() === "html")
         throw new ReportParseError("not_a_report", "input is HTML, not a report");
     }
+    if ((code === El.reason || code === El.dkim || code === El.spf) && this.row) {
+      if (++this.rowLists > MAX_RESULTS_PER_ROW) {
+        throw new ReportParseError(
+          "too_many_results",
+          `row ${this.rowNumber} holds more than ${MAX_RESULTS_PER_ROW} reasons and auth results`,
+        );
+      }
+    }
     switch (code) {
       case El.feedback:
         this.sawFeedback = true;
@@ -156,6 +223,7 @@ export class AggregateXmlReader {
         break;
       case El.record:
         this.emitHeader();
+        this.rowLists = 0;
         this.rowNumber++;
         this.row = {
           sourceIp: null,
@@ -183,6 +251,7 @@ export class AggregateXmlReader {
         break;
     }
     this.stack.push(code);
+    this.field = tag.name;
     this.text = "";
     this.collecting =
       !isContainer(code) && !((code === El.dkim || code === El.spf) && parent === El.authResults);
@@ -201,7 +270,8 @@ export class AggregateXmlReader {
   private onClose(): void {
     const code = this.stack.pop() ?? El.other;
     const parent = this.stack.length > 0 ? this.stack[this.stack.length - 1]! : El.other;
-    const value = this.collecting ? this.text.trim() : "";
+    // Character references can make lone surrogates, which are not text (and not valid JSON).
+    const value = this.collecting ? this.text.trim().replace(LONE_SURROGATE, "\uFFFD") : "";
     this.text = "";
     this.collecting = false;
     switch (parent) {
@@ -323,13 +393,27 @@ export class AggregateXmlReader {
       this.dropRow(`invalid source_ip "${draft.sourceIp.slice(0, 64)}"`);
       return;
     }
-    if (draft.count === null || !/^\d+$/.test(draft.count) || !Number.isSafeInteger(Number(draft.count))) {
+    if (draft.count === null || !/^\d+$/.test(draft.count)) {
       this.dropRow(draft.count === null ? "missing count" : `invalid count "${draft.count.slice(0, 32)}"`);
       return;
     }
+    const count = Number(draft.count);
+    if (count > MAX_REPORT_MESSAGES) {
+      throw new ReportParseError(
+        "count_out_of_range",
+        `row ${this.rowNumber} counts ${draft.count.slice(0, 32)} messages, over the limit of ${MAX_REPORT_MESSAGES}`,
+      );
+    }
+    this.messages += count;
+    if (this.messages > MAX_REPORT_MESSAGES) {
+      throw new ReportParseError(
+        "count_out_of_range",
+        `the report counts more than ${MAX_REPORT_MESSAGES} messages (at row ${this.rowNumber})`,
+      );
+    }
     this.batch.push({
       sourceIp,
-      count: Number(draft.count),
+      count,
       disposition: draft.disposition,
       policyDkim: draft.policyDkim,
       policySpf: draft.policySpf,
@@ -365,12 +449,27 @@ export class AggregateXmlReader {
         `aggregate report without a valid date_range (begin "${this.begin}", end "${this.end}")`,
       );
     }
-    if (this.policy.domain === "") this.warnings.push("policy_published has no domain");
+    const begin = Number(this.begin);
+    const end = Number(this.end);
+    if (begin > MAX_TIMESTAMP || end > MAX_TIMESTAMP || begin > end || end - begin > MAX_DATE_RANGE_SECONDS) {
+      throw new ReportParseError(
+        "invalid_date_range",
+        `date_range from ${this.begin.slice(0, 24)} to ${this.end.slice(0, 24)} is not a range of at most ${MAX_DATE_RANGE_SECONDS / 86_400} days`,
+      );
+    }
+    const domain = hostNameOf(this.policy.domain);
+    if (domain === null) {
+      throw new ReportParseError(
+        "invalid_domain",
+        this.policy.domain === ""
+          ? "policy_published has no domain"
+          : `policy_published domain "${this.policy.domain.slice(0, 80)}" is not a host name`,
+      );
+    }
+    this.policy.domain = domain;
     if (this.reportId === "") this.warnings.push("report_metadata has no report_id");
     const organization = organizationOf(this.orgName, this.email);
     const reportId = normaliseReportId(this.reportId);
-    const begin = Number(this.begin);
-    const end = Number(this.end);
     this.header = {
       schema: this.schema(),
       orgName: this.orgName,

@@ -32,6 +32,25 @@ function gzipHeaderLength(head: Uint8Array): number {
   return offset;
 }
 
+/**
+ * Waits for a stream to drain, end or close. The listeners of the events that did not come are
+ * removed: left behind, one per wait, they piled up past Node's limit of ten on a stream that
+ * inflates many small rows (a MaxListenersExceededWarning, issue 14).
+ */
+async function drainedOrDone(stream: NodeJS.EventEmitter): Promise<void> {
+  const waiting = new AbortController();
+  const { signal } = waiting;
+  try {
+    await Promise.race([
+      once(stream, "drain", { signal }),
+      once(stream, "end", { signal }),
+      once(stream, "close", { signal }),
+    ]);
+  } finally {
+    waiting.abort();
+  }
+}
+
 async function* prepend(first: Uint8Array, rest: AsyncIterator<Uint8Array>): ByteSource {
   if (first.length > 0) yield first;
   for (;;) {
@@ -157,7 +176,7 @@ async function* inflateMember(
         if (next.done) break;
         fed.push(next.value);
         addConsumed(next.value.length);
-        if (!inflater.write(next.value)) await Promise.race([once(inflater, "drain"), once(inflater, "end")]);
+        if (!inflater.write(next.value)) await drainedOrDone(inflater);
         while (fed.length > 1 && fedDropped + fed[0]!.length <= inflater.bytesWritten) {
           fedDropped += fed.shift()!.length;
         }

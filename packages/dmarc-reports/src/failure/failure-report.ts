@@ -1,6 +1,9 @@
+import { hostNameOf } from "@dmarc-ledger/domain-names";
 import { decodeWords } from "postal-mime";
 import { normaliseIp } from "../aggregate/normalise.js";
+import { ReportParseError } from "../errors.js";
 import { identityOf } from "../identity.js";
+import { MAX_REPORT_MESSAGES, MAX_SAMPLE_HEADER_CHARS, MAX_SUBJECT_CHARS } from "../options.js";
 import type { FailureReport } from "../types.js";
 import { firstField, headerBlockOf, headerFieldsOf, toUtcIso } from "./header-block.js";
 
@@ -35,12 +38,28 @@ function assemble(facts: Facts): FailureReport {
   const warnings: string[] = [];
   const sampleFields = headerFieldsOf(facts.headers);
   const rawSubject = firstField(sampleFields, "subject");
-  const subject = rawSubject === null ? "" : decodeWords(rawSubject);
-  let reportedDomain = facts.reportedDomain?.trim().toLowerCase() ?? "";
-  if (reportedDomain === "") {
-    reportedDomain = domainOfAddress(firstField(sampleFields, "from")) ?? "";
-    warnings.push(
-      reportedDomain === "" ? "no reported domain" : "no Reported-Domain: taken from the sample's From",
+  let subject = rawSubject === null ? "" : decodeWords(rawSubject);
+  if (subject.length > MAX_SUBJECT_CHARS) {
+    subject = subject.slice(0, MAX_SUBJECT_CHARS);
+    warnings.push(`Subject cut to ${MAX_SUBJECT_CHARS} characters`);
+  }
+  let headers = facts.headers;
+  if (headers.length > MAX_SAMPLE_HEADER_CHARS) {
+    headers = headers.slice(0, MAX_SAMPLE_HEADER_CHARS);
+    warnings.push(`sample headers cut to ${MAX_SAMPLE_HEADER_CHARS} characters`);
+  }
+  let claimed = facts.reportedDomain?.trim() ?? "";
+  if (claimed === "") {
+    claimed = domainOfAddress(firstField(sampleFields, "from")) ?? "";
+    if (claimed !== "") warnings.push("no Reported-Domain: taken from the sample's From");
+  }
+  const reportedDomain = hostNameOf(claimed);
+  if (reportedDomain === null) {
+    throw new ReportParseError(
+      "invalid_domain",
+      claimed === ""
+        ? "failure report names no reported domain"
+        : `failure report's domain "${claimed.slice(0, 80)}" is not a host name`,
     );
   }
   const arrivalDate = toUtcIso(facts.arrivalDate);
@@ -53,6 +72,12 @@ function assemble(facts: Facts): FailureReport {
   }
   const incidents =
     facts.incidents && /^\d+$/.test(facts.incidents.trim()) ? Number(facts.incidents.trim()) : 1;
+  if (incidents > MAX_REPORT_MESSAGES) {
+    throw new ReportParseError(
+      "count_out_of_range",
+      `failure report counts ${facts.incidents?.trim().slice(0, 32)} incidents, over the limit of ${MAX_REPORT_MESSAGES}`,
+    );
+  }
   const report = {
     feedbackType: facts.feedbackType.toLowerCase(),
     reportedDomain,
@@ -62,7 +87,7 @@ function assemble(facts: Facts): FailureReport {
     authFailure: facts.authFailure?.toLowerCase() || null,
     deliveryResult: facts.deliveryResult?.toLowerCase() || null,
     incidents,
-    headers: facts.headers,
+    headers,
     originalMailFrom: stripAngles(facts.originalMailFrom),
     originalRcptTo: stripAngles(facts.originalRcptTo),
   };

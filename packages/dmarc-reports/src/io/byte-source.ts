@@ -1,5 +1,5 @@
 import { Readable } from "node:stream";
-import { ReportParseError } from "../errors.js";
+import { ReportParseError, type ReportParseErrorCode } from "../errors.js";
 
 export type ByteSource = AsyncIterable<Uint8Array>;
 
@@ -59,16 +59,18 @@ export async function peek(
 }
 
 /** Collects a whole source, refusing to hold more than `limit` bytes. */
-export async function readAll(source: ByteSource, limit: number, what: string): Promise<Buffer> {
+export async function readAll(
+  source: ByteSource,
+  limit: number,
+  what: string,
+  code: ReportParseErrorCode = "decompressed_too_large",
+): Promise<Buffer> {
   const chunks: Uint8Array[] = [];
   let length = 0;
   for await (const chunk of source) {
     length += chunk.length;
     if (length > limit) {
-      throw new ReportParseError(
-        "decompressed_too_large",
-        `${what} is larger than the limit of ${limit} bytes`,
-      );
+      throw new ReportParseError(code, `${what} is larger than the limit of ${limit} bytes`);
     }
     chunks.push(chunk);
   }

@@ -27,22 +27,39 @@ export async function readStream(
   return rows.map(toRecordedEvent);
 }
 
+/** Default ceiling on the JSON a page of the global order carries (see readAll). */
+export const defaultMaxPageBytes = 8 * 1024 * 1024;
+
+/**
+ * Up to `limit` events after `from`, ending with the event whose documents take the page to
+ * `maxBytes` or past it (so a page holds at least one event). A reader's memory is then bounded by bytes, not by a count of events that
+ * may each be a 1 MiB report chunk. The sizes come from `octet_length`, which reads a stored
+ * document's length from its TOAST pointer without fetching or decompressing it.
+ */
 export async function readAll(
   db: QueryExecutorProvider,
   from: FromPosition,
   limit: number,
+  maxBytes: number = defaultMaxPageBytes,
 ): Promise<RecordedEvent[]> {
   assertLimit(limit);
+  assertLimit(maxBytes);
   let after = sql`true`;
   if (from !== "start") {
     const key = decodeGlobalPosition(from);
     after = sql`(transaction_id, position) > (${String(key.transactionId)}::xid8, ${String(key.position)}::bigint)`;
   }
   const { rows } = await sql<EventRow>`
-    select ${eventColumns} from events
-    where ${after}
-    order by events.transaction_id, events.position
-    limit ${String(limit)}::bigint`.execute(db);
+    select ${eventColumns} from (
+      select events.*, sum(octet_length(data::text) + octet_length(metadata::text))
+        over (order by events.transaction_id, events.position) as bytes_through
+      from events
+      where ${after}
+      order by events.transaction_id, events.position
+      limit ${String(limit)}::bigint
+    ) as events
+    where bytes_through - octet_length(data::text) - octet_length(metadata::text) < ${String(maxBytes)}::bigint
+    order by events.transaction_id, events.position`.execute(db);
   return rows.map(toRecordedEvent);
 }
 

@@ -5,13 +5,15 @@ import type { AppendResult, EventStore, ExpectedRevision, NewEvent, Subscription
 import { assertAppendable, assertLimit } from "../validate.js";
 import { appendWithin } from "./append.js";
 import { eventStoreMigrations } from "./migrations.js";
-import { headPosition, readAll, readStream } from "./read.js";
+import { defaultMaxPageBytes, headPosition, readAll, readStream } from "./read.js";
 
 export interface PostgresEventStoreOptions {
   /** Pause between reads of a caught-up subscription. */
   pollIntervalMs?: number;
   /** Batch size of subscriptions that give none. */
   defaultMaxBatch?: number;
+  /** Ceiling on the JSON bytes of one readAll page or subscription batch (at least one event). Default 8 MiB. */
+  maxPageBytes?: number;
 }
 
 export interface PostgresEventStore extends EventStore {
@@ -40,6 +42,7 @@ export function createPostgresEventStore(
   const db: QueryExecutorProvider & Pick<Database["db"], "transaction"> = database.db;
   const pollIntervalMs = options.pollIntervalMs ?? 50;
   const defaultMaxBatch = options.defaultMaxBatch ?? 500;
+  const maxPageBytes = options.maxPageBytes ?? defaultMaxPageBytes;
   const open = new Set<Subscription>();
 
   return {
@@ -49,13 +52,13 @@ export function createPostgresEventStore(
     },
     appendWithin: (trx, stream, events, expected) => appendWithin(trx, stream, events, expected),
     readStream: (stream, readOptions) => readStream(db, stream, readOptions),
-    readAll: (from, limit) => readAll(db, from, limit),
+    readAll: (from, limit) => readAll(db, from, limit, maxPageBytes),
     headPosition: () => headPosition(db),
     subscribe(from, subscribeOptions = {}) {
       const maxBatch = subscribeOptions.maxBatch ?? defaultMaxBatch;
       assertLimit(maxBatch);
       const subscription = pollingSubscription({
-        readPage: (after, limit) => readAll(db, after, limit),
+        readPage: (after, limit) => readAll(db, after, limit, maxPageBytes),
         from,
         maxBatch,
         pollIntervalMs,

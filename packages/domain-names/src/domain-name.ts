@@ -1,11 +1,9 @@
-import { domainToASCII } from "node:url";
 import { getDomain, parse } from "tldts";
+import { hostNameOf } from "./host-name.js";
 
 export class InvalidDomainError extends Error {
   override readonly name = "InvalidDomainError";
 }
-
-const label = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
 /**
  * Trims, lower-cases, drops a trailing dot, turns an IDN into punycode, and checks that the result
@@ -14,13 +12,10 @@ const label = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 export function normaliseDomain(input: string): string {
   const trimmed = input.trim().toLowerCase().replace(/\.$/, "");
   if (trimmed === "") throw new InvalidDomainError("The domain is empty.");
-  const ascii = domainToASCII(trimmed);
-  if (ascii === "" || ascii.length > 253)
+  const ascii = hostNameOf(trimmed);
+  // A domain a tenant owns has no underscore labels: those name records, not domains.
+  if (ascii === null || ascii.includes("_"))
     throw new InvalidDomainError(`"${input}" is not a valid domain name.`);
-  const labels = ascii.split(".");
-  if (labels.length < 2 || !labels.every((part) => label.test(part))) {
-    throw new InvalidDomainError(`"${input}" is not a valid domain name.`);
-  }
   const parsed = parse(ascii, { allowPrivateDomains: false });
   if (!parsed.isIcann || !parsed.publicSuffix) {
     throw new InvalidDomainError(`"${input}" is not under a known public suffix.`);
