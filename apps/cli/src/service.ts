@@ -1,9 +1,18 @@
-import type { AddressInfo } from "node:net";
-import { type ApiConfig, apiConfigFromEnv, createApiApp } from "@dmarc-ledger/api";
-import { runProjector } from "@dmarc-ledger/projector";
+import {
+  type ApiConfig,
+  apiConfigFrom,
+  apiSettings,
+  type BoundServer,
+  bindPort,
+  countingAppends,
+  createApiApp,
+  createServiceMetrics,
+} from "@dmarc-ledger/api";
+import { parseSettings } from "@dmarc-ledger/config";
+import { projectorSettings, rankingMaintenanceFrom, runProjector } from "@dmarc-ledger/projector";
 import { allProjections, catchUp, countTenants } from "@dmarc-ledger/read-models";
 import type { Runtime } from "@dmarc-ledger/runtime";
-import { resolverFromEnv, startSafeSpfWorker } from "@dmarc-ledger/safe-spf-service";
+import { resolverFrom, safeSpfSettings, startSafeSpfWorker } from "@dmarc-ledger/safe-spf-service";
 import { createTenant } from "@dmarc-ledger/tenancy";
 import type { Logger } from "pino";
 
@@ -13,14 +22,20 @@ export interface RunningService {
   config: ApiConfig;
   /** Set on the first start of an empty service: the key of the tenant created for the reader. */
   bootstrapKey: { tenantId: string; apiKey: string } | null;
+  /**
+   * Stops accepting, finishes the requests in flight and the projection batch being applied,
+   * then stops the background processes. The runtime stays open (its owner closes it).
+   */
   stop(): Promise<void>;
 }
 
 export interface ServiceOptions {
   runtime: Runtime;
   env: NodeJS.ProcessEnv;
-  /** 0 picks a free port. */
+  /** 0 picks a free port; ignored when `server` is given. */
   port: number;
+  /** A port bound already (bindPort), so that nothing was opened before it was known to work. */
+  server?: BoundServer;
   logger: Logger;
   /** Create a first tenant when there is none, so that a new user has a key to try. */
   bootstrapTenant: boolean;
@@ -29,56 +44,66 @@ export interface ServiceOptions {
 /** The API and the projector in one process: what `dmarc-ledger start` runs. */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { runtime, env, logger } = options;
-  // Catch up before answering, so the first requests see everything stored so far.
-  await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+  // Every variable checked (ConfigError) before the port is bound or a row written.
+  const settings = parseSettings({ ...apiSettings, ...safeSpfSettings, ...projectorSettings }, env);
+  const bound = options.server ?? (await bindPort(options.port));
+  const config = apiConfigFrom(settings, bound.port);
+  const running: { stop(): Promise<void> }[] = [];
+  try {
+    const metrics = createServiceMetrics({
+      db: runtime.db,
+      store: runtime.store,
+      projections: allProjections,
+    });
+    const store = countingAppends(runtime.store, metrics.eventsAppended);
+    // Catch up before answering, so the first requests see everything stored so far.
+    await catchUp({ store, db: runtime.db, projections: allProjections });
 
-  // Links carry the port, which is known before listening only when it is not 0 (see below).
-  const provisional = apiConfigFromEnv(env, options.port);
-  let bootstrapKey: RunningService["bootstrapKey"] = null;
-  if (options.bootstrapTenant && (await countTenants(runtime.db)) === 0) {
-    const created = await createTenant(
-      runtime.store,
-      { name: "default", region: provisional.region },
-      { causedBy: "process:start" },
+    // Only now, with the port held, may the first tenant be made: its key is printed next.
+    let bootstrapKey: RunningService["bootstrapKey"] = null;
+    if (options.bootstrapTenant && (await countTenants(runtime.db)) === 0) {
+      const created = await createTenant(
+        store,
+        { name: "default", region: config.region },
+        { causedBy: "process:start" },
+      );
+      await catchUp({ store, db: runtime.db, projections: allProjections });
+      bootstrapKey = { tenantId: created.tenantId, apiKey: created.apiKey };
+    }
+
+    running.push(runProjector({ ...runtime, store }, logger, rankingMaintenanceFrom(settings)));
+    running.push(
+      startSafeSpfWorker({
+        store,
+        db: runtime.db,
+        resolver: resolverFrom(settings),
+        ...(settings.SAFE_SPF_ZONE ? { publishZone: settings.SAFE_SPF_ZONE } : {}),
+        onError: (error) => logger.error({ err: error }, "Safe SPF process failed; retrying"),
+      }),
     );
-    await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
-    bootstrapKey = { tenantId: created.tenantId, apiKey: created.apiKey };
+    const app = createApiApp({
+      db: runtime.db,
+      store,
+      projections: allProjections,
+      config,
+      logger,
+      metrics,
+    });
+    bound.serve(app.callback());
+
+    return {
+      apiRoot: config.publicBaseUrl,
+      config,
+      bootstrapKey,
+      async stop() {
+        await bound.close();
+        // The Safe SPF process first: it appends events the projector then applies.
+        for (const part of [...running].reverse()) await part.stop();
+      },
+    };
+  } catch (error) {
+    for (const part of [...running].reverse()) await part.stop().catch(() => {});
+    await bound.close(0);
+    throw error;
   }
-
-  const projector = runProjector(runtime, logger, env);
-  const safeSpf = startSafeSpfWorker({
-    store: runtime.store,
-    db: runtime.db,
-    resolver: resolverFromEnv(env),
-    ...(env.SAFE_SPF_ZONE ? { publishZone: env.SAFE_SPF_ZONE } : {}),
-    onError: (error) => logger.error({ err: error }, "Safe SPF process failed; retrying"),
-  });
-  const app = createApiApp({
-    db: runtime.db,
-    store: runtime.store,
-    projections: allProjections,
-    config: provisional,
-    logger,
-  });
-  const server = app.listen(options.port);
-  await new Promise<void>((resolve, reject) => {
-    server.once("listening", resolve);
-    server.once("error", reject);
-  });
-  const port = (server.address() as AddressInfo).port;
-  // With port 0 the real port is known only now; links must carry it.
-  const config = apiConfigFromEnv(env, port);
-  app.context.deps.config = config;
-
-  return {
-    apiRoot: config.publicBaseUrl,
-    config,
-    bootstrapKey,
-    async stop() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await safeSpf.stop();
-      await projector.stop();
-    },
-  };
 }

@@ -32,6 +32,7 @@ export { countTenants, findApiKey, type KeyHolder } from "./queries/api-keys.js"
 export { type DomainRecord, findDomain, listDomains, type OwnedDomain } from "./queries/domains.js";
 export { type ForensicRecord, forensicReports } from "./queries/forensic.js";
 export { domainHistory, type HistoryRecord } from "./queries/history.js";
+export { type ProjectionLag, projectionLags, safeSpfStatusCounts } from "./queries/operations.js";
 export type { Page, PageQuery } from "./queries/page.js";
 export { type SafeSpfState, safeSpfState } from "./queries/safe-spf-state.js";
 export { chooseRanking, type RankingChoice } from "./queries/source-page-ranked.js";

@@ -1,7 +1,8 @@
+import { parseSettings } from "@dmarc-ledger/config";
 import {
   type Database,
   type DatabaseConfig,
-  databaseConfigFromEnv,
+  databaseConfigFrom,
   describeDatabase,
   migrateToLatest,
   openDatabase,
@@ -13,6 +14,7 @@ import {
 } from "@dmarc-ledger/event-store";
 import { type ReadModelSchema, readModelMigrations } from "@dmarc-ledger/read-models";
 import type { Kysely } from "kysely";
+import { runtimeSettings } from "./settings.js";
 
 /** The database, event store and read models a process works on, as its environment selects them. */
 export interface Runtime {
@@ -40,12 +42,15 @@ export async function openRuntime(
   env: NodeJS.ProcessEnv = process.env,
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
-  const config = options.database ?? databaseConfigFromEnv(env);
+  // Validated before anything is opened: a wrong variable must not leave a half-made data directory.
+  const settings = parseSettings(runtimeSettings, env);
+  const config = options.database ?? databaseConfigFrom(settings);
   const database = await openDatabase(config);
   const db = database.withSchema<ReadModelSchema>();
   try {
     await migrateToLatest(database.db, readModelMigrations);
-    const eventStoreUrl = options.eventStoreUrl === undefined ? env.EVENTSTORE_URL : options.eventStoreUrl;
+    const eventStoreUrl =
+      options.eventStoreUrl === undefined ? settings.EVENTSTORE_URL : options.eventStoreUrl;
     const store = eventStoreUrl
       ? createKurrentDbEventStore(eventStoreUrl)
       : await openPostgresEventStore(database);
