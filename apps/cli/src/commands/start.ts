@@ -1,6 +1,6 @@
 import { bindPort } from "@dmarc-ledger/api";
 import { parseSettings } from "@dmarc-ledger/config";
-import { createLogger } from "@dmarc-ledger/process";
+import { createLogger, startedByPackageManager, whenParentExits } from "@dmarc-ledger/process";
 import type { Command } from "commander";
 import type { CliIO } from "../io.js";
 import { startService } from "../service.js";
@@ -39,11 +39,12 @@ export function registerStartCommand(program: Command, io: CliIO, env: NodeJS.Pr
           );
           if (service.bootstrapKey) printBootstrapKey(io, service.apiRoot, service.bootstrapKey);
           io.err("Stop with Ctrl-C.");
-          const signal = await new Promise<NodeJS.Signals>((resolve) => {
+          const reason = await new Promise<string>((resolve) => {
             process.once("SIGINT", () => resolve("SIGINT"));
             process.once("SIGTERM", () => resolve("SIGTERM"));
+            if (startedByPackageManager(env)) whenParentExits(() => resolve("the package manager exited"));
           });
-          logger.info({ signal }, "stopping: finishing requests in flight and the projection batch");
+          logger.info({ reason }, "stopping: finishing requests in flight and the projection batch");
           await service.stop();
           logger.info("stopped");
         });
