@@ -1,5 +1,6 @@
+import { createRequire } from "node:module";
 import { type DestinationStream, type Logger, pino } from "pino";
-import pretty from "pino-pretty";
+import type PinoPretty from "pino-pretty";
 import type { LoggingSettings } from "./settings.js";
 
 /**
@@ -32,7 +33,9 @@ export function createLogger(
     redact: { paths: redactedPaths, censor: "[redacted]" },
   };
   if (settings.LOG_FORMAT === "pretty") {
-    // Synchronous, in this thread: a transport worker would lose the last lines on exit.
+    // Loaded only when asked for (it is not small), synchronously and in this thread: a transport
+    // worker would lose the last lines on exit.
+    const pretty = createRequire(import.meta.url)("pino-pretty") as typeof PinoPretty;
     return pino(options, pretty({ sync: true, destination: destination ?? 1 }));
   }
   return destination ? pino(options, destination) : pino(options);
