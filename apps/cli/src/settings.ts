@@ -1,8 +1,10 @@
-import { apiSettings } from "@dmarc-ledger/api";
-import { loggingSettings } from "@dmarc-ledger/process";
-import { projectorSettings } from "@dmarc-ledger/projector";
-import { runtimeSettings } from "@dmarc-ledger/runtime";
-import { safeSpfSettings } from "@dmarc-ledger/safe-spf-service";
+// Only the settings modules (subpath exports): main.ts checks them before the service's own
+// modules are loaded, so that a wrong setting fails within a second.
+import { apiSettings } from "@dmarc-ledger/api/settings";
+import { loggingSettings } from "@dmarc-ledger/process/settings";
+import { projectorSettings } from "@dmarc-ledger/projector/settings";
+import { runtimeSettings } from "@dmarc-ledger/runtime/settings";
+import { safeSpfSettings } from "@dmarc-ledger/safe-spf-service/settings";
 
 /**
  * Everything `dmarc-ledger start` reads, validated at once so that every wrong variable is named

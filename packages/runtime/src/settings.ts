@@ -1,5 +1,5 @@
 import { url } from "@dmarc-ledger/config";
-import { databaseSettings } from "@dmarc-ledger/db";
+import { databaseSettings } from "@dmarc-ledger/db/settings";
 
 /** Every variable openRuntime reads: the database and, optionally, KurrentDB for the events. */
 export const runtimeSettings = {
