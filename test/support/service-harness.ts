@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { type CliIO, type RunningService, runCli, startService } from "@dmarc-ledger/cli";
 import { createTestDatabase } from "@dmarc-ledger/db/testing";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
-import { pino } from "pino";
+import { type Logger, pino } from "pino";
 
 /** One embedded (PGlite directory) or PostgreSQL (fresh database) environment for a test file. */
 export interface Backend {
@@ -52,13 +52,16 @@ export interface ServiceHandle {
   stop(): Promise<void>;
 }
 
-export async function startTestService(env: NodeJS.ProcessEnv): Promise<ServiceHandle> {
+export async function startTestService(
+  env: NodeJS.ProcessEnv,
+  logger: Logger = pino({ level: "silent" }),
+): Promise<ServiceHandle> {
   const runtime = await openRuntime(env);
   const service = await startService({
     runtime,
     env,
     port: 0,
-    logger: pino({ level: "silent" }),
+    logger,
     bootstrapTenant: false,
   });
   const url = (path: string) => new URL(path, service.apiRoot).toString();

@@ -3,10 +3,12 @@ import Router from "@koa/router";
 import Koa from "koa";
 import { ApiError } from "./api-error.js";
 import type { Endpoint } from "./endpoints.js";
+import { accessLog } from "./middleware/access-log.js";
 import { identify, requireAuthentication } from "./middleware/authenticate.js";
 import { errorHandler } from "./middleware/error-handler.js";
 import { rateLimit } from "./middleware/rate-limit.js";
 import { requestId } from "./middleware/request-id.js";
+import { createServiceMetrics } from "./observability/metrics.js";
 import { openApiDocument } from "./openapi.js";
 import { addDomainEndpoints } from "./routes/add-domain.js";
 import {
@@ -18,6 +20,7 @@ import {
   forensicEndpoint,
 } from "./routes/aggregates.js";
 import { domainGroupEndpoint, domainsEndpoint, historyEndpoint } from "./routes/domains.js";
+import { operationsRouter } from "./routes/operations.js";
 import { uploadReportsEndpoint } from "./routes/reports.js";
 import { rootHandler } from "./routes/root.js";
 import { safeSpfEndpoint, updateSafeSpfEndpoint } from "./routes/safe-spf.js";
@@ -80,11 +83,15 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ApiDeps }> {
   // Koa would print stacks of unhandled errors to stderr; ours are logged by errorHandler.
   app.silent = true;
 
-  const router = new Router<ApiState, { deps: ApiDeps }>({ prefix: "/api" });
-  router.get("/", rootHandler([...endpoints]));
-  router.get("/openapi.json", async (ctx) => {
+  const metrics = deps.metrics ?? createServiceMetrics(deps);
+  // Health, metrics and the API's description answer without a key.
+  const publicRoutes = operationsRouter(metrics.registry);
+  publicRoutes.get("/api/openapi.json", async (ctx) => {
     ctx.body = openApiDocument(endpoints, ctx.deps.config.publicBaseUrl, ctx.deps.config.region);
   });
+
+  const router = new Router<ApiState, { deps: ApiDeps }>({ prefix: "/api" });
+  router.get("/", rootHandler([...endpoints]));
   for (const endpoint of endpoints) {
     const path = `/${endpoint.name}`;
     if (endpoint.method === "GET") router.get(path, requireScope(endpoint), endpoint.handler);
@@ -99,8 +106,11 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ApiDeps }> {
     encoding: "utf-8",
   });
 
+  const knownPaths = new Set(["/api/", ...endpoints.map((endpoint) => `/api/${endpoint.name}`)]);
   app.use(requestId);
+  app.use(accessLog(knownPaths, metrics.httpRequestDuration));
   app.use(errorHandler);
+  app.use(publicRoutes.routes());
   app.use(identify);
   app.use(rateLimit(deps.config.rateLimit));
   app.use(requireAuthentication);

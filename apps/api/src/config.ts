@@ -1,5 +1,6 @@
+import { parseSettings } from "@dmarc-ledger/config";
 import type { Region } from "@dmarc-ledger/events";
-import { intakeSettingsFromEnv } from "@dmarc-ledger/ingestion";
+import { type ApiSettings, apiSettings } from "./settings.js";
 
 export interface ApiConfig {
   region: Region;
@@ -12,6 +13,8 @@ export interface ApiConfig {
   readYourWritesTimeoutMs: number;
   /** Largest accepted request body. */
   maxBodyBytes: number;
+  /** How many events a projection may be behind the store's head while /readyz says ready. */
+  readyMaxLag: number;
   /** Largest report upload (POST /api/reports), MAX_REPORT_BYTES. */
   maxReportBytes: number;
   /** Largest input the raw archive keeps whole, ARCHIVE_MAX_BYTES. */
@@ -20,31 +23,28 @@ export interface ApiConfig {
   maxDecompressedBytes: number;
 }
 
-export function apiConfigFromEnv(env: NodeJS.ProcessEnv, port: number): ApiConfig {
-  const region = env.DMARC_LEDGER_REGION === "eu" ? "eu" : "global";
-  const intake = intakeSettingsFromEnv(env);
+/** The API's configuration from validated settings; `port` is the one really listened on. */
+export function apiConfigFrom(settings: ApiSettings, port: number): ApiConfig {
   return {
-    region,
-    publicBaseUrl: withApiRoot(env.PUBLIC_BASE_URL ?? `http://localhost:${port}/api/`),
-    otherRegionBaseUrl: env.OTHER_REGION_BASE_URL ? withApiRoot(env.OTHER_REGION_BASE_URL) : null,
-    rateLimit: {
-      perSecond: positiveNumber(env.RATE_LIMIT_PER_SECOND, 20),
-      burst: positiveNumber(env.RATE_LIMIT_BURST, 100),
-    },
-    readYourWritesTimeoutMs: positiveNumber(env.READ_YOUR_WRITES_TIMEOUT_MS, 5000),
-    maxBodyBytes: positiveNumber(env.MAX_BODY_BYTES, 64 * 1024),
-    maxReportBytes: intake.maxReportBytes,
-    archiveMaxBytes: intake.archiveMaxBytes,
-    maxDecompressedBytes: intake.maxDecompressedBytes,
+    region: settings.DMARC_LEDGER_REGION,
+    publicBaseUrl: withApiRoot(settings.PUBLIC_BASE_URL ?? `http://localhost:${port}/api/`),
+    otherRegionBaseUrl: settings.OTHER_REGION_BASE_URL ? withApiRoot(settings.OTHER_REGION_BASE_URL) : null,
+    rateLimit: { perSecond: settings.RATE_LIMIT_PER_SECOND, burst: settings.RATE_LIMIT_BURST },
+    readYourWritesTimeoutMs: settings.READ_YOUR_WRITES_TIMEOUT_MS,
+    maxBodyBytes: settings.MAX_BODY_BYTES,
+    readyMaxLag: settings.READY_MAX_LAG,
+    maxReportBytes: settings.MAX_REPORT_BYTES,
+    archiveMaxBytes: settings.ARCHIVE_MAX_BYTES,
+    maxDecompressedBytes: settings.MAX_DECOMPRESSED_BYTES,
   };
+}
+
+/** apiConfigFrom on the environment; throws ConfigError naming each wrong variable. */
+export function apiConfigFromEnv(env: NodeJS.ProcessEnv, port: number): ApiConfig {
+  return apiConfigFrom(parseSettings(apiSettings, env), port);
 }
 
 function withApiRoot(url: string): string {
   const trimmed = url.replace(/\/+$/, "");
   return trimmed.endsWith("/api") ? `${trimmed}/` : `${trimmed}/api/`;
-}
-
-function positiveNumber(value: string | undefined, fallback: number): number {
-  const parsed = Number(value);
-  return value !== undefined && Number.isFinite(parsed) && parsed > 0 ? parsed : fallback;
 }

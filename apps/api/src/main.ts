@@ -1,31 +1,36 @@
-// The API as a process of its own (production layout): `tsx apps/api/src/main.ts`. It reads
-// the read models; run apps/projector/src/main.ts beside it to keep them current.
+// The API as a process of its own (production layout): `node apps/api/dist/main.js` after
+// `pnpm build`. It reads the read models; run the projector beside it to keep them current.
+import { parseSettings } from "@dmarc-ledger/config";
+import { createLogger, exitOnStartFailure, loggingSettings, stopOnSignal } from "@dmarc-ledger/process";
 import { allProjections } from "@dmarc-ledger/read-models";
-import { openRuntime } from "@dmarc-ledger/runtime";
-import { pino } from "pino";
+import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
 import { createApiApp } from "./app.js";
-import { apiConfigFromEnv } from "./config.js";
+import { apiConfigFrom } from "./config.js";
+import { bindPort } from "./listen.js";
+import { countingAppends, createServiceMetrics } from "./observability/metrics.js";
 
-const logger = pino({ name: "api" });
-const port = Number(process.env.PORT ?? 8080);
-const runtime = await openRuntime();
-const config = apiConfigFromEnv(process.env, port);
+import { apiSettings } from "./settings.js";
+
+const settings = exitOnStartFailure(() =>
+  parseSettings({ ...runtimeSettings, ...apiSettings, ...loggingSettings }, process.env),
+);
+const logger = createLogger(settings, "api");
+const server = await exitOnStartFailure(() => bindPort(settings.PORT));
+const runtime = await exitOnStartFailure(() => openRuntime(process.env));
+const config = apiConfigFrom(settings, server.port);
+const metrics = createServiceMetrics({ db: runtime.db, store: runtime.store, projections: allProjections });
 const app = createApiApp({
   db: runtime.db,
-  store: runtime.store,
+  store: countingAppends(runtime.store, metrics.eventsAppended),
   projections: allProjections,
   config,
   logger,
+  metrics,
 });
-const server = app.listen(port, () =>
-  logger.info(`listening on ${config.publicBaseUrl} (${runtime.description})`),
-);
+server.serve(app.callback());
+logger.info({ apiRoot: config.publicBaseUrl, data: runtime.description }, "listening");
 
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
-    server.close(async () => {
-      await runtime.close();
-      process.exit(0);
-    });
-  });
-}
+stopOnSignal(logger, async () => {
+  await server.close();
+  await runtime.close();
+});

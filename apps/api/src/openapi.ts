@@ -43,8 +43,7 @@ const errorStatuses: Record<string, string> = {
   "400": "Invalid parameter or body.",
   "401": "Missing or unknown API key.",
   "403": "The key lacks the scope.",
-  "404": "Unknown path or domain.",
-  "405": "Wrong method.",
+  "404": "The domain is not one of yours.",
   "409": "Conflict (the domain, a parent or a subdomain of it belongs to another account).",
   "413": "Body too large.",
   "415": "Unsupported media type.",
@@ -54,11 +53,40 @@ const errorStatuses: Record<string, string> = {
   "500": "Internal error (quote the request id).",
 };
 
-function errorResponses() {
+/** What any request with a key can meet: authentication, region, rate limit, our own failure. */
+const keyedErrors = ["401", "421", "429", "500"];
+
+/** The statuses an endpoint's handler gives beyond keyedErrors and its method's (see errorsOf). */
+const handlerErrors: Record<string, string[]> = {
+  "add-domain": ["409"],
+  add_domain: ["409"],
+  domain_group: ["404"],
+  history: ["404"],
+  safe_spf: ["404"],
+  update_safe_spf: ["404", "422"],
+};
+
+/** Every error an operation can really answer with, and no other. */
+function errorsOf(endpoint: Endpoint): string[] {
+  // 400: a bad parameter (GET) or a missing field (PUT); 403: the key lacks the endpoint's scope.
+  // POST reports: 400 for an empty body, 413 past MAX_REPORT_BYTES; any media type is a report.
+  const byMethod =
+    endpoint.method === "PUT"
+      ? ["400", "403", "413", "415"]
+      : endpoint.method === "POST"
+        ? ["400", "403", "413"]
+        : ["400", "403"];
+  return [...new Set([...keyedErrors, ...byMethod, ...(handlerErrors[endpoint.name] ?? [])])].sort();
+}
+
+function errorResponses(statuses: readonly string[]) {
   return Object.fromEntries(
-    Object.entries(errorStatuses).map(([status, description]) => [
+    statuses.map((status) => [
       status,
-      { description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },
+      {
+        description: errorStatuses[status],
+        content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+      },
     ]),
   );
 }
@@ -126,7 +154,7 @@ function operation(endpoint: Endpoint) {
           "application/json": { schema: { $ref: `#/components/schemas/${schemaName(endpoint.name)}` } },
         },
       },
-      ...errorResponses(),
+      ...errorResponses(errorsOf(endpoint)),
     },
   };
 }
@@ -146,18 +174,22 @@ export function openApiDocument(endpoints: readonly Endpoint[], publicBaseUrl: s
             description: "Success.",
             content: { "application/json": { schema: { $ref: "#/components/schemas/Root" } } },
           },
-          ...errorResponses(),
+          ...errorResponses(keyedErrors),
         },
       },
     },
     "/openapi.json": {
       get: {
         operationId: "openapi",
-        summary: "This document.",
-        security: [{ bearer: [] }],
-        responses: { "200": { description: "OpenAPI 3.1 document.", content: { "application/json": {} } } },
+        summary: "This document (no key needed).",
+        security: [],
+        responses: {
+          "200": { description: "OpenAPI 3.1 document.", content: { "application/json": {} } },
+          ...errorResponses(["500"]),
+        },
       },
     },
+    ...operationsPaths(new URL(publicBaseUrl).origin),
   };
   for (const endpoint of endpoints) {
     paths[`/${endpoint.name}`] = { [endpoint.method.toLowerCase()]: operation(endpoint) };
@@ -179,5 +211,54 @@ export function openApiDocument(endpoints: readonly Endpoint[], publicBaseUrl: s
       schemas,
     },
     paths,
+  };
+}
+
+/** /healthz, /readyz and /metrics: at the origin, outside /api, and without a key. */
+function operationsPaths(origin: string) {
+  const servers = [{ url: origin }];
+  const statusBody = (description: string) => ({
+    description,
+    content: {
+      "application/json": {
+        schema: {
+          type: "object",
+          required: ["status"],
+          properties: { status: { type: "string" }, reason: { type: "string" } },
+        },
+      },
+    },
+  });
+  return {
+    "/healthz": {
+      servers,
+      get: {
+        operationId: "healthz",
+        summary: "Whether the process answers (liveness).",
+        security: [],
+        responses: { "200": statusBody('{"status":"ok"}') },
+      },
+    },
+    "/readyz": {
+      servers,
+      get: {
+        operationId: "readyz",
+        summary: "Whether the database and event store answer and the projections are within READY_MAX_LAG.",
+        security: [],
+        responses: {
+          "200": statusBody('{"status":"ready"}'),
+          "503": statusBody('{"status":"not_ready","reason":…}'),
+        },
+      },
+    },
+    "/metrics": {
+      servers,
+      get: {
+        operationId: "metrics",
+        summary: "Prometheus metrics (text exposition format).",
+        security: [],
+        responses: { "200": { description: "Metrics.", content: { "text/plain": {} } } },
+      },
+    },
   };
 }

@@ -4,6 +4,7 @@ import type { DefaultContext, ParameterizedContext } from "koa";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { ApiConfig } from "./config.js";
+import type { ServiceMetrics } from "./observability/metrics.js";
 
 export interface ApiDeps {
   db: Kysely<ReadModelSchema>;
@@ -12,6 +13,8 @@ export interface ApiDeps {
   projections: readonly Projection[];
   config: ApiConfig;
   logger: Logger;
+  /** The process's metrics; the app makes its own when absent. */
+  metrics?: ServiceMetrics;
 }
 
 export interface ApiState {

@@ -1,2 +1,7 @@
-export { rankingMaintenanceFromEnv, startRankingMaintenance } from "./ranking-maintenance.js";
+export {
+  rankingMaintenanceFrom,
+  rankingMaintenanceFromEnv,
+  startRankingMaintenance,
+} from "./ranking-maintenance.js";
 export { runProjector } from "./run-projector.js";
+export { type ProjectorSettings, projectorSettings } from "./settings.js";

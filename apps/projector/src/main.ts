@@ -1,27 +1,34 @@
-// The projector as a process of its own (production layout): `tsx apps/projector/src/main.ts`.
-import { openRuntime } from "@dmarc-ledger/runtime";
-import { resolverFromEnv, startSafeSpfWorker } from "@dmarc-ledger/safe-spf-service";
-import { pino } from "pino";
+// The projector as a process of its own (production layout): `node apps/projector/dist/main.js`
+// after `pnpm build`.
+import { parseSettings } from "@dmarc-ledger/config";
+import { createLogger, exitOnStartFailure, loggingSettings, stopOnSignal } from "@dmarc-ledger/process";
+import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
+import { resolverFrom, safeSpfSettings, startSafeSpfWorker } from "@dmarc-ledger/safe-spf-service";
+import { rankingMaintenanceFrom } from "./ranking-maintenance.js";
 import { runProjector } from "./run-projector.js";
+import { projectorSettings } from "./settings.js";
 
-const logger = pino({ name: "projector" });
-const runtime = await openRuntime();
-const projector = runProjector(runtime, logger);
+const settings = exitOnStartFailure(() =>
+  parseSettings(
+    { ...runtimeSettings, ...safeSpfSettings, ...projectorSettings, ...loggingSettings },
+    process.env,
+  ),
+);
+const logger = createLogger(settings, "projector");
+const runtime = await exitOnStartFailure(() => openRuntime(process.env));
+const projector = runProjector(runtime, logger, rankingMaintenanceFrom(settings));
 // The Safe SPF process runs beside the projector: both follow the event store in the background.
 const safeSpf = startSafeSpfWorker({
   store: runtime.store,
   db: runtime.db,
-  resolver: resolverFromEnv(process.env),
-  ...(process.env.SAFE_SPF_ZONE ? { publishZone: process.env.SAFE_SPF_ZONE } : {}),
+  resolver: resolverFrom(settings),
+  ...(settings.SAFE_SPF_ZONE ? { publishZone: settings.SAFE_SPF_ZONE } : {}),
   onError: (error) => logger.error({ err: error }, "Safe SPF process failed; retrying"),
 });
-logger.info(`projecting from ${runtime.description}`);
+logger.info({ data: runtime.description }, "projecting");
 
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, async () => {
-    await safeSpf.stop();
-    await projector.stop();
-    await runtime.close();
-    process.exit(0);
-  });
-}
+stopOnSignal(logger, async () => {
+  await safeSpf.stop();
+  await projector.stop();
+  await runtime.close();
+});

@@ -1,3 +1,4 @@
+import { parseSettings } from "@dmarc-ledger/config";
 import {
   maintainSourceRankings,
   type RankingMaintenanceOptions,
@@ -5,6 +6,7 @@ import {
 } from "@dmarc-ledger/read-models";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
+import { type ProjectorSettings, projectorSettings } from "./settings.js";
 
 export interface RankingMaintenance {
   stop(): Promise<void>;
@@ -61,21 +63,20 @@ export function startRankingMaintenance(options: {
   };
 }
 
-/** RANKING_INTERVAL_MS (default 60 s) and RANKING_MIN_FACTS (default 20,000). */
+/** RANKING_INTERVAL_MS (default 60 s) and RANKING_MIN_FACTS (default 20,000); ConfigError when wrong. */
 export function rankingMaintenanceFromEnv(env: NodeJS.ProcessEnv): {
   intervalMs: number;
   rankings: RankingMaintenanceOptions;
 } {
-  const number = (name: string, fallback: number) => {
-    const value = env[name];
-    if (value === undefined || value === "") return fallback;
-    const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < 1)
-      throw new Error(`${name} must be a positive integer, not "${value}"`);
-    return parsed;
-  };
+  return rankingMaintenanceFrom(parseSettings(projectorSettings, env));
+}
+
+export function rankingMaintenanceFrom(settings: ProjectorSettings): {
+  intervalMs: number;
+  rankings: RankingMaintenanceOptions;
+} {
   return {
-    intervalMs: number("RANKING_INTERVAL_MS", 60_000),
-    rankings: { minFacts: number("RANKING_MIN_FACTS", 20_000) },
+    intervalMs: settings.RANKING_INTERVAL_MS,
+    rankings: { minFacts: settings.RANKING_MIN_FACTS },
   };
 }

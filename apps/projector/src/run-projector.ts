@@ -5,12 +5,12 @@ import { rankingMaintenanceFromEnv, startRankingMaintenance } from "./ranking-ma
 
 /**
  * Runs every projection on the runtime's event store until stopped, and beside them the upkeep
- * of the by-source rankings (settings from `env`).
+ * of the by-source rankings. Stopping waits for the batch being applied.
  */
 export function runProjector(
-  runtime: Runtime,
+  runtime: Pick<Runtime, "store" | "db">,
   logger: Logger,
-  env: NodeJS.ProcessEnv = process.env,
+  upkeep: ReturnType<typeof rankingMaintenanceFromEnv> = rankingMaintenanceFromEnv(process.env),
 ): RunningProjector {
   const projector = startProjector({
     store: runtime.store,
@@ -18,7 +18,7 @@ export function runProjector(
     projections: allProjections,
     onError: (error) => logger.error({ err: error }, "projection batch failed; retrying from the checkpoint"),
   });
-  const rankings = startRankingMaintenance({ db: runtime.db, logger, ...rankingMaintenanceFromEnv(env) });
+  const rankings = startRankingMaintenance({ db: runtime.db, logger, ...upkeep });
   return {
     waitFor: projector.waitFor,
     async stop() {

@@ -1,3 +1,6 @@
+import { parseSettings } from "@dmarc-ledger/config";
+import { databaseConfigFrom, databaseSettings } from "./settings.js";
+
 /** Where the database lives: a PostgreSQL server, or an embedded PGlite data directory. */
 export type DatabaseConfig =
   | { kind: "postgres"; url: string }
@@ -7,10 +10,10 @@ export type DatabaseConfig =
 
 /**
  * The embedded default unless DATABASE_URL is set: PGlite in DMARC_LEDGER_DATA_DIR (./data).
+ * Throws ConfigError when DATABASE_URL is not a PostgreSQL URL.
  */
 export function databaseConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DatabaseConfig {
-  if (env.DATABASE_URL) return { kind: "postgres", url: env.DATABASE_URL };
-  return { kind: "pglite", dataDir: env.DMARC_LEDGER_DATA_DIR || "./data" };
+  return databaseConfigFrom(parseSettings(databaseSettings, env));
 }
 
 export function describeDatabase(config: DatabaseConfig): string {

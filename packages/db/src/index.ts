@@ -2,3 +2,4 @@ export { type DatabaseConfig, databaseConfigFromEnv, describeDatabase } from "./
 export { DataDirLockedError, lockDataDir } from "./data-dir-lock.js";
 export { MigrationFailedError, type MigrationSet, migrateToLatest } from "./migrations.js";
 export { type Database, type OpenOptions, openDatabase } from "./open-database.js";
+export { type DatabaseSettings, databaseConfigFrom, databaseSettings } from "./settings.js";

@@ -33,6 +33,7 @@ export { describeDomainEvent, describeDomainEvents } from "./queries/describe-do
 export { type DomainRecord, findDomain, listDomains, type OwnedDomain } from "./queries/domains.js";
 export { type ForensicRecord, forensicReports } from "./queries/forensic.js";
 export { domainHistory, type HistoryRecord } from "./queries/history.js";
+export { type ProjectionLag, projectionLags, safeSpfStatusCounts } from "./queries/operations.js";
 export type { Page, PageQuery } from "./queries/page.js";
 export {
   type SafeSpfFreshness,

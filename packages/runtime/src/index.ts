@@ -1,1 +1,2 @@
 export { openRuntime, type Runtime, type RuntimeOptions } from "./open-runtime.js";
+export { runtimeSettings } from "./settings.js";

@@ -1,7 +1,8 @@
+import { parseSettings } from "@dmarc-ledger/config";
 import {
   type Database,
   type DatabaseConfig,
-  databaseConfigFromEnv,
+  databaseConfigFrom,
   describeDatabase,
   migrateToLatest,
   openDatabase,
@@ -10,6 +11,7 @@ import { type EventStore, openPostgresEventStore } from "@dmarc-ledger/event-sto
 import { intakeMigrations } from "@dmarc-ledger/ingestion";
 import { type ReadModelSchema, readModelMigrations } from "@dmarc-ledger/read-models";
 import type { Kysely } from "kysely";
+import { runtimeSettings } from "./settings.js";
 
 /** The database, event store and read models a process works on, as its environment selects them. */
 export interface Runtime {
@@ -37,14 +39,17 @@ export async function openRuntime(
   env: NodeJS.ProcessEnv = process.env,
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
-  const config = options.database ?? databaseConfigFromEnv(env);
+  // Validated before anything is opened: a wrong variable must not leave a half-made data directory.
+  const settings = parseSettings(runtimeSettings, env);
+  const config = options.database ?? databaseConfigFrom(settings);
   const database = await openDatabase(config);
   const db = database.withSchema<ReadModelSchema>();
   try {
     await migrateToLatest(database.db, readModelMigrations);
     // The raw archive of every input lives beside the read models, whichever store holds events.
     await migrateToLatest(database.db, intakeMigrations);
-    const eventStoreUrl = options.eventStoreUrl === undefined ? env.EVENTSTORE_URL : options.eventStoreUrl;
+    const eventStoreUrl =
+      options.eventStoreUrl === undefined ? settings.EVENTSTORE_URL : options.eventStoreUrl;
     const store = eventStoreUrl
       ? (await import("@dmarc-ledger/event-store/kurrentdb")).createKurrentDbEventStore(eventStoreUrl)
       : await openPostgresEventStore(database);

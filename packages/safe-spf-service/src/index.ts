@@ -1,7 +1,13 @@
 export { type ComputeOutcome, computeSafeSpf } from "./compute-safe-spf.js";
 export { type RefreshOutcome, refreshSafeSpf } from "./refresh-safe-spf.js";
 export { backoffMs, refreshDelayMs } from "./refresh-schedule.js";
-export { resolverFromEnv } from "./resolver-from-env.js";
+export {
+  duration,
+  type SafeSpfRefreshSettings,
+  safeSpfRefreshSettingsFromEnv,
+  safeSpfRefreshSettingsShape,
+} from "./refresh-settings.js";
+export { resolverFrom, resolverFromEnv } from "./resolver-from-env.js";
 export {
   type RunningSafeSpfRefresher,
   type SafeSpfRefresherOptions,
@@ -12,10 +18,5 @@ export {
   type SafeSpfWorkerOptions,
   startSafeSpfWorker,
 } from "./safe-spf-worker.js";
-export {
-  duration,
-  type SafeSpfRefreshSettings,
-  safeSpfRefreshSettingsFromEnv,
-  safeSpfRefreshSettingsShape,
-} from "./settings.js";
+export { type SafeSpfSettings, safeSpfSettings } from "./settings.js";
 export { submitOriginalSpf } from "./submit-original.js";

@@ -1,6 +1,6 @@
 import type { ReadModelSchema } from "@dmarc-ledger/read-models";
 import { type Kysely, sql } from "kysely";
-import type { SafeSpfRefreshSettings } from "./settings.js";
+import type { SafeSpfRefreshSettings } from "./refresh-settings.js";
 
 /** When a record built from answers whose shortest TTL is `minTtl` seconds is due again. */
 export function refreshDelayMs(minTtl: number | null, settings: SafeSpfRefreshSettings): number {

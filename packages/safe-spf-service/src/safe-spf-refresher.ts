@@ -17,7 +17,7 @@ import {
   releaseLeases,
   syncSchedule,
 } from "./refresh-schedule.js";
-import type { SafeSpfRefreshSettings } from "./settings.js";
+import type { SafeSpfRefreshSettings } from "./refresh-settings.js";
 
 export interface SafeSpfRefresherOptions {
   store: EventStore;

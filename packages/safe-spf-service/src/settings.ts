@@ -1,53 +1,66 @@
-import { ConfigError, parseSettings } from "@dmarc-ledger/config";
+import { integer } from "@dmarc-ledger/config";
 import { z } from "zod";
 
-const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const hostPort = /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
+const domainName = /^(?=.{1,253}$)([A-Za-z0-9_]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}\.?$/;
 
-/**
- * A duration written with its unit ("300ms", "90s", "5m", "1h"): a bare number would leave the
- * reader guessing between seconds (DNS's unit) and milliseconds (our other *_MS settings).
- */
-export function duration(options: { minMs: number; maxMs: number; defaultMs: number }) {
+/** "host:port,host:port": the nameservers the Safe SPF process asks; unset means the system's. */
+function nameserverList() {
   return z
     .string()
     .optional()
     .transform((value, ctx) => {
-      if (value === undefined) return options.defaultMs;
-      const match = /^(\d+)(ms|s|m|h)$/.exec(value.trim());
-      const ms = match ? Number(match[1]) * units[match[2]!]! : Number.NaN;
-      if (!Number.isSafeInteger(ms) || ms < options.minMs || ms > options.maxMs) {
+      if (value === undefined) return undefined;
+      const servers = value
+        .split(",")
+        .map((server) => server.trim())
+        .filter(Boolean);
+      const wrong = servers.filter((server) => {
+        const match = hostPort.exec(server);
+        return !match || Number(match[3]) < 1 || Number(match[3]) > 65535;
+      });
+      if (servers.length === 0 || wrong.length > 0) {
         ctx.addIssue({
           code: "custom",
-          message: `"${value}" is not a duration from ${options.minMs / 1000}s to ${options.maxMs / 3_600_000}h, written with its unit (ms, s, m or h: "300s", "5m")`,
+          message: `"${value}" is not a comma-separated list of host:port (port 1 to 65535)`,
         });
         return z.NEVER;
       }
-      return ms;
+      return servers;
     });
 }
 
-export const safeSpfRefreshSettingsShape = {
-  /** A record is never recomputed sooner than this after its last computation, whatever the TTLs. */
-  SAFE_SPF_MIN_REFRESH: duration({ minMs: 1000, maxMs: 24 * 3_600_000, defaultMs: 5 * 60_000 }),
-  /** …nor later than this, however long the TTLs: also the longest backoff after failures. */
-  SAFE_SPF_MAX_REFRESH: duration({ minMs: 1000, maxMs: 7 * 24 * 3_600_000, defaultMs: 3_600_000 }),
+function zoneName() {
+  return z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined) return undefined;
+      if (!domainName.test(value)) {
+        ctx.addIssue({ code: "custom", message: `"${value}" is not a domain name such as spf.example.net` });
+        return z.NEVER;
+      }
+      return value.replace(/\.$/, "");
+    });
+}
+
+/** What the Safe SPF process reads: compose into the settings shape of the process that runs it. */
+export const safeSpfSettings = {
+  DNS_NAMESERVERS: nameserverList(),
+  DNS_TIMEOUT_MS: integer({ min: 1, max: 60_000, default: 2000 }),
+  SAFE_SPF_ZONE: zoneName(),
 };
 
-export interface SafeSpfRefreshSettings {
-  minRefreshMs: number;
-  maxRefreshMs: number;
+export interface SafeSpfSettings {
+  DNS_NAMESERVERS: string[] | undefined;
+  DNS_TIMEOUT_MS: number;
+  SAFE_SPF_ZONE: string | undefined;
 }
 
-/** The refresher's settings from the environment; ConfigError names each wrong variable. */
-export function safeSpfRefreshSettingsFromEnv(env: NodeJS.ProcessEnv): SafeSpfRefreshSettings {
-  const parsed = parseSettings(safeSpfRefreshSettingsShape, env);
-  if (parsed.SAFE_SPF_MIN_REFRESH > parsed.SAFE_SPF_MAX_REFRESH) {
-    throw new ConfigError([
-      {
-        variable: "SAFE_SPF_MIN_REFRESH",
-        message: `must not be longer than SAFE_SPF_MAX_REFRESH (${env.SAFE_SPF_MAX_REFRESH ?? "1h"})`,
-      },
-    ]);
-  }
-  return { minRefreshMs: parsed.SAFE_SPF_MIN_REFRESH, maxRefreshMs: parsed.SAFE_SPF_MAX_REFRESH };
-}
+// The refresher's own variables (SAFE_SPF_MIN_REFRESH, SAFE_SPF_MAX_REFRESH), on the same light path.
+export {
+  duration,
+  type SafeSpfRefreshSettings,
+  safeSpfRefreshSettingsFromEnv,
+  safeSpfRefreshSettingsShape,
+} from "./refresh-settings.js";

@@ -1,7 +1,7 @@
 import { ConfigError } from "@dmarc-ledger/config";
 import { describe, expect, it } from "vitest";
 import { backoffMs, refreshDelayMs } from "../src/refresh-schedule.js";
-import { safeSpfRefreshSettingsFromEnv } from "../src/settings.js";
+import { safeSpfRefreshSettingsFromEnv } from "../src/refresh-settings.js";
 
 describe("Safe SPF refresh settings", () => {
   it("default to 5 minutes and 1 hour and read durations with their unit", () => {

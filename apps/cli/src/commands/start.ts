@@ -1,7 +1,10 @@
+import { bindPort } from "@dmarc-ledger/api";
+import { parseSettings } from "@dmarc-ledger/config";
+import { createLogger, startedByPackageManager, whenParentExits } from "@dmarc-ledger/process";
 import type { Command } from "commander";
-import { pino } from "pino";
 import type { CliIO } from "../io.js";
 import { startService } from "../service.js";
+import { serviceSettings } from "../settings.js";
 import { withRuntime } from "../with-runtime.js";
 
 export function registerStartCommand(program: Command, io: CliIO, env: NodeJS.ProcessEnv): void {
@@ -9,49 +12,66 @@ export function registerStartCommand(program: Command, io: CliIO, env: NodeJS.Pr
     .command("start")
     .description("run the API and the projector in one process (PORT, default 8080)")
     .action(async () => {
-      const logger = pino({ name: "dmarc-ledger", level: env.LOG_LEVEL ?? "info" });
-      const port = Number(env.PORT ?? 8080);
-      await withRuntime(env, async (runtime) => {
-        // Imported when run, not at load: the program imports this module.
-        const { runCliHere } = await import("../program.js");
-        const service = await startService({
-          runtime,
-          env,
-          port,
-          logger,
-          bootstrapTenant: true,
-          controlCommands: (argv, commandIO) => runCliHere(argv, commandIO, env),
+      // In this order: every setting checked, then the port bound, then the data opened; so a
+      // process that cannot serve stops at once, before it has created anything.
+      const settings = parseSettings(serviceSettings, env);
+      const logger = createLogger(settings, "dmarc-ledger");
+      const server = await bindPort(settings.PORT);
+      let runtimeOpened = false;
+      try {
+        await withRuntime(env, async (runtime) => {
+          runtimeOpened = true;
+          // Imported when run, not at load: the program imports this module.
+          const { runCliHere } = await import("../program.js");
+          const service = await startService({
+            runtime,
+            env,
+            port: server.port,
+            server,
+            logger,
+            bootstrapTenant: true,
+            controlCommands: (argv, commandIO) => runCliHere(argv, commandIO, env),
+          });
+          logger.info(
+            { apiRoot: service.apiRoot, region: service.config.region, data: runtime.description },
+            "listening",
+          );
+          // Human text, on stderr: stdout carries only JSON log lines. The key is never logged.
+          io.err(
+            `dmarc-ledger listening on ${service.apiRoot} (region ${service.config.region}; ${runtime.description})`,
+          );
+          for (const channel of service.ingest.channels) io.err(`Receiving reports: ${channel}`);
+          if (service.dnsPort !== null) {
+            io.err(
+              `DNS (authoritative for SAFE_SPF_ZONE and REPORTS_DOMAIN) on port ${service.dnsPort}, UDP and TCP`,
+            );
+          }
+          if (service.bootstrapKey) printBootstrapKey(io, service.apiRoot, service.bootstrapKey);
+          io.err("Stop with Ctrl-C.");
+          const reason = await new Promise<string>((resolve) => {
+            process.once("SIGINT", () => resolve("SIGINT"));
+            process.once("SIGTERM", () => resolve("SIGTERM"));
+            if (startedByPackageManager(env)) whenParentExits(() => resolve("the package manager exited"));
+          });
+          logger.info({ reason }, "stopping: finishing requests in flight and the projection batch");
+          await service.stop();
+          logger.info("stopped");
         });
-        io.out(
-          `dmarc-ledger listening on ${service.apiRoot} (region ${service.config.region}; ${runtime.description})`,
-        );
-        for (const channel of service.ingest.channels) io.out(`Receiving reports: ${channel}`);
-        if (service.dnsPort !== null) {
-          io.out(
-            `DNS (authoritative for SAFE_SPF_ZONE and REPORTS_DOMAIN) on port ${service.dnsPort}, UDP and TCP`,
-          );
-        }
-        if (service.bootstrapKey) {
-          io.out("");
-          io.out(
-            `First start: created tenant "default" (${service.bootstrapKey.tenantId}). Its API key, shown once:`,
-          );
-          io.out(`  ${service.bootstrapKey.apiKey}`);
-          io.out("Try:");
-          io.out(`  curl -H "Authorization: Bearer ${service.bootstrapKey.apiKey}" ${service.apiRoot}`);
-          io.out(
-            `  curl -X PUT -H "Authorization: Bearer ${service.bootstrapKey.apiKey}" -d domain=example.com ${service.apiRoot}add-domain`,
-          );
-          io.out(
-            `  curl -H "Authorization: Bearer ${service.bootstrapKey.apiKey}" "${service.apiRoot}aggregate_by_domain?start=0"`,
-          );
-        }
-        io.out("Stop with Ctrl-C.");
-        await new Promise<void>((resolve) => {
-          process.once("SIGINT", () => resolve());
-          process.once("SIGTERM", () => resolve());
-        });
-        await service.stop();
-      });
+      } finally {
+        // startService closes the server when it fails; this covers a runtime that never opened.
+        if (!runtimeOpened) await server.close(0);
+      }
     });
+}
+
+function printBootstrapKey(io: CliIO, apiRoot: string, created: { tenantId: string; apiKey: string }): void {
+  io.err("");
+  io.err(`First start: created tenant "default" (${created.tenantId}). Its API key, shown once:`);
+  io.err(`  ${created.apiKey}`);
+  io.err("Try:");
+  io.err(`  curl -H "Authorization: Bearer ${created.apiKey}" ${apiRoot}`);
+  io.err(
+    `  curl -X PUT -H "Authorization: Bearer ${created.apiKey}" -d domain=example.com ${apiRoot}add-domain`,
+  );
+  io.err(`  curl -H "Authorization: Bearer ${created.apiKey}" "${apiRoot}aggregate_by_domain?start=0"`);
 }

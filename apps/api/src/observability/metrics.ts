@@ -1,0 +1,103 @@
+import type { EventStore } from "@dmarc-ledger/event-store";
+import { streamCategory } from "@dmarc-ledger/events";
+import {
+  type Projection,
+  projectionLags,
+  type ReadModelSchema,
+  safeSpfStatusCounts,
+} from "@dmarc-ledger/read-models";
+import type { Kysely } from "kysely";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+
+/** Lag is counted by reading events; beyond this many the gauge says "at least". */
+export const lagCountLimit = 10_000;
+
+export interface ServiceMetrics {
+  registry: Registry;
+  httpRequestDuration: Histogram<"method" | "route" | "status">;
+  eventsAppended: Counter<"category">;
+}
+
+/**
+ * One registry per service (tests run several in one process): HTTP requests by route and
+ * status, and, read when scraped, the projections' lag and the Safe SPF statuses.
+ */
+export function createServiceMetrics(sources: {
+  db: Kysely<ReadModelSchema>;
+  store: EventStore;
+  projections: readonly Projection[];
+}): ServiceMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const httpRequestDuration = new Histogram({
+    name: "http_request_duration_seconds",
+    help: "HTTP requests by route template and status, with their latency.",
+    labelNames: ["method", "route", "status"] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const eventsAppended = new Counter({
+    name: "eventstore_events_appended_total",
+    help: "Events this process appended to the event store, by stream category.",
+    labelNames: ["category"] as const,
+    registers: [registry],
+  });
+
+  // Both gauges come from one measurement per scrape.
+  let pending: Promise<Awaited<ReturnType<typeof projectionLags>>> | null = null;
+  const measureLags = () => {
+    pending ??= projectionLags(sources.db, sources.store, sources.projections, lagCountLimit).finally(() => {
+      pending = null;
+    });
+    return pending;
+  };
+  new Gauge({
+    name: "projection_lag_events",
+    help: `Events in the store that a projection has not applied (counted up to ${lagCountLimit}).`,
+    labelNames: ["projection"] as const,
+    registers: [registry],
+    async collect() {
+      for (const lag of await measureLags()) this.set({ projection: lag.projection }, lag.events);
+    },
+  });
+  new Gauge({
+    name: "projection_lag_seconds",
+    help: "Age of the oldest event a projection has not applied; 0 when caught up.",
+    labelNames: ["projection"] as const,
+    registers: [registry],
+    async collect() {
+      for (const lag of await measureLags()) this.set({ projection: lag.projection }, lag.seconds);
+    },
+  });
+  new Gauge({
+    name: "safe_spf_domains",
+    help: "Domains by Safe SPF status (pending, computed, failed).",
+    labelNames: ["status"] as const,
+    registers: [registry],
+    async collect() {
+      const counts = await safeSpfStatusCounts(sources.db);
+      this.reset();
+      for (const status of ["pending", "computed", "failed"]) this.set({ status }, counts.get(status) ?? 0);
+      for (const [status, count] of counts) this.set({ status }, count);
+    },
+  });
+
+  return { registry, httpRequestDuration, eventsAppended };
+}
+
+/** The store, counting the events appended through it by stream category. */
+export function countingAppends(store: EventStore, counter: Counter<"category">): EventStore {
+  return {
+    append: async (stream, events, expected) => {
+      const result = await store.append(stream, events, expected);
+      counter.inc({ category: streamCategory(stream) ?? "other" }, events.length);
+      return result;
+    },
+    readStream: (stream, options) => store.readStream(stream, options),
+    readAll: (from, limit) => store.readAll(from, limit),
+    subscribe: (from, options) => store.subscribe(from, options),
+    headPosition: () => store.headPosition(),
+    close: () => store.close(),
+  };
+}

@@ -1,0 +1,72 @@
+import { projectionLags } from "@dmarc-ledger/read-models";
+import Router from "@koa/router";
+import { sql } from "kysely";
+import type { Registry } from "prom-client";
+import type { ApiDeps, ApiState } from "../state.js";
+
+/** How long /readyz waits for the database or the event store before calling it unreachable. */
+const probeTimeoutMs = 2000;
+
+function withTimeout<T>(work: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${what} did not answer within ${probeTimeoutMs} ms`)),
+      probeTimeoutMs,
+    );
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Why the service is not ready, or null when it is. */
+async function notReadyBecause(deps: ApiDeps): Promise<string | null> {
+  try {
+    await withTimeout(sql`select 1`.execute(deps.db), "the database");
+  } catch {
+    return "the database is unreachable";
+  }
+  try {
+    await withTimeout(deps.store.headPosition(), "the event store");
+  } catch {
+    return "the event store is unreachable";
+  }
+  const limit = deps.config.readyMaxLag;
+  const lags = await withTimeout(
+    projectionLags(deps.db, deps.store, deps.projections, limit + 1),
+    "the projection checkpoints",
+  );
+  const behind = lags.filter((lag) => lag.events > limit);
+  if (behind.length > 0) {
+    return `projections more than READY_MAX_LAG=${limit} events behind: ${behind.map((lag) => lag.projection).join(", ")}`;
+  }
+  return null;
+}
+
+/**
+ * What a supervisor or load balancer asks, without a key: /healthz (the process answers),
+ * /readyz (it can serve current data) and /metrics (Prometheus text format).
+ */
+export function operationsRouter(metrics: Registry | null) {
+  const router = new Router<ApiState, { deps: ApiDeps }>();
+  router.get("/healthz", (ctx) => {
+    ctx.body = { status: "ok" };
+  });
+  router.get("/readyz", async (ctx) => {
+    let reason: string | null;
+    try {
+      reason = await notReadyBecause(ctx.deps);
+    } catch (error) {
+      ctx.deps.logger.warn({ err: error }, "readiness check failed");
+      reason = "the readiness check failed";
+    }
+    ctx.status = reason ? 503 : 200;
+    ctx.body = reason ? { status: "not_ready", reason } : { status: "ready" };
+  });
+  if (metrics) {
+    router.get("/metrics", async (ctx) => {
+      ctx.type = metrics.contentType;
+      ctx.body = await metrics.metrics();
+    });
+  }
+  return router;
+}

@@ -1,0 +1,33 @@
+import { integer, oneOf, port, url } from "@dmarc-ledger/config";
+import { intakeSettingsShape } from "@dmarc-ledger/ingestion/settings";
+
+/** The variables the API reads: compose into the settings shape of the process that serves it. */
+export const apiSettings = {
+  PORT: port(8080),
+  DMARC_LEDGER_REGION: oneOf(["global", "eu"] as const, "global"),
+  PUBLIC_BASE_URL: url(["http", "https"]),
+  OTHER_REGION_BASE_URL: url(["http", "https"]),
+  RATE_LIMIT_PER_SECOND: integer({ min: 1, max: 1_000_000, default: 20 }),
+  RATE_LIMIT_BURST: integer({ min: 1, max: 1_000_000, default: 100 }),
+  READ_YOUR_WRITES_TIMEOUT_MS: integer({ min: 0, max: 600_000, default: 5000 }),
+  MAX_BODY_BYTES: integer({ min: 1024, max: 100 * 1024 * 1024, default: 64 * 1024 }),
+  /** /readyz answers 503 while a projection is more events than this behind the store's head. */
+  READY_MAX_LAG: integer({ min: 0, max: 1_000_000_000, default: 1000 }),
+  /** POST /api/reports: the upload and archive limits (MAX_REPORT_BYTES, …). */
+  ...intakeSettingsShape,
+};
+
+export interface ApiSettings {
+  PORT: number;
+  DMARC_LEDGER_REGION: "global" | "eu";
+  PUBLIC_BASE_URL: string | undefined;
+  OTHER_REGION_BASE_URL: string | undefined;
+  RATE_LIMIT_PER_SECOND: number;
+  RATE_LIMIT_BURST: number;
+  READ_YOUR_WRITES_TIMEOUT_MS: number;
+  MAX_BODY_BYTES: number;
+  READY_MAX_LAG: number;
+  MAX_REPORT_BYTES: number;
+  ARCHIVE_MAX_BYTES: number;
+  MAX_DECOMPRESSED_BYTES: number;
+}

@@ -1,0 +1,12 @@
+import { integer } from "@dmarc-ledger/config";
+
+/** The by-source rankings' upkeep (see docs/architecture.md). */
+export const projectorSettings = {
+  RANKING_INTERVAL_MS: integer({ min: 1, max: 86_400_000, default: 60_000 }),
+  RANKING_MIN_FACTS: integer({ min: 1, max: 1_000_000_000, default: 20_000 }),
+};
+
+export interface ProjectorSettings {
+  RANKING_INTERVAL_MS: number;
+  RANKING_MIN_FACTS: number;
+}

@@ -1,0 +1,4 @@
+export { createLogger, redactedPaths } from "./create-logger.js";
+export { exitOnStartFailure, stopOnSignal } from "./lifecycle.js";
+export { startedByPackageManager, whenParentExits } from "./parent-watch.js";
+export { type LoggingSettings, loggingSettings, logLevels } from "./settings.js";

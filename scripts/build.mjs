@@ -1,0 +1,45 @@
+// `pnpm build`: compiles every package and app to JavaScript in its own dist/, for production
+// processes run with plain node (see docs/operations.md, "Build").
+//
+// One TypeScript program over all sources (workspace imports resolve to src/*.ts through the
+// "types" export condition), emitted to .build/ and then moved to each package's dist/: no
+// per-package tsconfig or project references to keep in step with the dependencies.
+//
+// The output is used only when node runs with --conditions=dmarc-ledger-dist: every
+// package.json's exports say {"types": src, "dmarc-ledger-dist": dist, "default": src}, so
+// that development tools (tsx, vitest) never pick up a stale build.
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+
+const staging = ".build";
+rmSync(staging, { recursive: true, force: true });
+execFileSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"], {
+  stdio: "inherit",
+});
+
+const unbuildable = [];
+for (const group of ["packages", "apps"]) {
+  for (const name of readdirSync(group)) {
+    const packageDir = join(group, name);
+    const emitted = join(staging, packageDir, "src");
+    if (!existsSync(emitted)) continue;
+    rmSync(join(packageDir, "dist"), { recursive: true, force: true });
+    renameSync(emitted, join(packageDir, "dist"));
+    const manifest = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8"));
+    for (const [subpath, target] of Object.entries(manifest.exports ?? {})) {
+      if (typeof target !== "object" || !target["dmarc-ledger-dist"])
+        unbuildable.push(`${manifest.name} ${subpath}`);
+    }
+  }
+}
+rmSync(staging, { recursive: true, force: true });
+
+if (unbuildable.length > 0) {
+  console.error(
+    `These exports have no "dmarc-ledger-dist" condition, so the built processes cannot load them:\n  ${unbuildable.join("\n  ")}\n` +
+      'Write them as {"types": "./src/X.ts", "dmarc-ledger-dist": "./dist/X.js", "default": "./src/X.ts"}.',
+  );
+  process.exit(1);
+}
+console.log("built every package and app to its dist/");

@@ -1,0 +1,167 @@
+import { Writable } from "node:stream";
+import { apiConfigFromEnv, createApiApp } from "@dmarc-ledger/api";
+import { createLogger } from "@dmarc-ledger/process";
+import { allProjections, catchUp } from "@dmarc-ledger/read-models";
+import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import { createTenant } from "@dmarc-ledger/tenancy";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type Backend,
+  pgliteBackend,
+  type ServiceHandle,
+  startTestService,
+} from "../support/service-harness.js";
+
+/** A logger as the processes make it (JSON, LOG_LEVEL info), writing its lines into `lines`. */
+function capturingLogger(lines: string[]) {
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(...String(chunk).split("\n").filter(Boolean));
+      done();
+    },
+  });
+  return createLogger({ LOG_LEVEL: "info", LOG_FORMAT: "json" }, "test", sink);
+}
+
+describe("health, readiness, metrics, the access log and the public OpenAPI document", () => {
+  let backend: Backend;
+  let handle: ServiceHandle;
+  let key: string;
+  let origin: string;
+  const logLines: string[] = [];
+
+  beforeAll(async () => {
+    backend = await pgliteBackend();
+    handle = await startTestService(backend.env, capturingLogger(logLines));
+    origin = new URL(handle.service.apiRoot).origin;
+    key = (await createTenant(handle.runtime.store, { name: "ops", region: "global" }, { causedBy: "test" }))
+      .apiKey;
+    await catchUp({ store: handle.runtime.store, db: handle.runtime.db, projections: allProjections });
+  });
+  afterAll(async () => {
+    await handle?.stop();
+    await backend?.cleanup();
+  });
+
+  it("answers /healthz and /readyz without a key", async () => {
+    const health = await fetch(`${origin}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: "ok" });
+    const ready = await fetch(`${origin}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: "ready" });
+  });
+
+  it("serves Prometheus metrics: requests by route and status, projection lag, appends, Safe SPF, process", async () => {
+    expect((await handle.get("domains", key)).status).toBe(200);
+    expect((await handle.put("add-domain", key, { domain: "example.com" })).status).toBe(200);
+    const response = await fetch(`${origin}/metrics`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("text/plain");
+    const text = await response.text();
+    expect(text).toMatch(
+      /http_request_duration_seconds_count\{method="GET",route="\/api\/domains",status="200"\} 1/,
+    );
+    expect(text).toMatch(
+      /http_request_duration_seconds_bucket\{le="0\.1",method="PUT",route="\/api\/add-domain",status="200"\}/,
+    );
+    expect(text).toMatch(/projection_lag_events\{projection="domains"\} 0/);
+    expect(text).toMatch(/projection_lag_seconds\{projection="domains"\} 0/);
+    // The add-domain above went through the service's store: one event on the domain's stream.
+    expect(text).toMatch(/eventstore_events_appended_total\{category="domain"\} [1-9]/);
+    expect(text).toMatch(/safe_spf_domains\{status="pending"\} 0/);
+    expect(text).toMatch(/process_cpu_seconds_total \d/);
+    expect(text).toMatch(/nodejs_heap_size_used_bytes \d/);
+  });
+
+  it("logs one JSON line per request with its id, tenant, route, status and duration, and never a key", async () => {
+    const answer = await fetch(`${handle.service.apiRoot}domains?page=1`, {
+      headers: { Authorization: `Bearer ${key}`, "X-Request-Id": "ops-test-request-1" },
+    });
+    expect(answer.status).toBe(200);
+    await fetch(`${handle.service.apiRoot}domains`, {
+      headers: { Authorization: "Bearer dlk_global_wrongkey" },
+    });
+    const entries = logLines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const mine = entries.filter((entry) => entry.requestId === "ops-test-request-1");
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({ msg: "request", route: "/api/domains", status: 200, method: "GET" });
+    expect(mine[0]!.tenantId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(typeof mine[0]!.durationMs).toBe("number");
+    const refused = entries.filter((entry) => entry.msg === "request" && entry.status === 401);
+    expect(refused.length).toBeGreaterThan(0);
+    const all = logLines.join("\n");
+    expect(all).not.toContain(key);
+    expect(all).not.toContain("dlk_global_wrongkey");
+  });
+
+  it("serves the OpenAPI document without a key, each operation listing only the errors it can give", async () => {
+    const response = await fetch(`${handle.service.apiRoot}openapi.json`);
+    expect(response.status).toBe(200);
+    const doc = (await response.json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
+    const statuses = (path: string, method: string) =>
+      Object.keys(doc.paths[path]![method]!.responses).sort();
+    expect(statuses("/domains", "get")).toEqual(["200", "400", "401", "403", "421", "429", "500"]);
+    expect(statuses("/add-domain", "put")).toEqual([
+      "200",
+      "400",
+      "401",
+      "403",
+      "409",
+      "413",
+      "415",
+      "421",
+      "429",
+      "500",
+    ]);
+    expect(statuses("/update_safe_spf", "put")).toContain("422");
+    expect(statuses("/safe_spf", "get")).toContain("404");
+    expect(statuses("/aggregate_by_domain", "get")).not.toContain("404");
+    expect(statuses("/aggregate_by_domain", "get")).not.toContain("409");
+    expect(statuses("/readyz", "get")).toEqual(["200", "503"]);
+  });
+});
+
+describe("readiness follows the projections", () => {
+  let backend: Backend;
+  let runtime: Runtime;
+
+  beforeAll(async () => {
+    backend = await pgliteBackend();
+    runtime = await openRuntime(backend.env);
+  });
+  afterAll(async () => {
+    await runtime?.close();
+    await backend?.cleanup();
+  });
+
+  it("answers 503 with the reason while projections are more than READY_MAX_LAG events behind", async () => {
+    // No projector runs here: what is appended stays unapplied until catchUp.
+    const app = createApiApp({
+      db: runtime.db,
+      store: runtime.store,
+      projections: allProjections,
+      config: apiConfigFromEnv({ READY_MAX_LAG: "1" }, 0),
+      logger: createLogger({ LOG_LEVEL: "silent", LOG_FORMAT: "json" }, "test"),
+    });
+    const server = app.listen(0);
+    await new Promise((resolve) => server.once("listening", resolve));
+    const readyz = `http://127.0.0.1:${(server.address() as { port: number }).port}/readyz`;
+    try {
+      await createTenant(runtime.store, { name: "one", region: "global" }, { causedBy: "test" });
+      await createTenant(runtime.store, { name: "two", region: "global" }, { causedBy: "test" });
+      const behind = await fetch(readyz);
+      expect(behind.status).toBe(503);
+      const body = (await behind.json()) as { status: string; reason: string };
+      expect(body.status).toBe("not_ready");
+      expect(body.reason).toContain("READY_MAX_LAG=1");
+      expect(body.reason).toContain("tenants");
+      await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+      expect((await fetch(readyz)).status).toBe(200);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
