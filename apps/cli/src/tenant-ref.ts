@@ -1,4 +1,4 @@
-import { listTenants, type TenantSummary } from "@dmarc-ledger/read-models";
+import type { TenantSummary } from "@dmarc-ledger/read-models";
 import type { Runtime } from "@dmarc-ledger/runtime";
 import { CliError } from "./io.js";
 
@@ -7,6 +7,7 @@ import { CliError } from "./io.js";
  * tenants must be given as an id). Reads the read models, caught up by the caller.
  */
 export async function resolveTenant(runtime: Runtime, reference: string): Promise<TenantSummary> {
+  const { listTenants } = await import("@dmarc-ledger/read-models");
   const tenants = await listTenants(runtime.db);
   const byId = tenants.find((tenant) => tenant.tenantId === reference);
   if (byId) return byId;

@@ -1,12 +1,4 @@
-import { allProjections, catchUp, listTenantDomains } from "@dmarc-ledger/read-models";
-import {
-  addDomain,
-  DomainNotFoundError,
-  DomainOwnedElsewhereError,
-  InvalidDomainError,
-  removeDomain,
-  UnknownTenantError,
-} from "@dmarc-ledger/tenancy";
+import type { Runtime } from "@dmarc-ledger/runtime";
 import type { Command } from "commander";
 import { CliError, type CliIO } from "../io.js";
 import { resolveTenant } from "../tenant-ref.js";
@@ -14,10 +6,21 @@ import { withRuntime } from "../with-runtime.js";
 
 const cli = { causedBy: "process:cli" };
 
-const refusals = [InvalidDomainError, DomainOwnedElsewhereError, DomainNotFoundError, UnknownTenantError];
+/** Loaded when a command runs: `--help` and commands that need neither never pay for them. */
+const readModels = () => import("@dmarc-ledger/read-models");
+const tenancy = () => import("@dmarc-ledger/tenancy");
+
+/** The read models as of every event stored (in embedded mode nothing else projects meanwhile). */
+async function caughtUp(runtime: Runtime): Promise<void> {
+  const { allProjections, catchUp } = await readModels();
+  await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+}
 
 /** The tenancy package's refusals become messages for the terminal, with exit status 1. */
 async function asCliErrors<T>(work: () => Promise<T>): Promise<T> {
+  const { InvalidDomainError, DomainOwnedElsewhereError, DomainNotFoundError, UnknownTenantError } =
+    await tenancy();
+  const refusals = [InvalidDomainError, DomainOwnedElsewhereError, DomainNotFoundError, UnknownTenantError];
   try {
     return await work();
   } catch (error) {
@@ -35,8 +38,9 @@ export function registerDomainCommands(program: Command, io: CliIO, env: NodeJS.
     .argument("<domain>")
     .action(async (reference: string, name: string) => {
       const outcome = await withRuntime(env, async (runtime) => {
-        await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+        await caughtUp(runtime);
         const { tenantId } = await resolveTenant(runtime, reference);
+        const { addDomain } = await tenancy();
         return asCliErrors(() => addDomain(runtime.store, { tenantId, domain: name }, cli));
       });
       io.out(
@@ -53,10 +57,10 @@ export function registerDomainCommands(program: Command, io: CliIO, env: NodeJS.
     .option("--json", "print one JSON object per line")
     .action(async (reference: string | undefined, options: { json?: boolean }) => {
       const domains = await withRuntime(env, async (runtime) => {
-        await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+        await caughtUp(runtime);
         const tenantId =
           reference === undefined ? undefined : (await resolveTenant(runtime, reference)).tenantId;
-        return listTenantDomains(runtime.db, tenantId);
+        return (await readModels()).listTenantDomains(runtime.db, tenantId);
       });
       for (const d of domains) {
         io.out(
@@ -74,8 +78,9 @@ export function registerDomainCommands(program: Command, io: CliIO, env: NodeJS.
     .argument("<domain>")
     .action(async (reference: string, name: string) => {
       const removed = await withRuntime(env, async (runtime) => {
-        await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+        await caughtUp(runtime);
         const { tenantId } = await resolveTenant(runtime, reference);
+        const { removeDomain } = await tenancy();
         return asCliErrors(() => removeDomain(runtime.store, { tenantId, domain: name }, cli));
       });
       io.out(`Removed ${removed.domain}; its history stays in the audit trail.`);

@@ -1,6 +1,3 @@
-import { streams } from "@dmarc-ledger/events";
-import { describeDomainEvents } from "@dmarc-ledger/read-models";
-import { InvalidDomainError, normaliseDomain } from "@dmarc-ledger/tenancy";
 import type { Command } from "commander";
 import { CliError, type CliIO } from "../io.js";
 import { withRuntime } from "../with-runtime.js";
@@ -12,6 +9,13 @@ export function registerHistoryCommand(program: Command, io: CliIO, env: NodeJS.
     .argument("<domain>")
     .option("--json", "print the events as JSON lines")
     .action(async (input: string, options: { json?: boolean }) => {
+      // Loaded when the command runs: `--help` and other commands never pay for them.
+      const [{ streams }, { describeDomainEvents }, { InvalidDomainError, normaliseDomain }] =
+        await Promise.all([
+          import("@dmarc-ledger/events"),
+          import("@dmarc-ledger/read-models"),
+          import("@dmarc-ledger/domain-names"),
+        ]);
       let domain: string;
       try {
         domain = normaliseDomain(input);

@@ -1,17 +1,7 @@
 import { createReadStream } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
-import {
-  bytesInput,
-  fileInput,
-  fileLooksLikeMbox,
-  type InputBytes,
-  type IntakeDeps,
-  intakeLimits,
-  intakeSettingsFromEnv,
-  receiveInput,
-  splitMbox,
-} from "@dmarc-ledger/ingestion";
+import type { InputBytes, IntakeDeps } from "@dmarc-ledger/ingestion";
 import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import { CliError, type CliIO } from "../io.js";
@@ -39,9 +29,13 @@ async function expandPaths(paths: string[]): Promise<FileToImport[]> {
   return files;
 }
 
+/** Loaded by the command when it runs: `--help` and other commands never pay for the parsers. */
+type Ingestion = typeof import("@dmarc-ledger/ingestion");
+
 /** A file's inputs: the file itself, or each message of an mbox file (recognised by content). */
 async function* inputsOf(
   path: string,
+  { bytesInput, fileInput, fileLooksLikeMbox, splitMbox }: Ingestion,
 ): AsyncGenerator<{ name: string; source: string; input: InputBytes; bytes: number }> {
   if (await fileLooksLikeMbox(path)) {
     for await (const message of splitMbox(createReadStream(path))) {
@@ -86,6 +80,8 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
     )
     .argument("<paths...>", "files, directories or mbox files")
     .action(async (paths: string[]) => {
+      const ingestion = await import("@dmarc-ledger/ingestion");
+      const { intakeLimits, intakeSettingsFromEnv, receiveInput } = ingestion;
       const settings = intakeSettingsFromEnv(env);
       const files = await expandPaths(paths.map((path) => resolve(io.cwd ?? process.cwd(), path)));
       const tally = new ImportTally();
@@ -99,7 +95,7 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
         try {
           for (const file of files) {
             let fileBytes = 0;
-            for await (const { name, source, input, bytes } of inputsOf(file.path)) {
+            for await (const { name, source, input, bytes } of inputsOf(file.path, ingestion)) {
               const received = await receiveInput(deps, input, {
                 channel: "import",
                 source,

@@ -1,4 +1,3 @@
-import { allProjections, rebuildBeside } from "@dmarc-ledger/read-models";
 import { SingleBar } from "cli-progress";
 import type { Command } from "commander";
 import { CliError, type CliIO } from "../io.js";
@@ -8,15 +7,17 @@ export function registerReplayCommand(program: Command, io: CliIO, env: NodeJS.P
   program
     .command("replay")
     .description("rebuild read models from the event store beside the live ones, then swap them in")
-    .option(
-      "--projection <name>",
-      `one of: ${allProjections.map((projection) => projection.name).join(", ")}`,
-    )
+    .option("--projection <name>", "rebuild only this projection (an unknown name lists them)")
     .action(async (options: { projection?: string }) => {
+      const { allProjections, rebuildBeside } = await import("@dmarc-ledger/read-models");
       const selected = options.projection
         ? allProjections.filter((projection) => projection.name === options.projection)
         : allProjections;
-      if (selected.length === 0) throw new CliError(`No projection named "${options.projection}".`);
+      if (selected.length === 0) {
+        throw new CliError(
+          `No projection named "${options.projection}"; one of: ${allProjections.map((projection) => projection.name).join(", ")}.`,
+        );
+      }
       // The total is unknown until the end (the store keeps no count), so the bar shows events and rate.
       const bar = process.stderr.isTTY
         ? new SingleBar({ format: "replaying | {value} events | {speed} events/s", clearOnComplete: true })

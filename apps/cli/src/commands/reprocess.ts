@@ -1,9 +1,4 @@
-import {
-  intakeLimits,
-  intakeSettingsFromEnv,
-  type ReprocessedInput,
-  reprocessArchived,
-} from "@dmarc-ledger/ingestion";
+import type { ReprocessedInput } from "@dmarc-ledger/ingestion";
 import type { Command } from "commander";
 import { CliError, type CliIO } from "../io.js";
 import { withRuntime } from "../with-runtime.js";
@@ -44,6 +39,10 @@ export function registerReprocessCommand(program: Command, io: CliIO, env: NodeJ
     .option("--since <date>", "only inputs last received at or after this ISO 8601 date")
     .action(async (options: { since?: string }) => {
       const since = parseSince(options.since);
+      // Loaded when the command runs: `--help` and other commands never pay for the parsers.
+      const { intakeLimits, intakeSettingsFromEnv, reprocessArchived } = await import(
+        "@dmarc-ledger/ingestion"
+      );
       const settings = intakeSettingsFromEnv(env);
       const counts = { stored: 0, duplicate: 0, rejected: 0, skipped: 0 };
       await withRuntime(env, async (runtime) => {

@@ -1,9 +1,8 @@
-import { bindPort } from "@dmarc-ledger/api";
+import { bindPort } from "@dmarc-ledger/api/listen";
 import { parseSettings } from "@dmarc-ledger/config";
 import { createLogger, startedByPackageManager, whenParentExits } from "@dmarc-ledger/process";
 import type { Command } from "commander";
 import type { CliIO } from "../io.js";
-import { startService } from "../service.js";
 import { serviceSettings } from "../settings.js";
 import { withRuntime } from "../with-runtime.js";
 
@@ -21,8 +20,12 @@ export function registerStartCommand(program: Command, io: CliIO, env: NodeJS.Pr
       try {
         await withRuntime(env, async (runtime) => {
           runtimeOpened = true;
-          // Imported when run, not at load: the program imports this module.
-          const { runCliHere } = await import("../program.js");
+          // Imported when run, not at load: the program imports this module, and the service's
+          // modules take seconds to load, which no other command should pay.
+          const [{ runCliHere }, { startService }] = await Promise.all([
+            import("../program.js"),
+            import("../service.js"),
+          ]);
           const service = await startService({
             runtime,
             env,

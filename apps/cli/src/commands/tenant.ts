@@ -1,20 +1,23 @@
 import type { Region, Scope } from "@dmarc-ledger/events";
-import { allProjections, catchUp, listTenants } from "@dmarc-ledger/read-models";
-import {
-  allScopes,
-  createTenant,
-  issueApiKey,
-  readTenant,
-  revokeApiKey,
-  UnknownApiKeyError,
-  UnknownTenantError,
-} from "@dmarc-ledger/tenancy";
+import type { Runtime } from "@dmarc-ledger/runtime";
 import { type Command, Option } from "commander";
 import { CliError, type CliIO } from "../io.js";
 import { resolveTenant } from "../tenant-ref.js";
 import { withRuntime } from "../with-runtime.js";
 
 const cli = { causedBy: "process:cli" };
+
+const allScopes: readonly Scope[] = ["read", "write", "ingest"];
+
+/** Loaded when a command runs: `--help` and commands that need neither never pay for them. */
+const readModels = () => import("@dmarc-ledger/read-models");
+const tenancy = () => import("@dmarc-ledger/tenancy");
+
+/** The read models as of every event stored (in embedded mode nothing else projects meanwhile). */
+async function caughtUp(runtime: Runtime): Promise<void> {
+  const { allProjections, catchUp } = await readModels();
+  await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+}
 
 function parseScopes(value: string): Scope[] {
   const scopes = value.split(",").map((scope) => scope.trim());
@@ -38,6 +41,7 @@ const isoSeconds = (date: Date) => `${date.toISOString().slice(0, 19)}Z`;
 
 /** Turns the tenancy package's "not found" errors into messages for the terminal. */
 async function asCliErrors<T>(work: () => Promise<T>): Promise<T> {
+  const { UnknownApiKeyError, UnknownTenantError } = await tenancy();
   try {
     return await work();
   } catch (error) {
@@ -69,6 +73,7 @@ export function registerTenantCommands(program: Command, io: CliIO, env: NodeJS.
           `This deployment serves the ${region} region (DMARC_LEDGER_REGION); a tenant of ${options.region} belongs in that region's deployment.`,
         );
       }
+      const { createTenant } = await tenancy();
       const created = await withRuntime(env, (runtime) => createTenant(runtime.store, { name, region }, cli));
       if (options.json) {
         io.out(JSON.stringify({ tenantId: created.tenantId, apiKey: created.apiKey }));
@@ -84,8 +89,8 @@ export function registerTenantCommands(program: Command, io: CliIO, env: NodeJS.
     .option("--json", "print one JSON object per line")
     .action(async (options: { json?: boolean }) => {
       const tenants = await withRuntime(env, async (runtime) => {
-        await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
-        return listTenants(runtime.db);
+        await caughtUp(runtime);
+        return (await readModels()).listTenants(runtime.db);
       });
       for (const t of tenants) {
         io.out(
@@ -105,9 +110,9 @@ export function registerTenantCommands(program: Command, io: CliIO, env: NodeJS.
     .option("--json", "print one JSON object per line")
     .action(async (reference: string, options: { json?: boolean }) => {
       const state = await withRuntime(env, async (runtime) => {
-        await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+        await caughtUp(runtime);
         const { tenantId } = await resolveTenant(runtime, reference);
-        return readTenant(runtime.store, tenantId);
+        return (await tenancy()).readTenant(runtime.store, tenantId);
       });
       for (const [keyId, k] of state.keys) {
         io.out(
@@ -132,8 +137,9 @@ export function registerTenantCommands(program: Command, io: CliIO, env: NodeJS.
     .action(async (reference: string, options: { scopes: string; json?: boolean }) => {
       const scopes = parseScopes(options.scopes);
       const issued = await withRuntime(env, async (runtime) => {
-        await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+        await caughtUp(runtime);
         const { tenantId } = await resolveTenant(runtime, reference);
+        const { issueApiKey } = await tenancy();
         return asCliErrors(() => issueApiKey(runtime.store, { tenantId, scopes }, cli));
       });
       io.out(
@@ -149,8 +155,9 @@ export function registerTenantCommands(program: Command, io: CliIO, env: NodeJS.
     .argument("<keyId>")
     .action(async (reference: string, keyId: string) => {
       const outcome = await withRuntime(env, async (runtime) => {
-        await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+        await caughtUp(runtime);
         const { tenantId } = await resolveTenant(runtime, reference);
+        const { revokeApiKey } = await tenancy();
         return asCliErrors(() => revokeApiKey(runtime.store, { tenantId, keyId }, cli));
       });
       io.out(
