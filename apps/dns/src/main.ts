@@ -1,37 +1,55 @@
-// The DNS server as a process of its own (production layout): `tsx apps/dns/src/main.ts`.
-// Several may run at once: each follows the event store into its own in-memory zone.
-// More work beside the server (a refresher, a PTR resolver) is started after it and stopped in
-// `stopAll`, in reverse order.
-import { ConfigError } from "@dmarc-ledger/config";
-import { openRuntime } from "@dmarc-ledger/runtime";
-import { pino } from "pino";
+// The service's DNS side as a process of its own (production layout):
+// `node --conditions=dmarc-ledger-dist apps/dns/dist/main.js` after `pnpm build`. It serves the
+// Safe SPF zone and the reports domain, and keeps Safe SPF records current. Several may run at
+// once: each follows the event store into its own in-memory zone, and the refreshers share the
+// work through leases (packages/safe-spf-service), so no domain is computed twice.
+import { parseSettings } from "@dmarc-ledger/config";
+import { createLogger, exitOnStartFailure, loggingSettings, stopOnSignal } from "@dmarc-ledger/process";
+import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
+import {
+  resolverFrom,
+  safeSpfRefreshSettingsFromEnv,
+  safeSpfSettings,
+  startSafeSpfRefresher,
+} from "@dmarc-ledger/safe-spf-service";
 import { startDnsServer } from "./dns-server.js";
-import { type DnsSettings, dnsSettingsFromEnv } from "./settings.js";
+import { dnsSettingsFromEnv } from "./settings.js";
 
-const logger = pino({ name: "dns", level: process.env.LOG_LEVEL ?? "info" });
+// Every setting is checked before anything opens or listens.
+const { settings, dnsSettings, refreshSettings } = exitOnStartFailure(() => ({
+  settings: parseSettings({ ...runtimeSettings, ...safeSpfSettings, ...loggingSettings }, process.env),
+  dnsSettings: dnsSettingsFromEnv(process.env, { defaultPort: 53, required: true })!,
+  refreshSettings: safeSpfRefreshSettingsFromEnv(process.env),
+}));
+const logger = createLogger(settings, "dns");
+const runtime = await exitOnStartFailure(() => openRuntime(process.env));
+const dns = await exitOnStartFailure(() =>
+  startDnsServer({ store: runtime.store, settings: dnsSettings, logger }),
+);
+const refresher = startSafeSpfRefresher({
+  store: runtime.store,
+  db: runtime.db,
+  resolver: resolverFrom(settings),
+  settings: refreshSettings,
+  ...(settings.SAFE_SPF_ZONE ? { publishZone: settings.SAFE_SPF_ZONE } : {}),
+  onError: (error) => logger.error({ err: error }, "Safe SPF refresher failed; retrying"),
+  onRefreshed: (domain, outcome) => {
+    if (outcome.kind === "changed")
+      logger.info({ domain, added: outcome.added, removed: outcome.removed }, "Safe SPF record changed");
+    else if (outcome.kind === "failed" && outcome.appended)
+      logger.warn(
+        { domain, failure: outcome.failure },
+        "Safe SPF refresh failed; the last good record stays",
+      );
+  },
+});
+logger.info(
+  { host: dns.host, port: dns.ports.udp, data: runtime.description },
+  "serving DNS (UDP and TCP) and keeping Safe SPF records current",
+);
 
-let settings: DnsSettings;
-try {
-  // Every setting is checked before anything opens or listens.
-  settings = dnsSettingsFromEnv(process.env, { defaultPort: 53, required: true })!;
-} catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  logger.fatal({ problems: error.problems }, error.message);
-  process.exit(1);
-}
-
-const runtime = await openRuntime();
-const dns = await startDnsServer({ store: runtime.store, settings, logger });
-logger.info(`serving DNS on ${dns.host}:${dns.ports.udp} (UDP and TCP) from ${runtime.description}`);
-const stopAll = async () => {
+stopOnSignal(logger, async () => {
   await dns.stop();
+  await refresher.stop();
   await runtime.close();
-};
-
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, async () => {
-    await stopAll();
-    logger.info("stopped");
-    process.exit(0);
-  });
-}
+});

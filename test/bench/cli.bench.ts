@@ -1,0 +1,88 @@
+/**
+ * Issue 13, "a fast CLI": wall time of whole `dmarc-ledger` processes as an operator runs them,
+ * on the build output (`node --conditions=dmarc-ledger-dist apps/cli/dist/main.js`, what
+ * production runs) and on the sources through tsx (what `pnpm dmarc-ledger` runs), against a bare
+ * `node -e 0` measured in the same run. Targets: `--help` under 1 s, `tenant list` under 1.5 s.
+ * `BENCH_RUNS=N` sets the runs per command (default 7).
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createTestDatabase } from "@dmarc-ledger/db/testing";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const runs = Number(process.env.BENCH_RUNS ?? 7);
+
+function run(args: string[], env: NodeJS.ProcessEnv = {}): { ms: number; status: number | null } {
+  const started = process.hrtime.bigint();
+  const result = spawnSync(process.execPath, args, {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  if (result.status !== 0) {
+    throw new Error(`${args.join(" ")} exited ${result.status}: ${String(result.stderr).slice(0, 400)}`);
+  }
+  return { ms, status: result.status };
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+function measure(
+  label: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  baselineMs: number,
+  targetMs?: number,
+) {
+  run(args, env); // warm the file cache
+  const times = Array.from({ length: runs }, () => run(args, env).ms);
+  const p50 = percentile(times, 50);
+  const verdict =
+    targetMs === undefined
+      ? ""
+      : p50 < targetMs
+        ? `  target < ${targetMs} ms: MET`
+        : `  target < ${targetMs} ms: MISSED`;
+  console.log(
+    `${label.padEnd(44)} p50 ${p50.toFixed(0).padStart(5)} ms  p95 ${percentile(times, 95).toFixed(0).padStart(5)} ms  ${(p50 / baselineMs).toFixed(1)}x node -e 0${verdict}`,
+  );
+}
+
+console.log("building (pnpm build)…");
+const built = spawnSync(process.execPath, ["scripts/build.mjs"], { cwd: root, stdio: "inherit" });
+if (built.status !== 0) process.exit(1);
+
+const dist = ["--conditions=dmarc-ledger-dist", "apps/cli/dist/main.js"];
+const sources = ["--import", "tsx", "apps/cli/src/main.ts"];
+const dataDir = mkdtempSync(join(tmpdir(), "dl-bench-cli-"));
+const pglite = { DMARC_LEDGER_DATA_DIR: dataDir };
+const postgres = await createTestDatabase("dl_bench_cli");
+const pg = { DATABASE_URL: postgres.url };
+try {
+  // A tenant to list, in each backend (this also runs the migrations once, outside the timings).
+  run([...dist, "tenant", "create", "bench"], pglite);
+  run([...dist, "tenant", "create", "bench"], pg);
+
+  run(["-e", "0"]);
+  const baseline = percentile(
+    Array.from({ length: runs }, () => run(["-e", "0"]).ms),
+    50,
+  );
+  console.log(`${"node -e 0 (baseline)".padEnd(44)} p50 ${baseline.toFixed(0).padStart(5)} ms`);
+  measure("dist: --help", [...dist, "--help"], {}, baseline, 1000);
+  measure("dist: --version", [...dist, "--version"], {}, baseline, 1000);
+  measure("dist: tenant list (PostgreSQL)", [...dist, "tenant", "list"], pg, baseline, 1500);
+  measure("dist: tenant list (embedded PGlite)", [...dist, "tenant", "list"], pglite, baseline, 1500);
+  measure("sources via tsx: --help", [...sources, "--help"], {}, baseline);
+  measure("sources via tsx: tenant list (PostgreSQL)", [...sources, "tenant", "list"], pg, baseline);
+} finally {
+  rmSync(dataDir, { recursive: true, force: true });
+  await postgres.drop();
+}
