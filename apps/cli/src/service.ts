@@ -4,6 +4,10 @@ import { runProjector } from "@dmarc-ledger/projector";
 import { allProjections, catchUp, countTenants } from "@dmarc-ledger/read-models";
 import type { Runtime } from "@dmarc-ledger/runtime";
 import { resolverFromEnv, startSafeSpfWorker } from "@dmarc-ledger/safe-spf-service";
+import {
+  sourceIpResolverSettingsFromEnv,
+  startSourceIpResolverFromSettings,
+} from "@dmarc-ledger/source-names";
 import { createTenant } from "@dmarc-ledger/tenancy";
 import type { Logger } from "pino";
 
@@ -29,6 +33,7 @@ export interface ServiceOptions {
 /** The API and the projector in one process: what `dmarc-ledger start` runs. */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { runtime, env, logger } = options;
+  const sourceNames = sourceIpResolverSettingsFromEnv(env);
   // Catch up before answering, so the first requests see everything stored so far.
   await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
 
@@ -52,6 +57,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     resolver: resolverFromEnv(env),
     ...(env.SAFE_SPF_ZONE ? { publishZone: env.SAFE_SPF_ZONE } : {}),
     onError: (error) => logger.error({ err: error }, "Safe SPF process failed; retrying"),
+  });
+  // Off unless DNS_NAMESERVERS is set or SOURCE_IP_RESOLVER=on (packages/source-names/README.md).
+  const sourceIpResolver = startSourceIpResolverFromSettings(sourceNames, {
+    store: runtime.store,
+    db: runtime.db,
+    onError: (error) => logger.error({ err: error }, "source-IP resolver failed; retrying"),
   });
   const app = createApiApp({
     db: runtime.db,
@@ -78,6 +89,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await safeSpf.stop();
+      await sourceIpResolver?.stop();
       await projector.stop();
     },
   };

@@ -9,15 +9,24 @@ export const streams = {
   aggregateReport: (identity: string) => `aggregate-report-${identity}`,
   failureReport: (identity: string) => `failure-report-${identity}`,
   rejectedInput: (sha256: string) => `rejected-input-${sha256}`,
+  /** Reverse-DNS answers for one source IP (as the reports write it, normalised by the parser). */
+  sourceIp: (ip: string) => `source-ip-${ip}`,
 } as const;
 
-export type StreamCategory = "tenant" | "domain" | "aggregate-report" | "failure-report" | "rejected-input";
+export type StreamCategory =
+  | "tenant"
+  | "domain"
+  | "aggregate-report"
+  | "failure-report"
+  | "rejected-input"
+  | "source-ip";
 
 export function streamCategory(stream: string): StreamCategory | null {
   for (const category of [
     "aggregate-report",
     "failure-report",
     "rejected-input",
+    "source-ip",
     "tenant",
     "domain",
   ] as const) {
