@@ -1,25 +1,5 @@
 import { getServers } from "node:dns";
-import { integer, oneOf, parseSettings } from "@dmarc-ledger/config";
-import { z } from "zod";
-
-/** `host:port,…` (a bare host means port 53; IPv6 as `[::1]:53`). */
-const nameserverList = z
-  .string()
-  .optional()
-  .transform((value, ctx) => {
-    if (value === undefined) return null;
-    const servers = value
-      .split(",")
-      .map((server) => server.trim())
-      .filter(Boolean);
-    const valid = /^(\[[0-9a-fA-F:.]+\]|[^\s:[\]]+)(:\d{1,5})?$/;
-    const wrong = servers.find((server) => !valid.test(server) || Number(server.split(":").at(-1)) > 65535);
-    if (servers.length === 0 || wrong !== undefined) {
-      ctx.addIssue({ code: "custom", message: `"${wrong ?? value}" is not host:port[,host:port…]` });
-      return z.NEVER;
-    }
-    return servers;
-  });
+import { hostPorts, integer, oneOf, parseSettings } from "@dmarc-ledger/config";
 
 /** The environment variables of the source-IP resolver, for a process to compose with its own. */
 export const sourceIpResolverSettingsShape = {
@@ -33,7 +13,7 @@ export const sourceIpResolverSettingsShape = {
   SOURCE_IP_REFRESH_AGE: integer({ min: 60, max: 10 * 365 * 86_400, default: 7 * 86_400 }),
   /** Seconds after which an IP whose lookup timed out or failed is tried again (default 1 hour). */
   SOURCE_IP_RETRY_AGE: integer({ min: 1, max: 10 * 365 * 86_400, default: 3_600 }),
-  DNS_NAMESERVERS: nameserverList,
+  DNS_NAMESERVERS: hostPorts(53),
   DNS_TIMEOUT_MS: integer({ min: 50, max: 60_000, default: 2_000 }),
 };
 
