@@ -17,6 +17,7 @@ import {
   aggregateByUnalignedSourceEndpoint,
   forensicEndpoint,
 } from "./routes/aggregates.js";
+import { domainStatusEndpoint } from "./routes/domain-status.js";
 import { domainGroupEndpoint, domainsEndpoint, historyEndpoint } from "./routes/domains.js";
 import { rootHandler } from "./routes/root.js";
 import { safeSpfEndpoint, updateSafeSpfEndpoint } from "./routes/safe-spf.js";
@@ -36,6 +37,7 @@ export const endpoints: readonly Endpoint[] = [
   domainsEndpoint,
   historyEndpoint,
   safeSpfEndpoint,
+  domainStatusEndpoint,
 ];
 
 function requireScope(endpoint: Endpoint) {

@@ -1,5 +1,6 @@
 // The API as a process of its own (production layout): `tsx apps/api/src/main.ts`. It reads
 // the read models; run apps/projector/src/main.ts beside it to keep them current.
+import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
 import { allProjections } from "@dmarc-ledger/read-models";
 import { openRuntime } from "@dmarc-ledger/runtime";
 import { pino } from "pino";
@@ -8,6 +9,7 @@ import { apiConfigFromEnv } from "./config.js";
 
 const logger = pino({ name: "api" });
 const port = Number(process.env.PORT ?? 8080);
+const onboarding = onboardingSettingsFromEnv(process.env);
 const runtime = await openRuntime();
 const config = apiConfigFromEnv(process.env, port);
 const app = createApiApp({
@@ -16,6 +18,7 @@ const app = createApiApp({
   projections: allProjections,
   config,
   logger,
+  checkDomainStatus: domainStatusChecker(onboarding),
 });
 const server = app.listen(port, () =>
   logger.info(`listening on ${config.publicBaseUrl} (${runtime.description})`),

@@ -1,4 +1,5 @@
 import type { EventStore } from "@dmarc-ledger/event-store";
+import type { DomainStatusChecker } from "@dmarc-ledger/onboarding";
 import type { KeyHolder, Projection, ReadModelSchema } from "@dmarc-ledger/read-models";
 import type { DefaultContext, ParameterizedContext } from "koa";
 import type { Kysely } from "kysely";
@@ -12,6 +13,8 @@ export interface ApiDeps {
   projections: readonly Projection[];
   config: ApiConfig;
   logger: Logger;
+  /** The onboarding check behind GET domain_status; without it that endpoint answers 503. */
+  checkDomainStatus?: DomainStatusChecker;
 }
 
 export interface ApiState {

@@ -1,5 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { type ApiConfig, apiConfigFromEnv, createApiApp } from "@dmarc-ledger/api";
+import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
 import { runProjector } from "@dmarc-ledger/projector";
 import { allProjections, catchUp, countTenants } from "@dmarc-ledger/read-models";
 import type { Runtime } from "@dmarc-ledger/runtime";
@@ -34,6 +35,7 @@ export interface ServiceOptions {
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { runtime, env, logger } = options;
   const sourceNames = sourceIpResolverSettingsFromEnv(env);
+  const onboarding = onboardingSettingsFromEnv(env);
   // Catch up before answering, so the first requests see everything stored so far.
   await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
 
@@ -70,6 +72,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     projections: allProjections,
     config: provisional,
     logger,
+    checkDomainStatus: domainStatusChecker(onboarding),
   });
   const server = app.listen(options.port);
   await new Promise<void>((resolve, reject) => {
