@@ -15,14 +15,20 @@ export function isDue(outcome: string, resolvedAt: Date, now: Date, ages: Answer
   return now.getTime() - resolvedAt.getTime() >= age * 1000;
 }
 
+/** An IP to resolve; `seenBefore` when the read model holds an earlier answer for it. */
+export interface DueIp {
+  ip: string;
+  seenBefore: boolean;
+}
+
 /** Of `ips`, those without a projected answer or whose answer is due again, in one query per 5,000. */
 export async function dueAmong(
   db: Kysely<ReadModelSchema>,
   ips: readonly string[],
   now: Date,
   ages: AnswerAges,
-): Promise<string[]> {
-  const due: string[] = [];
+): Promise<DueIp[]> {
+  const due: DueIp[] = [];
   for (let offset = 0; offset < ips.length; offset += 5_000) {
     const chunk = ips.slice(offset, offset + 5_000);
     const known = await db
@@ -30,12 +36,12 @@ export async function dueAmong(
       .select(["source_ip", "outcome", "resolved_at"])
       .where("source_ip", "=", sql<string>`any(${chunk}::text[])`)
       .execute();
-    const fresh = new Set(
-      known
-        .filter((row) => !isDue(row.outcome, new Date(row.resolved_at), now, ages))
-        .map((row) => row.source_ip),
-    );
-    due.push(...chunk.filter((ip) => !fresh.has(ip)));
+    const seen = new Map(known.map((row) => [row.source_ip, row]));
+    for (const ip of chunk) {
+      const row = seen.get(ip);
+      if (!row) due.push({ ip, seenBefore: false });
+      else if (isDue(row.outcome, new Date(row.resolved_at), now, ages)) due.push({ ip, seenBefore: true });
+    }
   }
   return due;
 }

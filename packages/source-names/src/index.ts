@@ -1,4 +1,4 @@
-export { type AnswerAges, dueAmong, isDue, staleSourceIps } from "./due-source-ips.js";
+export { type AnswerAges, type DueIp, dueAmong, isDue, staleSourceIps } from "./due-source-ips.js";
 export { lookupSourceName, type SourceNameAnswer } from "./lookup-source-name.js";
 export { reverseName, sameAddress } from "./reverse-name.js";
 export {

@@ -1,5 +1,7 @@
+import { setMaxListeners } from "node:events";
 import {
   type EventStore,
+  type ExpectedRevision,
   type FromPosition,
   followStore,
   WrongExpectedVersionError,
@@ -10,7 +12,7 @@ import { DnsLookupError, type SpfResolver } from "@dmarc-ledger/safe-spf";
 import { type Kysely, sql } from "kysely";
 import PQueue from "p-queue";
 import pRetry from "p-retry";
-import { type AnswerAges, dueAmong, isDue, staleSourceIps } from "./due-source-ips.js";
+import { type AnswerAges, type DueIp, dueAmong, isDue, staleSourceIps } from "./due-source-ips.js";
 import { lookupSourceName, type SourceNameAnswer } from "./lookup-source-name.js";
 
 /** Where the resolver's checkpoint lives among the projections' (it is not one of them). */
@@ -80,6 +82,8 @@ export function startSourceIpResolver(options: SourceIpResolverOptions): Running
   let stopped = false;
   // Aborting takes every waiting lookup out of the queue at once (their promises reject).
   const stopping = new AbortController();
+  // One listener per waiting lookup: thousands are expected, not a leak.
+  setMaxListeners(0, stopping.signal);
 
   const lookUp = async (ip: string): Promise<SourceNameAnswer> => {
     try {
@@ -100,43 +104,61 @@ export function startSourceIpResolver(options: SourceIpResolverOptions): Running
     }
   };
 
-  /** Asks DNS for one IP unless its stream already holds an answer that is not due. */
-  const resolveIp = async (ip: string): Promise<void> => {
+  /** Where to append an answer for the IP's stream, or null when its last answer is not due. */
+  const streamState = async (stream: string): Promise<{ expected: ExpectedRevision } | null> => {
+    const last = (await store.readStream(stream)).at(-1);
+    if (!last) return { expected: "no_stream" };
+    const previous = decodeEvent(last);
+    const fresh =
+      previous?.type === "SourceIpResolved" &&
+      !isDue(previous.data.outcome, new Date(previous.data.resolvedAt), now(), options);
+    return fresh ? null : { expected: last.revision };
+  };
+
+  /**
+   * Asks DNS for one IP and appends the answer, unless its stream holds one that is not due. An
+   * IP the read model has never shown is nearly always new, so its stream is not read first: the
+   * append expects no stream, and only when that fails (the projector lags behind another answer)
+   * is the stream read and the answer appended after it if it is still wanted.
+   */
+  const resolveIp = async (ip: string, seenBefore: boolean): Promise<void> => {
     const stream = streams.sourceIp(ip);
-    const history = await store.readStream(stream);
-    const last = history.at(-1);
-    if (last) {
-      const previous = decodeEvent(last);
-      if (
-        previous?.type === "SourceIpResolved" &&
-        !isDue(previous.data.outcome, new Date(previous.data.resolvedAt), now(), options)
-      )
-        return;
+    let expected: ExpectedRevision = "no_stream";
+    if (seenBefore) {
+      const state = await streamState(stream);
+      if (!state) return;
+      expected = state.expected;
     }
     const answer = await lookUp(ip);
     if (stopped) return;
     const event: SourceIpResolved = { ip, ...answer, resolvedAt: now().toISOString() };
-    try {
-      await store.append(
-        stream,
-        [newEvent("SourceIpResolved", event, { causedBy: "process:source-ip-resolver" })],
-        last ? last.revision : "no_stream",
-      );
-    } catch (error) {
-      // Another process answered for this IP meanwhile: its answer stands.
-      if (error instanceof WrongExpectedVersionError) return;
-      throw error;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await store.append(
+          stream,
+          [newEvent("SourceIpResolved", event, { causedBy: "process:source-ip-resolver" })],
+          expected,
+        );
+        options.onResolved?.(event);
+        return;
+      } catch (error) {
+        if (!(error instanceof WrongExpectedVersionError)) throw error;
+        // Another process answered for this IP after we read: its answer stands.
+        if (attempt > 0 || expected !== "no_stream") return;
+        const state = await streamState(stream);
+        if (!state) return;
+        expected = state.expected;
+      }
     }
-    options.onResolved?.(event);
   };
 
-  const enqueue = (ip: string): Promise<void> => {
+  const enqueue = ({ ip, seenBefore }: DueIp): Promise<void> => {
     const running = inFlight.get(ip);
     if (running) return running;
     const task = queue
       .add(
         async () => {
-          if (!stopped) await resolveIp(ip);
+          if (!stopped) await resolveIp(ip, seenBefore);
         },
         { signal: stopping.signal },
       )
@@ -177,7 +199,7 @@ export function startSourceIpResolver(options: SourceIpResolverOptions): Running
         const stale = await staleSourceIps(db, now(), options, 1000);
         const fresh = stale.filter((ip) => !inFlight.has(ip));
         if (fresh.length === 0 || stopped) break;
-        await Promise.all(fresh.map(enqueue));
+        await Promise.all(fresh.map((ip) => enqueue({ ip, seenBefore: true })));
         // The projector records the new answers; until it has, the same IPs would come back.
         if (fresh.length < 1000) break;
       }

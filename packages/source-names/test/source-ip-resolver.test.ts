@@ -1,5 +1,5 @@
 import type { SourceIpResolved } from "@dmarc-ledger/events";
-import { streams } from "@dmarc-ledger/events";
+import { newEvent, streams } from "@dmarc-ledger/events";
 import { aggregateBySource, allProjections, catchUp, rebuildBeside } from "@dmarc-ledger/read-models";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { createResolver } from "@dmarc-ledger/safe-spf";
@@ -227,5 +227,50 @@ describe.each(backends)("the source-IP resolver on %s", (_name, openBackend) => 
       [ips.spoofed]: "google.com",
       [ips.timeout]: "answer.net",
     });
+  });
+
+  it("does not double an answer the read model does not show yet", async () => {
+    const ip = "192.0.2.99";
+    await runtime.store.append(
+      streams.sourceIp(ip),
+      [
+        newEvent(
+          "SourceIpResolved",
+          {
+            ip,
+            outcome: "nxdomain",
+            ptrNames: [],
+            name: null,
+            confirmed: false,
+            resolvedAt: new Date().toISOString(),
+          },
+          meta,
+        ),
+      ],
+      "no_stream",
+    );
+    await appendAggregateReports(runtime.store, [
+      aggregateReport({
+        identity: "names-2",
+        domain: "names.test.com",
+        organization: "google.com",
+        begin: day,
+        end: day + 86_399,
+        rows: [{ sourceIp: ip, count: 1, disposition: "none", policyDkim: "pass", policySpf: "pass" }],
+      }),
+    ]);
+    const head = (await runtime.store.headPosition())!;
+    resolver = start();
+    await until("the resolver to pass the report", async () => {
+      const row = await runtime.db
+        .selectFrom("projection_checkpoint")
+        .select("position")
+        .where("projection", "=", "process:source_ip_resolver")
+        .executeTakeFirst();
+      return row !== undefined && BigInt(row.position) >= head;
+    });
+    await resolver.stop();
+    resolver = null;
+    expect(await answers(ip)).toHaveLength(1);
   });
 });
