@@ -65,6 +65,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     store: runtime.store,
     db: runtime.db,
     onError: (error) => logger.error({ err: error }, "source-IP resolver failed; retrying"),
+    onResolved: (answer) => logger.debug({ sourceIp: answer }, "source IP resolved"),
   });
   const app = createApiApp({
     db: runtime.db,

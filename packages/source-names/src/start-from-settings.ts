@@ -1,4 +1,5 @@
 import type { EventStore } from "@dmarc-ledger/event-store";
+import type { SourceIpResolved } from "@dmarc-ledger/events";
 import type { ReadModelSchema } from "@dmarc-ledger/read-models";
 import { createResolver } from "@dmarc-ledger/safe-spf";
 import type { Kysely } from "kysely";
@@ -8,7 +9,12 @@ import { type RunningSourceIpResolver, startSourceIpResolver } from "./source-ip
 /** The resolver as a process runs it from its settings; null when the settings disable it. */
 export function startSourceIpResolverFromSettings(
   settings: SourceIpResolverSettings,
-  deps: { store: EventStore; db: Kysely<ReadModelSchema>; onError?: (error: unknown) => void },
+  deps: {
+    store: EventStore;
+    db: Kysely<ReadModelSchema>;
+    onError?: (error: unknown) => void;
+    onResolved?: (answer: SourceIpResolved) => void;
+  },
 ): RunningSourceIpResolver | null {
   if (!settings.enabled) return null;
   return startSourceIpResolver({
@@ -20,5 +26,6 @@ export function startSourceIpResolverFromSettings(
     refreshAgeSeconds: settings.refreshAgeSeconds,
     retryAgeSeconds: settings.retryAgeSeconds,
     ...(deps.onError ? { onError: deps.onError } : {}),
+    ...(deps.onResolved ? { onResolved: deps.onResolved } : {}),
   });
 }

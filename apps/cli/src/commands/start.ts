@@ -1,3 +1,5 @@
+import { onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
+import { sourceIpResolverSettingsFromEnv } from "@dmarc-ledger/source-names";
 import type { Command } from "commander";
 import { pino } from "pino";
 import type { CliIO } from "../io.js";
@@ -11,6 +13,9 @@ export function registerStartCommand(program: Command, io: CliIO, env: NodeJS.Pr
     .action(async () => {
       const logger = pino({ name: "dmarc-ledger", level: env.LOG_LEVEL ?? "info" });
       const port = Number(env.PORT ?? 8080);
+      // Wrong settings fail here, before the data directory is opened or migrated.
+      sourceIpResolverSettingsFromEnv(env);
+      onboardingSettingsFromEnv(env);
       await withRuntime(env, async (runtime) => {
         const service = await startService({ runtime, env, port, logger, bootstrapTenant: true });
         io.out(
