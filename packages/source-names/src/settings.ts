@@ -29,9 +29,19 @@ export interface SourceIpResolverSettings {
   timeoutMs: number;
 }
 
-/** Throws ConfigError naming every wrong variable. */
-export function sourceIpResolverSettingsFromEnv(env: NodeJS.ProcessEnv): SourceIpResolverSettings {
-  const parsed = parseSettings(sourceIpResolverSettingsShape, env);
+/**
+ * Throws ConfigError naming every wrong variable. `defaultMode` is what an unset
+ * SOURCE_IP_RESOLVER means: `auto` for `dmarc-ledger start`; a DNS process, whose job this is,
+ * passes `on`.
+ */
+export function sourceIpResolverSettingsFromEnv(
+  env: NodeJS.ProcessEnv,
+  options: { defaultMode?: "auto" | "on" | "off" } = {},
+): SourceIpResolverSettings {
+  const parsed = parseSettings(sourceIpResolverSettingsShape, {
+    ...env,
+    SOURCE_IP_RESOLVER: env.SOURCE_IP_RESOLVER || options.defaultMode,
+  });
   const system = getServers()
     .filter((server) => /^\d+\.\d+\.\d+\.\d+$/.test(server))
     .map((server) => `${server}:53`);

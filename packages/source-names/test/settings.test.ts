@@ -17,6 +17,10 @@ describe("source-IP resolver settings", () => {
       timeoutMs: 2_000,
     });
     expect(sourceIpResolverSettingsFromEnv({ SOURCE_IP_RESOLVER: "on" }).enabled).toBe(true);
+    expect(sourceIpResolverSettingsFromEnv({}, { defaultMode: "on" }).enabled).toBe(true);
+    expect(
+      sourceIpResolverSettingsFromEnv({ SOURCE_IP_RESOLVER: "off" }, { defaultMode: "on" }).enabled,
+    ).toBe(false);
     expect(
       sourceIpResolverSettingsFromEnv({ SOURCE_IP_RESOLVER: "off", DNS_NAMESERVERS: "127.0.0.1" }).enabled,
     ).toBe(false);
