@@ -88,6 +88,7 @@ const domainStatusSchema: Schema = {
     ok: { type: "boolean" },
     dmarc: record({
       name: { type: "string" },
+      inherited_from: nullableString,
       record: nullableString,
       present: { type: "boolean" },
       valid: { type: "boolean" },

@@ -1,4 +1,5 @@
 import { DnsLookupError, type SpfResolver } from "@dmarc-ledger/safe-spf";
+import { getDomain } from "tldts";
 import { isDmarcRecord, mailtoDomain, readDmarcRecord } from "./dmarc-record.js";
 import { walkSpf } from "./spf-reach.js";
 
@@ -15,6 +16,8 @@ export interface DomainStatus {
   domain: string;
   dmarc: {
     name: string;
+    /** The organisational domain whose record applies, when the domain has none of its own. */
+    inherited_from: string | null;
     /** The record as served, when there is exactly one. */
     record: string | null;
     present: boolean;
@@ -77,16 +80,29 @@ export async function checkDomainStatus(domain: string, options: DomainStatusOpt
   const zone = options.safeSpfZone?.toLowerCase().replace(/\.$/, "") ?? null;
   const problems: DomainStatusProblem[] = [];
   const problem = (code: string, message: string) => problems.push({ code, message });
-  const dmarcName = `_dmarc.${domain}`;
   const ourAddress = reportsDomain ? `mailto:<address>@${reportsDomain}` : null;
   const root = zone ? `${domain}.${zone}` : null;
-  const authorizationName = reportsDomain ? `${domain}._report._dmarc.${reportsDomain}` : null;
 
-  const [dmarcAnswer, authorizationAnswer, spf] = await Promise.all([
-    txt(resolver, dmarcName),
-    authorizationName ? txt(resolver, authorizationName) : Promise.resolve(null),
+  // A subdomain without a DMARC record of its own is under its organisational domain's
+  // (RFC 7489 §6.6.3): receivers then send its reports where that record says.
+  const findDmarc = async () => {
+    const own = await txt(resolver, `_dmarc.${domain}`);
+    const organizational = getDomain(domain);
+    if (!("values" in own) || own.values.some(isDmarcRecord) || !organizational || organizational === domain)
+      return { answer: own, policyDomain: domain };
+    const inherited = await txt(resolver, `_dmarc.${organizational}`);
+    return "values" in inherited && inherited.values.some(isDmarcRecord)
+      ? { answer: inherited, policyDomain: organizational }
+      : { answer: own, policyDomain: domain };
+  };
+  const [{ answer: dmarcAnswer, policyDomain }, spf] = await Promise.all([
+    findDmarc(),
     walkSpf(resolver, domain, root),
   ]);
+  const dmarcName = `_dmarc.${policyDomain}`;
+  // Receivers ask for the authorisation of the domain whose record names us (RFC 7489 §7.1).
+  const authorizationName = reportsDomain ? `${policyDomain}._report._dmarc.${reportsDomain}` : null;
+  const authorizationAnswer = authorizationName ? await txt(resolver, authorizationName) : null;
 
   // DMARC record.
   const dmarcRecords = "values" in dmarcAnswer ? dmarcAnswer.values.filter(isDmarcRecord) : [];
@@ -95,6 +111,7 @@ export async function checkDomainStatus(domain: string, options: DomainStatusOpt
     reportsDomain === null ? null : uris.some((uri) => mailtoDomain(uri) === reportsDomain);
   const dmarc: DomainStatus["dmarc"] = {
     name: dmarcName,
+    inherited_from: policyDomain === domain ? null : policyDomain,
     record: dmarcRecords.length === 1 ? dmarcRecords[0]! : null,
     present: dmarcRecords.length > 0,
     valid: reading?.valid ?? false,

@@ -47,6 +47,9 @@ const zones: FixtureZones = {
   // A broken DMARC record and two SPF records.
   "_dmarc.broken.com": [{ TXT: "v=DMARC1; p=block; rua=https://example.net/reports" }],
   "broken.com": [{ TXT: "v=spf1 -all" }, { TXT: "v=spf1 ip4:192.0.2.1 -all" }],
+  // A subdomain under good.com's record.
+  "news.good.com": [{ TXT: `v=spf1 redirect=news.good.com.${safeSpfZone}` }],
+  [`news.good.com.${safeSpfZone}`]: [{ TXT: "v=spf1 -all" }],
   // A DMARC zone that does not answer.
   "_dmarc.slow.com": ["TIMEOUT"],
 };
@@ -89,6 +92,18 @@ describe("the onboarding check, from DNS", () => {
       via: "redirect",
       lookups: 1,
     });
+  });
+
+  it("reads a subdomain's policy from its organisational domain when it has none", async () => {
+    const status = await check("news.good.com");
+    expect(status.problems).toEqual([]);
+    expect(status.dmarc).toMatchObject({
+      name: "_dmarc.good.com",
+      inherited_from: "good.com",
+      policy: "reject",
+      rua_points_here: true,
+    });
+    expect(status.authorization.name).toBe(`good.com._report._dmarc.${reportsDomain}`);
   });
 
   it("follows includes to the root and counts their lookups", async () => {
