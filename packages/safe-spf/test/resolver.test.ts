@@ -97,4 +97,17 @@ describe("resolver over a real DNS server", () => {
     await dns.lookup("short-ttl.test", "TXT");
     expect(server.queries - before).toBe(3);
   });
+
+  it("keeps at most maxCacheEntries answers, dropping the oldest", async () => {
+    const dns = resolver({ maxCacheEntries: 2 });
+    await dns.lookup("split.test", "TXT");
+    await dns.lookup("only-a.test", "A");
+    await dns.lookup("only-a.test", "AAAA");
+    const before = server.queries;
+    await dns.lookup("only-a.test", "AAAA");
+    await dns.lookup("only-a.test", "A");
+    expect(server.queries - before).toBe(0);
+    await dns.lookup("split.test", "TXT");
+    expect(server.queries - before).toBe(1);
+  });
 });
