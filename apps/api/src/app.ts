@@ -19,6 +19,7 @@ import {
   aggregateByUnalignedSourceEndpoint,
   forensicEndpoint,
 } from "./routes/aggregates.js";
+import { domainStatusEndpoint } from "./routes/domain-status.js";
 import { domainGroupEndpoint, domainsEndpoint, historyEndpoint } from "./routes/domains.js";
 import { operationsRouter } from "./routes/operations.js";
 import { uploadReportsEndpoint } from "./routes/reports.js";
@@ -41,6 +42,7 @@ export const endpoints: readonly Endpoint[] = [
   historyEndpoint,
   safeSpfEndpoint,
   uploadReportsEndpoint,
+  domainStatusEndpoint,
 ];
 
 function requireScope(endpoint: Endpoint) {

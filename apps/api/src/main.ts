@@ -1,6 +1,7 @@
 // The API as a process of its own (production layout): `node apps/api/dist/main.js` after
 // `pnpm build`. It reads the read models; run the projector beside it to keep them current.
 import { parseSettings } from "@dmarc-ledger/config";
+import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
 import { createLogger, exitOnStartFailure, loggingSettings, stopOnSignal } from "@dmarc-ledger/process";
 import { allProjections } from "@dmarc-ledger/read-models";
 import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
@@ -8,12 +9,12 @@ import { createApiApp } from "./app.js";
 import { apiConfigFrom } from "./config.js";
 import { bindPort } from "./listen.js";
 import { countingAppends, createServiceMetrics } from "./observability/metrics.js";
-
 import { apiSettings } from "./settings.js";
 
-const settings = exitOnStartFailure(() =>
-  parseSettings({ ...runtimeSettings, ...apiSettings, ...loggingSettings }, process.env),
-);
+const { settings, onboarding } = exitOnStartFailure(() => ({
+  settings: parseSettings({ ...runtimeSettings, ...apiSettings, ...loggingSettings }, process.env),
+  onboarding: onboardingSettingsFromEnv(process.env),
+}));
 const logger = createLogger(settings, "api");
 const server = await exitOnStartFailure(() => bindPort(settings.PORT));
 const runtime = await exitOnStartFailure(() => openRuntime(process.env));
@@ -26,6 +27,7 @@ const app = createApiApp({
   config,
   logger,
   metrics,
+  checkDomainStatus: domainStatusChecker(onboarding),
 });
 server.serve(app.callback());
 logger.info({ apiRoot: config.publicBaseUrl, data: runtime.description }, "listening");

@@ -73,6 +73,48 @@ export const rootSchema: Schema = {
   },
 };
 
+const strings: Schema = { type: "array", items: { type: "string" } };
+const nullableBoolean: Schema = { type: ["boolean", "null"] };
+const nullableString: Schema = { type: ["string", "null"] };
+
+const domainStatusSchema: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["status", "domain", "checked_at", "ok", "dmarc", "authorization", "spf", "problems"],
+  properties: {
+    status: { const: "SUCCESS" },
+    domain: { type: "string" },
+    checked_at: { type: "string" },
+    ok: { type: "boolean" },
+    dmarc: record({
+      name: { type: "string" },
+      inherited_from: nullableString,
+      record: nullableString,
+      present: { type: "boolean" },
+      valid: { type: "boolean" },
+      error: nullableString,
+      policy: nullableString,
+      subdomain_policy: nullableString,
+      pct: { type: ["integer", "null"] },
+      rua: strings,
+      ruf: strings,
+      rua_points_here: nullableBoolean,
+      ruf_points_here: nullableBoolean,
+    }),
+    authorization: record({ name: nullableString, served: nullableBoolean }),
+    spf: record({
+      record: nullableString,
+      present: { type: "boolean" },
+      safe_spf_root: nullableString,
+      reaches_safe_spf_root: nullableBoolean,
+      via: { enum: ["include", "redirect", null] },
+      lookups: { type: "integer", minimum: 0 },
+      errors: strings,
+    }),
+    problems: { type: "array", items: record({ code: { type: "string" }, message: { type: "string" } }) },
+  },
+};
+
 const uploadItem: Schema = {
   oneOf: [
     record({
@@ -101,6 +143,7 @@ const uploadItem: Schema = {
 };
 
 export const responseSchemas: Record<string, Schema> = {
+  domain_status: domainStatusSchema,
   reports: record({
     status: { const: "SUCCESS" },
     sha256: { type: "string", pattern: "^[0-9a-f]{64}$" },

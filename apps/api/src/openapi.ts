@@ -33,6 +33,7 @@ const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   domains: { query: ["page", "per_page"] },
   history: { query: ["domain", "page", "per_page"] },
   safe_spf: { query: ["domain"] },
+  domain_status: { query: ["domain"] },
   update_safe_spf: { form: ["domain", "original"] },
   "add-domain": { form: ["domain"] },
   add_domain: { form: ["domain"] },
@@ -51,6 +52,7 @@ const errorStatuses: Record<string, string> = {
   "422": "Invalid SPF record.",
   "429": "Rate limited.",
   "500": "Internal error (quote the request id).",
+  "503": "Not ready (the message says what is missing).",
 };
 
 /** What any request with a key can meet: authentication, region, rate limit, our own failure. */

@@ -1,4 +1,5 @@
 import type { EventStore } from "@dmarc-ledger/event-store";
+import type { DomainStatusChecker } from "@dmarc-ledger/onboarding";
 import type { KeyHolder, Projection, ReadModelSchema } from "@dmarc-ledger/read-models";
 import type { DefaultContext, ParameterizedContext } from "koa";
 import type { Kysely } from "kysely";
@@ -15,6 +16,8 @@ export interface ApiDeps {
   logger: Logger;
   /** The process's metrics; the app makes its own when absent. */
   metrics?: ServiceMetrics;
+  /** The onboarding check behind GET domain_status; without it that endpoint answers 503. */
+  checkDomainStatus?: DomainStatusChecker;
 }
 
 export interface ApiState {

@@ -12,6 +12,7 @@ import { parseSettings } from "@dmarc-ledger/config";
 import { dnsSettingsFromEnv, startDnsServer } from "@dmarc-ledger/dns";
 import { ingestSettingsFromEnv, type RunningIngest, startIngest } from "@dmarc-ledger/ingest";
 import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/ingestion";
+import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
 import { projectorSettings, rankingMaintenanceFrom, runProjector } from "@dmarc-ledger/projector";
 import { allProjections, catchUp, countTenants } from "@dmarc-ledger/read-models";
 import type { Runtime } from "@dmarc-ledger/runtime";
@@ -22,6 +23,10 @@ import {
   startSafeSpfRefresher,
   startSafeSpfWorker,
 } from "@dmarc-ledger/safe-spf-service";
+import {
+  sourceIpResolverSettingsFromEnv,
+  startSourceIpResolverFromSettings,
+} from "@dmarc-ledger/source-names";
 import { createTenant } from "@dmarc-ledger/tenancy";
 import type { Logger } from "pino";
 import { startControlServer } from "./control/control-server.js";
@@ -63,7 +68,8 @@ export interface ServiceOptions {
 
 /**
  * Everything `dmarc-ledger start` runs in one process: the API, the projector, the Safe SPF
- * process and its refresher, the report intake and the DNS server (when configured).
+ * process and its refresher, the source-IP resolver, the report intake and the DNS server (when
+ * configured).
  */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { runtime, env, logger } = options;
@@ -74,6 +80,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   // DNS_PORT defaults to 5353 here (53 needs privileges).
   const dnsSettings = dnsSettingsFromEnv(env, { defaultPort: 5353, required: false });
   const refreshSettings = safeSpfRefreshSettingsFromEnv(env);
+  const sourceNames = sourceIpResolverSettingsFromEnv(env);
+  const onboarding = onboardingSettingsFromEnv(env);
   const bound = options.server ?? (await bindPort(options.port));
   const config = apiConfigFrom(settings, bound.port);
   const running: { stop(): Promise<void> }[] = [];
@@ -136,6 +144,14 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         },
       }),
     );
+    // Off unless DNS_NAMESERVERS is set or SOURCE_IP_RESOLVER=on (packages/source-names/README.md).
+    const sourceIpResolver = startSourceIpResolverFromSettings(sourceNames, {
+      store,
+      db: runtime.db,
+      onError: (error) => logger.error({ err: error }, "source-IP resolver failed; retrying"),
+      onResolved: (answer) => logger.debug({ sourceIp: answer }, "source IP resolved"),
+    });
+    if (sourceIpResolver) running.push(sourceIpResolver);
     const app = createApiApp({
       db: runtime.db,
       store,
@@ -143,6 +159,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       config,
       logger,
       metrics,
+      checkDomainStatus: domainStatusChecker(onboarding),
     });
     bound.serve(app.callback());
     const ingest = await startIngest({

@@ -173,6 +173,28 @@ export interface ReportRejected {
   rawBase64: string | null;
 }
 
+/**
+ * The reverse DNS of one source IP of the reports, as the resolver found it at `resolvedAt`.
+ * Replays read the answer from here, never from DNS, so they give the same names.
+ */
+export interface SourceIpResolved {
+  ip: string;
+  /**
+   * found: PTR names were answered; no_name: the reverse name exists without PTR records;
+   * nxdomain: it does not exist; timeout / error: no answer after the retries (tried again later,
+   * and an earlier answer stays in force).
+   */
+  outcome: "found" | "no_name" | "nxdomain" | "timeout" | "error";
+  /** Every PTR name answered, lower-case without the final dot, in answer order. */
+  ptrNames: string[];
+  /** The first forward-confirmed PTR name, else the first PTR name; null without one. */
+  name: string | null;
+  /** Whether `name`'s A or AAAA records hold `ip` (forward-confirmed reverse DNS). */
+  confirmed: boolean;
+  /** ISO-8601 time of the answer. */
+  resolvedAt: string;
+}
+
 export interface EventPayloads {
   TenantCreated: TenantCreated;
   ApiKeyIssued: ApiKeyIssued;
@@ -188,6 +210,7 @@ export interface EventPayloads {
   AggregateReportReceived: AggregateReportReceived;
   ForensicReportReceived: ForensicReportReceived;
   ReportRejected: ReportRejected;
+  SourceIpResolved: SourceIpResolved;
 }
 
 export type EventType = keyof EventPayloads;
@@ -208,6 +231,7 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   AggregateReportReceived: 1,
   ForensicReportReceived: 1,
   ReportRejected: 1,
+  SourceIpResolved: 1,
 };
 
 export const eventTypes = Object.keys(currentSchemaVersion) as EventType[];

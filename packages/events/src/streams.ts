@@ -11,6 +11,8 @@ export const streams = {
   aggregateReport: (identity: string) => `aggregate-report-${identity}`,
   failureReport: (identity: string) => `failure-report-${identity}`,
   rejectedInput: (sha256: string) => `rejected-input-${sha256}`,
+  /** Reverse-DNS answers for one source IP (as the reports write it, normalised by the parser). */
+  sourceIp: (ip: string) => `source-ip-${ip}`,
 } as const;
 
 export type StreamCategory =
@@ -19,7 +21,8 @@ export type StreamCategory =
   | "registrable-domain"
   | "aggregate-report"
   | "failure-report"
-  | "rejected-input";
+  | "rejected-input"
+  | "source-ip";
 
 export function streamCategory(stream: string): StreamCategory | null {
   for (const category of [
@@ -27,6 +30,7 @@ export function streamCategory(stream: string): StreamCategory | null {
     "failure-report",
     "rejected-input",
     "registrable-domain",
+    "source-ip",
     "tenant",
     "domain",
   ] as const) {

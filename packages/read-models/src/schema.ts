@@ -133,10 +133,20 @@ export interface SourceRankingTable extends SummedCounters {
   end_offset: Int8;
 }
 
-/** Reverse DNS of source IPs (registrable domain), as resolved by the DNS tooling. */
+/** Reverse DNS of source IPs, from the latest SourceIpResolved of each (`source-ip-<ip>`). */
 export interface SourceIpNameTable {
   source_ip: string;
+  /** The registrable domain of the forward-confirmed PTR name; "" when there is none. */
   source_domain: string;
+  /** The PTR name of the latest definitive answer (confirmed or not); null without one. */
+  ptr_name: string | null;
+  confirmed: boolean;
+  /** The latest attempt's outcome: found, no_name, nxdomain, timeout or error. */
+  outcome: string;
+  /** When the latest attempt was made (the resolver asks again after an age from here). */
+  resolved_at: ColumnType<Date, Date | string, Date | string>;
+  /** When the latest definitive answer (not a timeout or error) was had; null before one. */
+  answered_at: ColumnType<Date | null, Date | string | null, Date | string | null>;
 }
 
 export interface ForensicReportTable {

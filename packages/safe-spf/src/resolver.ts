@@ -50,6 +50,11 @@ export interface ResolverOptions {
   retries?: number;
   /** TTL for NXDOMAIN/empty answers that carry no SOA record. */
   negativeTtlSeconds?: number;
+  /**
+   * Answers kept at most (default 100,000): a long-running process that asks about every report
+   * source would otherwise keep every answer it ever had. The oldest go first.
+   */
+  maxCacheEntries?: number;
 }
 
 interface Nameserver {
@@ -177,6 +182,7 @@ export function createResolver(options: ResolverOptions = {}): SpfResolver {
   const timeoutMs = options.timeoutMs ?? 2000;
   const retries = options.retries ?? 1;
   const negativeTtl = options.negativeTtlSeconds ?? 60;
+  const maxCacheEntries = options.maxCacheEntries ?? 100_000;
   const stats: ResolverStats = { queries: 0, cacheHits: 0, retries: 0, tcpFallbacks: 0, timeouts: 0 };
   const cache = new Map<string, { answer: DnsAnswer; expires: number }>();
   const inFlight = new Map<string, Promise<DnsAnswer>>();
@@ -260,7 +266,13 @@ export function createResolver(options: ResolverOptions = {}): SpfResolver {
       const promise = resolve(name, type)
         .then((answer) => {
           if (cache.size >= sweepAt) sweepExpired();
+          cache.delete(key);
           cache.set(key, { answer, expires: Date.now() + answer.ttl * 1000 });
+          // A Map iterates in insertion order: the first keys are the oldest answers.
+          for (const oldest of cache.keys()) {
+            if (cache.size <= maxCacheEntries) break;
+            cache.delete(oldest);
+          }
           return answer;
         })
         .finally(() => inFlight.delete(key));

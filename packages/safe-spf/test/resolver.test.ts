@@ -110,4 +110,17 @@ describe("resolver over a real DNS server", () => {
     expect((await dns.lookup("missing.test", "TXT")).rcode).toBe("NXDOMAIN");
     expect(server.queries - before).toBe(2);
   });
+
+  it("keeps at most maxCacheEntries answers, dropping the oldest", async () => {
+    const dns = resolver({ maxCacheEntries: 2 });
+    await dns.lookup("split.test", "TXT");
+    await dns.lookup("only-a.test", "A");
+    await dns.lookup("only-a.test", "AAAA");
+    const before = server.queries;
+    await dns.lookup("only-a.test", "AAAA");
+    await dns.lookup("only-a.test", "A");
+    expect(server.queries - before).toBe(0);
+    await dns.lookup("split.test", "TXT");
+    expect(server.queries - before).toBe(1);
+  });
 });

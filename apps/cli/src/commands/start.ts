@@ -1,5 +1,5 @@
 import { bindPort } from "@dmarc-ledger/api/listen";
-import { parseSettings } from "@dmarc-ledger/config";
+import { ConfigError, parseSettings, type SettingProblem } from "@dmarc-ledger/config";
 import { createLogger, startedByPackageManager, whenParentExits } from "@dmarc-ledger/process";
 import type { Command } from "commander";
 import type { CliIO } from "../io.js";
@@ -14,6 +14,7 @@ export function registerStartCommand(program: Command, io: CliIO, env: NodeJS.Pr
       // In this order: every setting checked, then the port bound, then the data opened; so a
       // process that cannot serve stops at once, before it has created anything.
       const settings = parseSettings(serviceSettings, env);
+      await checkPartSettings(env);
       const logger = createLogger(settings, "dmarc-ledger");
       const server = await bindPort(settings.PORT);
       let runtimeOpened = false;
@@ -77,4 +78,40 @@ function printBootstrapKey(io: CliIO, apiRoot: string, created: { tenantId: stri
     `  curl -X PUT -H "Authorization: Bearer ${created.apiKey}" -d domain=example.com ${apiRoot}add-domain`,
   );
   io.err(`  curl -H "Authorization: Bearer ${created.apiKey}" "${apiRoot}aggregate_by_domain?start=0"`);
+}
+
+/**
+ * The settings of the parts `start` runs beside the API (intake, DNS server, refresher, source
+ * names, onboarding), checked with the others before the port is bound or the data directory
+ * opened: every wrong variable of every part named in one message.
+ */
+async function checkPartSettings(env: NodeJS.ProcessEnv): Promise<void> {
+  const [ingest, ingestion, dns, safeSpf, sourceNames, onboarding] = await Promise.all([
+    import("@dmarc-ledger/ingest"),
+    import("@dmarc-ledger/ingestion"),
+    import("@dmarc-ledger/dns"),
+    import("@dmarc-ledger/safe-spf-service"),
+    import("@dmarc-ledger/source-names"),
+    import("@dmarc-ledger/onboarding"),
+  ]);
+  const checks = [
+    () => ingest.ingestSettingsFromEnv(env),
+    () => ingestion.intakeSettingsFromEnv(env),
+    () => dns.dnsSettingsFromEnv(env, { defaultPort: 5353, required: false }),
+    () => safeSpf.safeSpfRefreshSettingsFromEnv(env),
+    () => sourceNames.sourceIpResolverSettingsFromEnv(env),
+    () => onboarding.onboardingSettingsFromEnv(env),
+  ];
+  const problems: SettingProblem[] = [];
+  for (const check of checks) {
+    try {
+      check();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      for (const problem of error.problems) {
+        if (!problems.some((p) => p.variable === problem.variable)) problems.push(problem);
+      }
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
 }

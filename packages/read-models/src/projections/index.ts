@@ -7,11 +7,13 @@ import { forensicReportsProjection } from "./forensic-reports.js";
 import type { Projection } from "./projection.js";
 import { reportDomainsProjection } from "./report-domains.js";
 import { safeSpfStateProjection } from "./safe-spf-state.js";
+import { sourceIpNamesProjection } from "./source-ip-names.js";
 import { tenantsProjection } from "./tenants.js";
 
 export { dkimDomainOf, spfDomainOf } from "./aggregate-by-source.js";
 export { cutHeaders, maxHeaderCharacters } from "./forensic-reports.js";
 export type { Projection } from "./projection.js";
+export { sourceDomainOf } from "./source-ip-names.js";
 export {
   aggregateByDomainProjection,
   aggregateByOrganizationProjection,
@@ -21,6 +23,7 @@ export {
   forensicReportsProjection,
   reportDomainsProjection,
   safeSpfStateProjection,
+  sourceIpNamesProjection,
   tenantsProjection,
 };
 
@@ -34,4 +37,5 @@ export const allProjections: readonly Projection[] = [
   auditTrailProjection,
   safeSpfStateProjection,
   reportDomainsProjection,
+  sourceIpNamesProjection,
 ];

@@ -1,0 +1,31 @@
+import type { EventStore } from "@dmarc-ledger/event-store";
+import type { SourceIpResolved } from "@dmarc-ledger/events";
+import type { ReadModelSchema } from "@dmarc-ledger/read-models";
+import { createResolver } from "@dmarc-ledger/safe-spf";
+import type { Kysely } from "kysely";
+import type { SourceIpResolverSettings } from "./settings.js";
+import { type RunningSourceIpResolver, startSourceIpResolver } from "./source-ip-resolver.js";
+
+/** The resolver as a process runs it from its settings; null when the settings disable it. */
+export function startSourceIpResolverFromSettings(
+  settings: SourceIpResolverSettings,
+  deps: {
+    store: EventStore;
+    db: Kysely<ReadModelSchema>;
+    onError?: (error: unknown) => void;
+    onResolved?: (answer: SourceIpResolved) => void;
+  },
+): RunningSourceIpResolver | null {
+  if (!settings.enabled) return null;
+  return startSourceIpResolver({
+    store: deps.store,
+    db: deps.db,
+    resolver: createResolver({ nameservers: settings.nameservers, timeoutMs: settings.timeoutMs }),
+    ratePerSecond: settings.ratePerSecond,
+    concurrency: settings.concurrency,
+    refreshAgeSeconds: settings.refreshAgeSeconds,
+    retryAgeSeconds: settings.retryAgeSeconds,
+    ...(deps.onError ? { onError: deps.onError } : {}),
+    ...(deps.onResolved ? { onResolved: deps.onResolved } : {}),
+  });
+}
