@@ -1,6 +1,7 @@
 // The service's DNS side as a process of its own (production layout):
 // `node --conditions=dmarc-ledger-dist apps/dns/dist/main.js` after `pnpm build`. It serves the
-// Safe SPF zone and the reports domain, and keeps Safe SPF records current. Several may run at
+// Safe SPF zone and the reports domain, keeps Safe SPF records current and resolves the reverse
+// DNS of report sources. Several may run at
 // once: each follows the event store into its own in-memory zone, and the refreshers share the
 // work through leases (packages/safe-spf-service), so no domain is computed twice.
 import { parseSettings } from "@dmarc-ledger/config";
@@ -12,14 +13,20 @@ import {
   safeSpfSettings,
   startSafeSpfRefresher,
 } from "@dmarc-ledger/safe-spf-service";
+import {
+  sourceIpResolverSettingsFromEnv,
+  startSourceIpResolverFromSettings,
+} from "@dmarc-ledger/source-names";
 import { startDnsServer } from "./dns-server.js";
 import { dnsSettingsFromEnv } from "./settings.js";
 
 // Every setting is checked before anything opens or listens.
-const { settings, dnsSettings, refreshSettings } = exitOnStartFailure(() => ({
+const { settings, dnsSettings, refreshSettings, sourceNames } = exitOnStartFailure(() => ({
   settings: parseSettings({ ...runtimeSettings, ...safeSpfSettings, ...loggingSettings }, process.env),
   dnsSettings: dnsSettingsFromEnv(process.env, { defaultPort: 53, required: true })!,
   refreshSettings: safeSpfRefreshSettingsFromEnv(process.env),
+  // Resolving report sources is this process's job: on unless SOURCE_IP_RESOLVER=off.
+  sourceNames: sourceIpResolverSettingsFromEnv(process.env, { defaultMode: "on" }),
 }));
 const logger = createLogger(settings, "dns");
 const runtime = await exitOnStartFailure(() => openRuntime(process.env));
@@ -43,6 +50,12 @@ const refresher = startSafeSpfRefresher({
       );
   },
 });
+const sourceIpResolver = startSourceIpResolverFromSettings(sourceNames, {
+  store: runtime.store,
+  db: runtime.db,
+  onError: (error) => logger.error({ err: error }, "source-IP resolver failed; retrying"),
+  onResolved: (answer) => logger.debug({ sourceIp: answer }, "source IP resolved"),
+});
 logger.info(
   { host: dns.host, port: dns.ports.udp, data: runtime.description },
   "serving DNS (UDP and TCP) and keeping Safe SPF records current",
@@ -51,5 +64,6 @@ logger.info(
 stopOnSignal(logger, async () => {
   await dns.stop();
   await refresher.stop();
+  await sourceIpResolver?.stop();
   await runtime.close();
 });
