@@ -7,6 +7,10 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: "forks",
+    // Vitest's default is one worker fewer than the cores: one worker here, so the files ran one
+    // after another. They mostly wait (PostgreSQL, DNS and mail servers on loopback, timers),
+    // so three share the two cores well.
+    maxWorkers: 3,
     reporters: ["default", "./test/support/closing-line-reporter.ts"],
   },
 });
