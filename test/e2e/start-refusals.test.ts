@@ -27,8 +27,11 @@ describe("start refuses to run, and creates nothing, when it cannot serve", () =
         DMARC_LEDGER_REGION: "EU",
         RATE_LIMIT_PER_SECOND: "lots",
         LOG_LEVEL: "loud",
-        DNS_NAMESERVERS: "8.8.8.8",
+        DNS_NAMESERVERS: "8.8.8.8:99999",
         DATABASE_URL: "mysql://localhost/x",
+        // Settings of the parts start runs beside the API, named in the same message.
+        SMTP_PORT: "many",
+        SAFE_SPF_MIN_REFRESH: "soon",
       },
       "start",
     );
@@ -39,6 +42,8 @@ describe("start refuses to run, and creates nothing, when it cannot serve", () =
     expect(result.err).toContain('LOG_LEVEL: "loud" is not one of fatal, error, warn, info');
     expect(result.err).toContain("DNS_NAMESERVERS:");
     expect(result.err).toContain("DATABASE_URL: must start with postgres:// or postgresql://");
+    expect(result.err).toContain("SMTP_PORT:");
+    expect(result.err).toContain("SAFE_SPF_MIN_REFRESH:");
     expect(existsSync(dataDir)).toBe(false);
   });
 

@@ -51,3 +51,4 @@ export {
   type RankingBuilt,
   type RankingMaintenanceOptions,
 } from "./source-rankings/maintain-source-rankings.js";
+export { readWorkerCheckpoint, writeWorkerCheckpoint } from "./worker-checkpoint.js";

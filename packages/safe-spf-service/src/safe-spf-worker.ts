@@ -1,8 +1,8 @@
-import { type EventStore, type FromPosition, followStore } from "@dmarc-ledger/event-store";
+import { type EventStore, followStore } from "@dmarc-ledger/event-store";
 import { decodeEvent } from "@dmarc-ledger/events";
-import type { ReadModelSchema } from "@dmarc-ledger/read-models";
+import { type ReadModelSchema, readWorkerCheckpoint, writeWorkerCheckpoint } from "@dmarc-ledger/read-models";
 import type { SpfResolver } from "@dmarc-ledger/safe-spf";
-import { type Kysely, sql } from "kysely";
+import type { Kysely } from "kysely";
 import { computeSafeSpf } from "./compute-safe-spf.js";
 
 /** Where the worker's checkpoint lives among the projections' (it is not one of them). */
@@ -22,24 +22,9 @@ export interface RunningSafeSpfWorker {
   stop(): Promise<void>;
 }
 
-async function readCheckpoint(db: Kysely<ReadModelSchema>): Promise<FromPosition> {
-  const row = await db
-    .selectFrom("projection_checkpoint")
-    .select(sql<string>`position::text`.as("position"))
-    .where("projection", "=", checkpointName)
-    .executeTakeFirst();
-  return row && BigInt(row.position) >= 0n ? BigInt(row.position) : "start";
-}
-
-async function writeCheckpoint(db: Kysely<ReadModelSchema>, position: bigint): Promise<void> {
-  await db
-    .insertInto("projection_checkpoint")
-    .values({ projection: checkpointName, position: position.toString(), updated_at: new Date() })
-    .onConflict((oc) =>
-      oc.column("projection").doUpdateSet({ position: position.toString(), updated_at: new Date() }),
-    )
-    .execute();
-}
+const readCheckpoint = (db: Kysely<ReadModelSchema>) => readWorkerCheckpoint(db, checkpointName);
+const writeCheckpoint = (db: Kysely<ReadModelSchema>, position: bigint) =>
+  writeWorkerCheckpoint(db, checkpointName, position);
 
 /**
  * The Safe SPF process: reacts to every SpfOriginalUpdated (in order, from its checkpoint) by

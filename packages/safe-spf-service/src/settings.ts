@@ -1,34 +1,7 @@
-import { integer } from "@dmarc-ledger/config";
+import { hostPorts, integer } from "@dmarc-ledger/config";
 import { z } from "zod";
 
-const hostPort = /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
 const domainName = /^(?=.{1,253}$)([A-Za-z0-9_]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}\.?$/;
-
-/** "host:port,host:port": the nameservers the Safe SPF process asks; unset means the system's. */
-function nameserverList() {
-  return z
-    .string()
-    .optional()
-    .transform((value, ctx) => {
-      if (value === undefined) return undefined;
-      const servers = value
-        .split(",")
-        .map((server) => server.trim())
-        .filter(Boolean);
-      const wrong = servers.filter((server) => {
-        const match = hostPort.exec(server);
-        return !match || Number(match[3]) < 1 || Number(match[3]) > 65535;
-      });
-      if (servers.length === 0 || wrong.length > 0) {
-        ctx.addIssue({
-          code: "custom",
-          message: `"${value}" is not a comma-separated list of host:port (port 1 to 65535)`,
-        });
-        return z.NEVER;
-      }
-      return servers;
-    });
-}
 
 function zoneName() {
   return z
@@ -46,13 +19,14 @@ function zoneName() {
 
 /** What the Safe SPF process reads: compose into the settings shape of the process that runs it. */
 export const safeSpfSettings = {
-  DNS_NAMESERVERS: nameserverList(),
+  /** "host[:port],…": the nameservers the Safe SPF process asks; unset means the system's. */
+  DNS_NAMESERVERS: hostPorts(53),
   DNS_TIMEOUT_MS: integer({ min: 1, max: 60_000, default: 2000 }),
   SAFE_SPF_ZONE: zoneName(),
 };
 
 export interface SafeSpfSettings {
-  DNS_NAMESERVERS: string[] | undefined;
+  DNS_NAMESERVERS: string[] | null;
   DNS_TIMEOUT_MS: number;
   SAFE_SPF_ZONE: string | undefined;
 }

@@ -2,14 +2,13 @@ import { setMaxListeners } from "node:events";
 import {
   type EventStore,
   type ExpectedRevision,
-  type FromPosition,
   followStore,
   WrongExpectedVersionError,
 } from "@dmarc-ledger/event-store";
 import { decodeEvent, newEvent, type SourceIpResolved, streams } from "@dmarc-ledger/events";
-import type { ReadModelSchema } from "@dmarc-ledger/read-models";
+import { type ReadModelSchema, readWorkerCheckpoint, writeWorkerCheckpoint } from "@dmarc-ledger/read-models";
 import { DnsLookupError, type SpfResolver } from "@dmarc-ledger/safe-spf";
-import { type Kysely, sql } from "kysely";
+import type { Kysely } from "kysely";
 import PQueue from "p-queue";
 import pRetry from "p-retry";
 import { type AnswerAges, type DueIp, dueAmong, isDue, staleSourceIps } from "./due-source-ips.js";
@@ -41,24 +40,9 @@ export interface RunningSourceIpResolver {
   stop(): Promise<void>;
 }
 
-async function readCheckpoint(db: Kysely<ReadModelSchema>): Promise<FromPosition> {
-  const row = await db
-    .selectFrom("projection_checkpoint")
-    .select(sql<string>`position::text`.as("position"))
-    .where("projection", "=", checkpointName)
-    .executeTakeFirst();
-  return row && BigInt(row.position) >= 0n ? BigInt(row.position) : "start";
-}
-
-async function writeCheckpoint(db: Kysely<ReadModelSchema>, position: bigint): Promise<void> {
-  await db
-    .insertInto("projection_checkpoint")
-    .values({ projection: checkpointName, position: position.toString(), updated_at: new Date() })
-    .onConflict((oc) =>
-      oc.column("projection").doUpdateSet({ position: position.toString(), updated_at: new Date() }),
-    )
-    .execute();
-}
+const readCheckpoint = (db: Kysely<ReadModelSchema>) => readWorkerCheckpoint(db, checkpointName);
+const writeCheckpoint = (db: Kysely<ReadModelSchema>, position: bigint) =>
+  writeWorkerCheckpoint(db, checkpointName, position);
 
 const isTimeout = (error: unknown) => error instanceof DnsLookupError && error.code === "timeout";
 

@@ -13,8 +13,7 @@ export function registerStartCommand(program: Command, io: CliIO, env: NodeJS.Pr
     .action(async () => {
       // In this order: every setting checked, then the port bound, then the data opened; so a
       // process that cannot serve stops at once, before it has created anything.
-      const settings = parseSettings(serviceSettings, env);
-      await checkPartSettings(env);
+      const settings = await checkAllSettings(env);
       const logger = createLogger(settings, "dmarc-ledger");
       const server = await bindPort(settings.PORT);
       let runtimeOpened = false;
@@ -81,11 +80,11 @@ function printBootstrapKey(io: CliIO, apiRoot: string, created: { tenantId: stri
 }
 
 /**
- * The settings of the parts `start` runs beside the API (intake, DNS server, refresher, source
- * names, onboarding), checked with the others before the port is bound or the data directory
- * opened: every wrong variable of every part named in one message.
+ * Every setting `start` reads: its own and those of the parts it runs beside the API (intake,
+ * DNS server, refresher, source names, onboarding), checked before the port is bound or the data
+ * directory opened, every wrong variable of every part named in one message.
  */
-async function checkPartSettings(env: NodeJS.ProcessEnv): Promise<void> {
+async function checkAllSettings(env: NodeJS.ProcessEnv) {
   const [ingest, ingestion, dns, safeSpf, sourceNames, onboarding] = await Promise.all([
     import("@dmarc-ledger/ingest"),
     import("@dmarc-ledger/ingestion"),
@@ -94,7 +93,11 @@ async function checkPartSettings(env: NodeJS.ProcessEnv): Promise<void> {
     import("@dmarc-ledger/source-names"),
     import("@dmarc-ledger/onboarding"),
   ]);
+  let settings: ReturnType<typeof parseSettings<typeof serviceSettings>> | undefined;
   const checks = [
+    () => {
+      settings = parseSettings(serviceSettings, env);
+    },
     () => ingest.ingestSettingsFromEnv(env),
     () => ingestion.intakeSettingsFromEnv(env),
     () => dns.dnsSettingsFromEnv(env, { defaultPort: 5353, required: false }),
@@ -113,5 +116,6 @@ async function checkPartSettings(env: NodeJS.ProcessEnv): Promise<void> {
       }
     }
   }
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (problems.length > 0 || !settings) throw new ConfigError(problems);
+  return settings;
 }
