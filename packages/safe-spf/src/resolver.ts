@@ -252,7 +252,9 @@ export function createResolver(options: ResolverOptions = {}): SpfResolver {
       const key = `${type} ${name}`;
       const now = Date.now();
       const cached = cache.get(key);
-      if (cached && cached.expires > now) {
+      // Less than a second left is expired: handed out, it would say TTL 0 (TTLs are whole
+      // seconds), and a record built from it would be due again at once, from the same answer.
+      if (cached && cached.expires - now >= 1000) {
         stats.cacheHits++;
         // What is left of the TTL, not the TTL first received: a flattening that reads the
         // cache must learn when the answer it depended on really goes stale.
