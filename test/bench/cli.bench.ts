@@ -3,10 +3,12 @@
  * on the build output (`node --conditions=dmarc-ledger-dist apps/cli/dist/main.js`, what
  * production runs) and on the sources through tsx (what `pnpm dmarc-ledger` runs), against a bare
  * `node -e 0` measured in the same run. Targets: `--help` under 1 s, `tenant list` under 1.5 s.
+ * `tenant list` is measured on PostgreSQL, on an embedded data directory with the service running
+ * (the command goes over its control socket) and with it stopped (the command opens PGlite).
  * `BENCH_RUNS=N` sets the runs per command (default 7).
  */
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -80,6 +82,29 @@ try {
   measure("dist: --version", [...dist, "--version"], {}, baseline, 1000);
   measure("dist: tenant list (PostgreSQL)", [...dist, "tenant", "list"], pg, baseline, 1500);
   measure("dist: tenant list (embedded PGlite)", [...dist, "tenant", "list"], pglite, baseline, 1500);
+  // The usual embedded case: the service runs and holds the data directory, and the command is
+  // handed to it over the control socket, so no PGlite opens in the command's process.
+  const service = spawn(process.execPath, [...dist, "start"], {
+    cwd: root,
+    env: { ...process.env, ...pglite, PORT: "0", LOG_LEVEL: "warn" },
+    stdio: "ignore",
+  });
+  try {
+    for (let waited = 0; !existsSync(join(dataDir, "control.sock")); waited += 100) {
+      if (waited > 60_000) throw new Error("the service did not open its control socket");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    measure(
+      "dist: tenant list (embedded, service running)",
+      [...dist, "tenant", "list"],
+      pglite,
+      baseline,
+      1500,
+    );
+  } finally {
+    service.kill("SIGTERM");
+    await new Promise((resolve) => service.once("exit", resolve));
+  }
   measure("sources via tsx: --help", [...sources, "--help"], {}, baseline);
   measure("sources via tsx: tenant list (PostgreSQL)", [...sources, "tenant", "list"], pg, baseline);
 } finally {
