@@ -1,12 +1,6 @@
 export { type ComputeOutcome, computeSafeSpf } from "./compute-safe-spf.js";
 export { type RefreshOutcome, refreshSafeSpf } from "./refresh-safe-spf.js";
 export { backoffMs, refreshDelayMs } from "./refresh-schedule.js";
-export {
-  duration,
-  type SafeSpfRefreshSettings,
-  safeSpfRefreshSettingsFromEnv,
-  safeSpfRefreshSettingsShape,
-} from "./refresh-settings.js";
 export { resolverFrom, resolverFromEnv } from "./resolver-from-env.js";
 export {
   type RunningSafeSpfRefresher,
@@ -18,5 +12,12 @@ export {
   type SafeSpfWorkerOptions,
   startSafeSpfWorker,
 } from "./safe-spf-worker.js";
-export { type SafeSpfSettings, safeSpfSettings } from "./settings.js";
+export {
+  duration,
+  type SafeSpfRefreshSettings,
+  type SafeSpfSettings,
+  safeSpfRefreshSettingsFromEnv,
+  safeSpfRefreshSettingsShape,
+  safeSpfSettings,
+} from "./settings.js";
 export { submitOriginalSpf } from "./submit-original.js";
