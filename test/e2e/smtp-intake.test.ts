@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import nodemailer, { type Transporter } from "nodemailer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { aggregateCorpus, failureCorpus } from "../support/corpus.js";
+import { failureCorpus } from "../support/corpus.js";
 import {
   type Backend,
   cli,
@@ -9,25 +9,12 @@ import {
   type ServiceHandle,
   startTestService,
 } from "../support/service-harness.js";
+import { walkingSkeletonExpected, walkingSkeletonSamples } from "../support/walking-skeleton-samples.js";
 
-// The walking skeleton's three one-row samples for example.com (see walking-skeleton.test.ts for
+// The walking skeleton's three one-row samples for example.com (test/support explains
 // how these counters follow from them): whichever channel brings them, the API says the same.
-const veeam = `${aggregateCorpus}veeam.com!example.com!1530133200!1530219600.xml`;
-const addison = `${aggregateCorpus}addisonfoods.com!example.com!1536105600!1536191999.xml`;
-const exampleNet = `${aggregateCorpus}example.net!example.com!1529366400!1529452799.xml`;
-const expectedAll = {
-  Domain: "example.com",
-  Volume: "3",
-  DMARC: "0",
-  DMARCUnaligned: "3",
-  DMARCUnalignedARCPass: "0",
-  DKIMAligned: "0",
-  DKIM: "1",
-  DKIMFailed: "2",
-  SPFAligned: "0",
-  SPF: "0",
-  SPFFailed: "3",
-};
+const { veeam, addison, exampleNet } = walkingSkeletonSamples;
+const expectedAll = walkingSkeletonExpected;
 
 describe("reports by SMTP, read back through the API (dmarc-ledger start on PostgreSQL)", () => {
   let backend: Backend;

@@ -3,7 +3,6 @@ import { fileURLToPath } from "node:url";
 import { allProjections, catchUp, resetProjections } from "@dmarc-ledger/read-models";
 import { createTenant } from "@dmarc-ledger/tenancy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { aggregateCorpus } from "../support/corpus.js";
 import {
   type Backend,
   backends,
@@ -11,36 +10,13 @@ import {
   type ServiceHandle,
   startTestService,
 } from "../support/service-harness.js";
+import { walkingSkeletonExpected, walkingSkeletonSamples } from "../support/walking-skeleton-samples.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 
-// The three parsedmarc samples the issue names. Each holds one row of one message for example.com:
-// - addisonfoods (begin 1536105600): policy dkim=fail spf=fail; auth_results dkim pass
-//   (toptierhighticket.club), no spf result.
-// - example.net (begin 1529366400): policy dkim=fail spf=fail; auth_results empty.
-// - veeam (begin 1530133200, exactly 24 h long, so it keeps its begin): policy dkim=fail
-//   spf=fail; auth_results spf result none.
-const samples = [
-  "addisonfoods.com!example.com!1536105600!1536191999.xml",
-  "example.net!example.com!1529366400!1529452799.xml",
-  "veeam.com!example.com!1530133200!1530219600.xml",
-].map((name) => `${aggregateCorpus}${name}`);
-
-// So, by the contract's counter rules: no row is DMARC pass (both policy results fail), one
-// message has a passing DKIM auth result, none a passing SPF one.
-const expectedAll = {
-  Domain: "example.com",
-  Volume: "3",
-  DMARC: "0",
-  DMARCUnaligned: "3",
-  DMARCUnalignedARCPass: "0",
-  DKIMAligned: "0",
-  DKIM: "1",
-  DKIMFailed: "2",
-  SPFAligned: "0",
-  SPF: "0",
-  SPFFailed: "3",
-};
+// The three parsedmarc samples the issue names, and what the API says of them (test/support).
+const samples = Object.values(walkingSkeletonSamples);
+const expectedAll = walkingSkeletonExpected;
 
 describe.each(backends)("walking skeleton on %s", (_name, makeBackend) => {
   let backend: Backend;
