@@ -6,6 +6,7 @@ export { AppendNotFirstError } from "./postgres/append.js";
 export { decodeGlobalPosition, encodeGlobalPosition, type GlobalOrderKey } from "./postgres/global-order.js";
 export { eventStoreMigrations } from "./postgres/migrations.js";
 export {
+  type AppendWithinOptions,
   createPostgresEventStore,
   openPostgresEventStore,
   type PostgresEventStore,

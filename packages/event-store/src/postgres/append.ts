@@ -49,14 +49,20 @@ export async function appendWithin(
   stream: string,
   events: readonly NewEvent[],
   expected: ExpectedRevision,
+  /** The caller began this transaction for this append and wrote nothing before it. */
+  freshTransaction = false,
 ): Promise<AppendResult> {
   assertAppendable(stream, events);
-  // Our own earlier append in this transaction holds the lock already, and took its id under it.
-  const { rows: lockState } = await sql<{ assigned: boolean; held: boolean }>`
-    select pg_current_xact_id_if_assigned() is not null as assigned,
-      exists (select 1 from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()
-        and classid = ${appendLockNamespace} and objid = ${appendLockKey} and granted) as held`.execute(trx);
-  if (lockState[0]?.assigned && !lockState[0]?.held) throw new AppendNotFirstError(stream);
+  if (!freshTransaction) {
+    // Our own earlier append in this transaction holds the lock already, and took its id under it.
+    const { rows: lockState } = await sql<{ assigned: boolean; held: boolean }>`
+      select pg_current_xact_id_if_assigned() is not null as assigned,
+        exists (select 1 from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()
+          and classid = ${appendLockNamespace} and objid = ${appendLockKey} and granted) as held`.execute(
+      trx,
+    );
+    if (lockState[0]?.assigned && !lockState[0]?.held) throw new AppendNotFirstError(stream);
+  }
   await sql`select pg_advisory_xact_lock(${appendLockNamespace}::int4, ${appendLockKey}::int4)`.execute(trx);
 
   // pg_current_xact_id() assigns this transaction's xid now, under the lock.
@@ -69,35 +75,41 @@ export async function appendWithin(
 
   const first = actual === null ? 0n : actual + 1n;
   const last = first + BigInt(events.length) - 1n;
-  // Conditional writes: correct on their own even for a writer that skipped the lock.
-  const claimed =
+  // Conditional writes: correct on their own even for a writer that skipped the lock. The claim
+  // goes with the first insert, in one statement: no claim, no events.
+  const claim =
     actual === null
-      ? await sql`
-          insert into streams (stream, revision)
-          values (${stream}, ${String(last)}::bigint)
-          on conflict (stream) do nothing returning 1 as claimed`.execute(trx)
-      : await sql`
-          update streams set revision = ${String(last)}::bigint
-          where stream = ${stream} and revision = ${String(actual)}::bigint
-          returning 1 as claimed`.execute(trx);
-  if (claimed.rows.length === 0) {
-    throw new WrongExpectedVersionError(stream, expected, await currentRevision(trx, stream));
-  }
+      ? sql`insert into streams (stream, revision) values (${stream}, ${String(last)}::bigint)
+          on conflict (stream) do nothing returning 1`
+      : sql`update streams set revision = ${String(last)}::bigint
+          where stream = ${stream} and revision = ${String(actual)}::bigint returning 1`;
 
   let lastPosition = 0n;
   for (let offset = 0; offset < events.length; offset += eventsPerInsert) {
     const chunk = events.slice(offset, offset + eventsPerInsert);
     const values = chunk.map(
       (event, index) => sql`(
-        ${stream}, ${String(first + BigInt(offset + index))}::bigint, ${event.type},
+        ${stream}, ${String(first + BigInt(offset + index))}::bigint, ${event.type}::text,
         ${toJsonText(event.data)}::json, ${toJsonText(event.metadata ?? {})}::json,
         ${event.id ?? randomUUID()}::uuid)`,
     );
-    // Rows of one VALUES list take their sequence values in list order, i.e. in revision order.
-    const inserted = await sql<{ position: string }>`
-      insert into events (stream, revision, type, data, metadata, id)
-      values ${sql.join(values)}
-      returning position::text as position`.execute(trx);
+    // Rows take their sequence values in insert order, which the ORDER BY makes revision order.
+    const inserted =
+      offset === 0
+        ? await sql<{ position: string }>`
+            with claim as (${claim})
+            insert into events (stream, revision, type, data, metadata, id)
+            select * from (values ${sql.join(values)}) as v (stream, revision, type, data, metadata, id)
+            where exists (select 1 from claim)
+            order by v.revision
+            returning position::text as position`.execute(trx)
+        : await sql<{ position: string }>`
+            insert into events (stream, revision, type, data, metadata, id)
+            values ${sql.join(values)}
+            returning position::text as position`.execute(trx);
+    if (offset === 0 && inserted.rows.length === 0) {
+      throw new WrongExpectedVersionError(stream, expected, await currentRevision(trx, stream));
+    }
     for (const row of inserted.rows) {
       const position = BigInt(row.position);
       if (position > lastPosition) lastPosition = position;

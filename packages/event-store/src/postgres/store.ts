@@ -1,7 +1,15 @@
 import { type Database, migrateToLatest } from "@dmarc-ledger/db";
 import type { QueryExecutorProvider, Transaction } from "kysely";
 import { pollingSubscription } from "../polling-subscription.js";
-import type { AppendResult, EventStore, ExpectedRevision, NewEvent, Subscription } from "../port.js";
+import type {
+  AppendResult,
+  EventStore,
+  ExpectedRevision,
+  NewEvent,
+  ReadStreamOptions,
+  RecordedEvent,
+  Subscription,
+} from "../port.js";
 import { assertAppendable, assertLimit } from "../validate.js";
 import { appendWithin } from "./append.js";
 import { eventStoreMigrations } from "./migrations.js";
@@ -16,6 +24,14 @@ export interface PostgresEventStoreOptions {
   maxPageBytes?: number;
 }
 
+export interface AppendWithinOptions {
+  /**
+   * The caller knows that nothing was written in the transaction before this append, which
+   * spares the check for it (one round trip).
+   */
+  firstWrite?: boolean;
+}
+
 export interface PostgresEventStore extends EventStore {
   /**
    * Appends inside the caller's transaction on the same database: for writes that must commit
@@ -27,7 +43,20 @@ export interface PostgresEventStore extends EventStore {
     stream: string,
     events: NewEvent[],
     expected: ExpectedRevision,
+    options?: AppendWithinOptions,
   ): Promise<AppendResult>;
+  /** readStream inside the caller's transaction, which sees that transaction's own appends. */
+  readStreamWithin<Schema>(
+    trx: Transaction<Schema>,
+    stream: string,
+    options?: ReadStreamOptions,
+  ): Promise<RecordedEvent[]>;
+  /**
+   * Whether `db` is the handle this store keeps its events through, so that a transaction of
+   * `db` can take appendWithin (PGlite has one connection: a transaction of another handle on
+   * the same files would wait for the store forever).
+   */
+  holdsEventsIn(db: object): boolean;
 }
 
 /**
@@ -48,9 +77,13 @@ export function createPostgresEventStore(
   return {
     async append(stream, events, expected) {
       assertAppendable(stream, events);
-      return db.transaction().execute((trx) => appendWithin(trx, stream, events, expected));
+      // Our own transaction, with nothing written before the append: no need to check for that.
+      return db.transaction().execute((trx) => appendWithin(trx, stream, events, expected, true));
     },
-    appendWithin: (trx, stream, events, expected) => appendWithin(trx, stream, events, expected),
+    appendWithin: (trx, stream, events, expected, appendOptions) =>
+      appendWithin(trx, stream, events, expected, appendOptions?.firstWrite ?? false),
+    readStreamWithin: (trx, stream, readOptions) => readStream(trx, stream, readOptions),
+    holdsEventsIn: (other) => other === database.db,
     readStream: (stream, readOptions) => readStream(db, stream, readOptions),
     readAll: (from, limit) => readAll(db, from, limit, maxPageBytes),
     headPosition: () => headPosition(db),
