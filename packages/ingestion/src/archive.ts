@@ -1,7 +1,16 @@
-import { type Kysely, sql } from "kysely";
-import type { IngestedItem, InputBytes } from "./ingest.js";
+import { createHash } from "node:crypto";
+import { gzipSync } from "node:zlib";
+import { type Kysely, sql, type Transaction } from "kysely";
+import { bytesInput, type IngestedItem, type InputBytes } from "./ingest.js";
 import type { ArchiveStatus, IntakeSchema } from "./schema.js";
-import { InputTooLargeError, isSpooled, type SpooledInput, sha256Of, spool } from "./spool.js";
+import {
+  compressedInput,
+  InputTooLargeError,
+  isSpooled,
+  type SpooledInput,
+  sha256Of,
+  spool,
+} from "./spool.js";
 
 export interface ArchivedInput {
   sha256: string;
@@ -11,35 +20,17 @@ export interface ArchivedInput {
 }
 
 /**
- * Stores the raw input (compressed, by SHA-256) and this receipt of it, and commits, before
- * anything is parsed: whatever happens next, the input is not lost. Inputs above `keepLimit`
- * are recorded by hash, size and outcome only.
+ * Stores the raw input (compressed, by SHA-256) and this receipt of it as "received", and
+ * commits, before its reports are stored: whatever happens next, the input is not lost. Inputs
+ * larger than the archive keeps are recorded by hash, size and outcome only.
  */
 export async function archiveInput(
   db: Kysely<IntakeSchema>,
-  input: InputBytes,
+  material: ArchiveMaterial,
   receipt: { channel: string; source: string },
-  keepLimit: number,
-): Promise<{ archived: ArchivedInput; spooled: SpooledInput | null }> {
-  let spooled: SpooledInput | null = isSpooled(input) ? input : null;
-  let sha256: string;
-  let size: number;
-  if (spooled) {
-    sha256 = spooled.sha256;
-    size = spooled.byteLength;
-  } else {
-    try {
-      spooled = await spool(input.open(), keepLimit);
-      sha256 = spooled.sha256;
-      size = spooled.byteLength;
-    } catch (error) {
-      if (!(error instanceof InputTooLargeError)) throw error;
-      sha256 = await sha256Of(input);
-      size = await input.size();
-    }
-  }
-  const kept = spooled !== null && size <= keepLimit;
-  const archived = await db.transaction().execute(async (trx) => {
+): Promise<ArchivedInput> {
+  const { sha256, size, kept } = material;
+  return db.transaction().execute(async (trx) => {
     // Two channels may receive the same bytes at the same moment: the second insert waits for
     // the first to commit, then inserts nothing and counts a receipt of the row instead.
     const inserted = await trx
@@ -48,7 +39,7 @@ export async function archiveInput(
         sha256,
         size,
         compression: kept ? "gzip" : null,
-        content: kept ? spooled!.compressed : null,
+        content: kept ? kept.compressed : null,
         channel: receipt.channel,
         source: receipt.source,
         status: "received",
@@ -71,7 +62,106 @@ export async function archiveInput(
       .execute();
     return { sha256, size, archive: inserted ? "new" : "seen" } satisfies ArchivedInput;
   });
-  return { archived, spooled: kept ? spooled : null };
+}
+
+/** The input as the archive keeps it: hash, size, and the compressed bytes unless it is too large. */
+export interface ArchiveMaterial {
+  sha256: string;
+  size: number;
+  /** null when the input is larger than the archive keeps whole. */
+  kept: SpooledInput | null;
+  /** What to parse: the kept bytes, held or read back, so the bytes parsed are the bytes kept. */
+  parseable: InputBytes;
+}
+
+/** Inputs up to this size are read whole and compressed in one step, off the stream machinery. */
+const inMemoryMaxBytes = 1024 * 1024;
+
+/** Hashes and compresses the input once, for the archive and for parsing. */
+export async function readForArchive(input: InputBytes, keepLimit: number): Promise<ArchiveMaterial> {
+  if (isSpooled(input))
+    return { sha256: input.sha256, size: input.byteLength, kept: input, parseable: input };
+  const size = await input.size();
+  if (size <= inMemoryMaxBytes) {
+    const bytes = await input.readAll();
+    const sha256 = createHash("sha256").update(bytes).digest("hex");
+    const kept =
+      bytes.byteLength <= keepLimit
+        ? compressedInput(gzipSync(bytes, { level: 3 }), sha256, bytes.byteLength)
+        : null;
+    // The held bytes parse without being inflated again; they are what was hashed and kept.
+    return { sha256, size: bytes.byteLength, kept, parseable: bytesInput(bytes) };
+  }
+  try {
+    const kept = await spool(input.open(), keepLimit);
+    return { sha256: kept.sha256, size: kept.byteLength, kept, parseable: kept };
+  } catch (error) {
+    if (!(error instanceof InputTooLargeError)) throw error;
+    return { sha256: await sha256Of(input), size, kept: null, parseable: input };
+  }
+}
+
+/**
+ * Archives the input and its outcome in the caller's transaction, which also holds the events
+ * the input produced: one commit for all of it. A copy already archived counts one more receipt;
+ * its status stays "stored" when this copy found duplicates (see recordOutcome).
+ */
+export async function archiveWithOutcome(
+  trx: Transaction<IntakeSchema>,
+  material: ArchiveMaterial,
+  receipt: { channel: string; source: string },
+  items: readonly IngestedItem[],
+): Promise<ArchivedInput> {
+  const status = statusOf(items);
+  const rejected = items.find((item) => item.kind === "rejected");
+  const kept = material.kept;
+  // One statement: the row (inserted, or counted again) and this receipt of it.
+  const row = await trx
+    .with("archived", (db) =>
+      db
+        .insertInto("raw_input")
+        .values({
+          sha256: material.sha256,
+          size: material.size,
+          compression: kept ? "gzip" : null,
+          content: kept ? kept.compressed : null,
+          channel: receipt.channel,
+          source: receipt.source,
+          status,
+          code: rejected?.kind === "rejected" ? rejected.code : null,
+          reason: rejected?.kind === "rejected" ? rejected.reason : null,
+          items: JSON.stringify(items),
+          processed_at: sql<Date>`now()`,
+        })
+        .onConflict((oc) =>
+          oc.column("sha256").doUpdateSet({
+            last_seen: sql<Date>`now()`,
+            times_received: sql<number>`raw_input.times_received + 1`,
+            status: sql<ArchiveStatus>`case when excluded.status = 'duplicate' and raw_input.status = 'stored'
+              then 'stored' else excluded.status end`,
+            code: sql<string | null>`excluded.code`,
+            reason: sql<string | null>`excluded.reason`,
+            items: sql<string>`excluded.items`,
+            processed_at: sql<Date>`now()`,
+          }),
+        )
+        // xmax is 0 on a row this statement inserted, and set on one it updated.
+        .returning(["sha256", sql<boolean>`xmax = 0`.as("inserted")]),
+    )
+    .insertInto("raw_input_receipt")
+    .columns(["sha256", "channel", "source"])
+    .expression((eb) =>
+      eb
+        .selectFrom("archived")
+        .select([
+          "archived.sha256",
+          eb.val(receipt.channel).as("channel"),
+          eb.val(receipt.source).as("source"),
+        ]),
+    )
+    .returning(sql<boolean>`(select inserted from archived)`.as("inserted"))
+    .executeTakeFirstOrThrow();
+  return { sha256: material.sha256, size: material.size, archive: row.inserted ? "new" : "seen" };
 }
 
 /** What the input's items say became of it. */

@@ -10,7 +10,14 @@ import {
   ReportParseError,
   readReports,
 } from "@dmarc-ledger/dmarc-reports";
-import { type EventStore, WrongExpectedVersionError } from "@dmarc-ledger/event-store";
+import {
+  type AppendResult,
+  type ExpectedRevision,
+  type NewEvent,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  WrongExpectedVersionError,
+} from "@dmarc-ledger/event-store";
 import {
   type AggregateReportReceived,
   type EventMetadata,
@@ -85,69 +92,94 @@ export function bytesInput(bytes: Uint8Array): InputBytes {
 }
 
 /**
+ * Where ingest writes its events: the event store itself (each append its own transaction), or
+ * one transaction of it, in which the archive's rows commit together with the events.
+ */
+export interface EventWriter {
+  append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+  readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+}
+
+/**
+ * An input parsed to its end before anything is stored: a report refused at its last row (a count
+ * past the limit, a field too long, a truncated file) must leave no chunk behind as a fact.
+ */
+export type ParsedInput =
+  /** Everything the input holds, in memory: up to one chunk of rows. */
+  | { kind: "held"; items: ReportItem[] }
+  /** More rows than one chunk: parsed whole once, read again while storing. */
+  | { kind: "large" }
+  | { kind: "refused"; error: unknown };
+
+export async function parseInput(input: InputBytes, parseOptions?: ParseOptions): Promise<ParsedInput> {
+  const held: ReportItem[] = [];
+  let heldRows = 0;
+  let holding = true;
+  try {
+    for await (const item of readReports(input.open(), parseOptions)) {
+      if (!holding) continue;
+      held.push(item);
+      if (item.kind === "aggregate-rows") heldRows += item.rows.length;
+      if (heldRows > rowsPerChunk) {
+        holding = false;
+        held.length = 0;
+      }
+    }
+  } catch (error) {
+    return { kind: "refused", error };
+  }
+  return holding ? { kind: "held", items: held } : { kind: "large" };
+}
+
+/**
  * Parses an input and records what it holds as events: aggregate reports (chunked), failure
  * reports, or the input itself, rejected, with the reason. A report already stored is a
  * duplicate and appends nothing; a report whose append was cut short is resumed.
  */
 export async function ingest(
-  store: EventStore,
+  writer: EventWriter,
   input: InputBytes,
+  options: IngestOptions,
+): Promise<IngestOutcome> {
+  return storeParsed(writer, input, await parseInput(input, options.parseOptions), options);
+}
+
+/** Records what parseInput found in `input` (see ingest). */
+export async function storeParsed(
+  writer: EventWriter,
+  input: InputBytes,
+  parsed: ParsedInput,
   options: IngestOptions,
 ): Promise<IngestOutcome> {
   const outcome: IngestOutcome = { source: options.source, items: [], lastPosition: null };
   const track = (position: bigint) => {
     if (outcome.lastPosition === null || position > outcome.lastPosition) outcome.lastPosition = position;
   };
-  let writer: AggregateWriter | null = null;
+  let aggregate: AggregateWriter | null = null;
   try {
-    for await (const item of await checkedItems(input, options.parseOptions)) {
+    if (parsed.kind === "refused") throw parsed.error;
+    const items = parsed.kind === "held" ? parsed.items : readReports(input.open(), options.parseOptions);
+    for await (const item of items) {
       switch (item.kind) {
         case "aggregate-begin":
-          writer = await AggregateWriter.open(store, item.header, options, track);
+          aggregate = AggregateWriter.open(writer, item.header, options, track);
           break;
         case "aggregate-rows":
-          await writer?.add(item.rows);
+          await aggregate?.add(item.rows);
           break;
         case "aggregate-end":
-          if (writer) outcome.items.push(await writer.finish(item.warnings));
-          writer = null;
+          if (aggregate) outcome.items.push(await aggregate.finish(item.warnings));
+          aggregate = null;
           break;
         case "failure":
-          outcome.items.push(await storeFailureReport(store, item.report, options, track));
+          outcome.items.push(await storeFailureReport(writer, item.report, options, track));
           break;
       }
     }
   } catch (error) {
-    outcome.items.push(await storeRejection(store, input, error, options, track));
+    outcome.items.push(await storeRejection(writer, input, error, options, track));
   }
   return outcome;
-}
-
-/**
- * The input's items, once the whole input has parsed: a report refused at its last row (a count
- * past the limit, a field too long, a truncated file) must leave no chunk behind as a fact. Inputs
- * of up to one chunk of rows are held from the first reading; larger ones are read again.
- */
-async function checkedItems(
-  input: InputBytes,
-  parseOptions: ParseOptions | undefined,
-): Promise<AsyncIterable<ReportItem>> {
-  const held: ReportItem[] = [];
-  let heldRows = 0;
-  let holding = true;
-  for await (const item of readReports(input.open(), parseOptions)) {
-    if (!holding) continue;
-    held.push(item);
-    if (item.kind === "aggregate-rows") heldRows += item.rows.length;
-    if (heldRows > rowsPerChunk) {
-      holding = false;
-      held.length = 0;
-    }
-  }
-  if (!holding) return readReports(input.open(), parseOptions);
-  return (async function* () {
-    yield* held;
-  })();
 }
 
 /** Rough JSON size of a row, for chunking; deterministic, so resumed imports chunk alike. */
@@ -174,43 +206,28 @@ class AggregateWriter {
   private nextChunk = 0;
   private rows = 0;
   private messages = 0;
-  /** Another delivery of the same report appended a chunk first. */
+  /**
+   * What an earlier delivery stored of this report; null until the first chunk's append finds
+   * the stream there. Most reports are new, so the stream is not read before that append.
+   */
+  private stored: { chunks: number; complete: boolean } | null = null;
+  /** Another delivery of the same report appended a chunk we were about to. */
   private lostRace = false;
 
   private constructor(
-    private readonly store: EventStore,
+    private readonly store: EventWriter,
     private readonly header: AggregateHeader,
     private readonly options: IngestOptions,
     private readonly track: (position: bigint) => void,
-    /** Chunks already stored by an earlier, interrupted import; null for a new report. */
-    private readonly storedChunks: number | null,
-    private readonly complete: boolean,
   ) {}
 
-  static async open(
-    store: EventStore,
+  static open(
+    store: EventWriter,
     header: AggregateHeader,
     options: IngestOptions,
     track: (position: bigint) => void,
-  ): Promise<AggregateWriter> {
-    // Page by page: a stored report can be 500 chunks of 1 MiB.
-    const stream = streams.aggregateReport(header.identity);
-    let stored = 0;
-    let last: AggregateReportReceived | undefined;
-    for (;;) {
-      const page = await store.readStream(stream, { fromRevision: BigInt(stored), limit: storedChunksPage });
-      stored += page.length;
-      if (page.length > 0) last = page.at(-1)!.data as AggregateReportReceived;
-      if (page.length < storedChunksPage) break;
-    }
-    return new AggregateWriter(
-      store,
-      header,
-      options,
-      track,
-      stored > 0 ? stored : null,
-      last?.chunk.last ?? false,
-    );
+  ): AggregateWriter {
+    return new AggregateWriter(store, header, options, track);
   }
 
   async add(rows: AggregateRow[]): Promise<void> {
@@ -226,7 +243,7 @@ class AggregateWriter {
   async finish(warnings: string[]): Promise<IngestedItem> {
     await this.flush(true, warnings);
     const status =
-      this.complete || this.lostRace ? "duplicate" : this.storedChunks === null ? "stored" : "resumed";
+      this.stored?.complete || this.lostRace ? "duplicate" : this.stored === null ? "stored" : "resumed";
     return {
       kind: "aggregate",
       identity: this.header.identity,
@@ -242,7 +259,7 @@ class AggregateWriter {
     const rows = this.pending;
     this.pending = [];
     this.pendingBytes = 0;
-    if (this.complete || this.lostRace || (this.storedChunks !== null && index < this.storedChunks)) return;
+    if (this.lostRace || this.stored?.complete || (this.stored && index < this.stored.chunks)) return;
     const { identity, schema, orgName, organization, email, reportId, begin, end, policy } = this.header;
     const event = newEvent(
       "AggregateReportReceived",
@@ -269,17 +286,38 @@ class AggregateWriter {
       this.track(result.position);
     } catch (error) {
       if (!(error instanceof WrongExpectedVersionError)) throw error;
-      // The same report is being stored by another delivery at this moment (two channels, or
-      // two copies of one mail). Chunks are deterministic, so its chunks are ours: leave the
-      // rest to it and count this one a duplicate. Should it die half-way, the next delivery
-      // resumes the report.
+      if (index === 0 && this.stored === null) {
+        // The report is there, whole or in part: stored before (and perhaps cut short), or being
+        // stored by another delivery now. Chunks are deterministic, so its chunks are ours: go on
+        // after them, if anything is left.
+        this.stored = await this.storedSoFar();
+        return;
+      }
+      // Another delivery appended this chunk first: leave the rest to it.
       this.lostRace = true;
     }
+  }
+
+  /** Page by page: a stored report can be 500 chunks of 1 MiB. */
+  private async storedSoFar(): Promise<{ chunks: number; complete: boolean }> {
+    const stream = streams.aggregateReport(this.header.identity);
+    let chunks = 0;
+    let last: AggregateReportReceived | undefined;
+    for (;;) {
+      const page = await this.store.readStream(stream, {
+        fromRevision: BigInt(chunks),
+        limit: storedChunksPage,
+      });
+      chunks += page.length;
+      if (page.length > 0) last = page.at(-1)!.data as AggregateReportReceived;
+      if (page.length < storedChunksPage) break;
+    }
+    return { chunks, complete: last?.chunk.last ?? false };
   }
 }
 
 async function storeFailureReport(
-  store: EventStore,
+  store: EventWriter,
   report: FailureReport,
   options: IngestOptions,
   track: (position: bigint) => void,
@@ -302,7 +340,7 @@ async function storeFailureReport(
 
 /** Keeps what we could not process, with the reason, so it can be re-processed after a fix. */
 async function storeRejection(
-  store: EventStore,
+  store: EventWriter,
   input: InputBytes,
   error: unknown,
   options: IngestOptions,

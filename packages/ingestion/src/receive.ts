@@ -1,9 +1,24 @@
 import type { ParseOptions } from "@dmarc-ledger/dmarc-reports";
-import type { EventStore } from "@dmarc-ledger/event-store";
+import type { EventStore, PostgresEventStore } from "@dmarc-ledger/event-store";
 import type { EventMetadata } from "@dmarc-ledger/events";
 import type { Kysely } from "kysely";
-import { archiveInput, recordOutcome, statusOf } from "./archive.js";
-import { type IngestedItem, type InputBytes, ingest } from "./ingest.js";
+import {
+  type ArchivedInput,
+  archiveInput,
+  archiveWithOutcome,
+  readForArchive,
+  recordOutcome,
+  statusOf,
+} from "./archive.js";
+import {
+  type EventWriter,
+  type IngestedItem,
+  type IngestOutcome,
+  type InputBytes,
+  ingest,
+  parseInput,
+  storeParsed,
+} from "./ingest.js";
 import type { ArchiveStatus, IntakeSchema } from "./schema.js";
 
 /** What every channel needs to receive input: the event store and the database holding the archive. */
@@ -47,11 +62,22 @@ export interface ReceivedInput {
 export const defaultArchiveMaxBytes = 256 * 1024 * 1024;
 
 /**
- * The one way in for every channel: archives the raw input durably (compressed, by SHA-256,
- * with this receipt), then parses it and appends its reports as events, then records the
- * outcome in the archive. When it returns, everything is committed and the channel may
- * acknowledge (SMTP 250, HTTP 202, IMAP flag). When it throws, the channel must not acknowledge;
- * the archive may hold the input as "received", which `dmarc-ledger reprocess` picks up.
+ * Inputs up to this size are parsed before they are archived; larger ones are archived (and
+ * committed) first, so that one that takes long to parse, or brings the process down, is kept.
+ */
+export const parseFirstMaxBytes = 8 * 1024 * 1024;
+
+/**
+ * The one way in for every channel. When it returns, the raw input (compressed, by SHA-256) is
+ * archived with this receipt and what became of it, and its reports are stored as events, all
+ * committed: the channel may acknowledge (SMTP 250, HTTP 202, IMAP move). When it throws, the
+ * channel must not acknowledge.
+ *
+ * The usual input (up to 8 MiB, up to one chunk of rows, events in the same PostgreSQL or PGlite
+ * database as the archive) is parsed first and then committed in one transaction: events, archive
+ * row and receipt together. Otherwise the input is archived as "received" and committed first,
+ * its reports stored next, and the outcome recorded last; an input left "received" by a crash
+ * is picked up by `dmarc-ledger reprocess`.
  */
 export async function receiveInput(
   deps: IntakeDeps,
@@ -59,19 +85,46 @@ export async function receiveInput(
   options: ReceiveOptions,
 ): Promise<ReceivedInput> {
   const db = deps.db as Kysely<IntakeSchema>;
-  const { archived, spooled } = await archiveInput(
-    db,
-    input,
-    { channel: options.channel, source: options.source },
-    deps.archiveMaxBytes ?? defaultArchiveMaxBytes,
-  );
-  // Parse from the archived copy when there is one: the bytes parsed are the bytes kept.
-  const outcome = await ingest(deps.store, spooled ?? input, {
+  const receipt = { channel: options.channel, source: options.source };
+  const ingestOptions = {
     source: options.source,
     metadata: options.metadata,
     ...(deps.parseOptions ? { parseOptions: deps.parseOptions } : {}),
-  });
+  };
+  const material = await readForArchive(input, deps.archiveMaxBytes ?? defaultArchiveMaxBytes);
+  let archived: ArchivedInput;
+  let outcome: IngestOutcome;
+  if (material.size <= parseFirstMaxBytes) {
+    const parsed = await parseInput(material.parseable, deps.parseOptions);
+    const store = transactionalStore(deps);
+    if (store && parsed.kind !== "large") {
+      ({ archived, outcome } = await db.transaction().execute(async (trx) => {
+        let firstWrite = true;
+        const writer: EventWriter = {
+          append: (stream, events, expected) => {
+            // The archive's rows are written after the events: the first append comes first.
+            const options = { firstWrite };
+            firstWrite = false;
+            return store.appendWithin(trx, stream, events, expected, options);
+          },
+          readStream: (stream, readOptions) => store.readStreamWithin(trx, stream, readOptions),
+        };
+        const outcome = await storeParsed(writer, material.parseable, parsed, ingestOptions);
+        return { outcome, archived: await archiveWithOutcome(trx, material, receipt, outcome.items) };
+      }));
+      return received(archived, outcome);
+    }
+    archived = await archiveInput(db, material, receipt);
+    outcome = await storeParsed(deps.store, material.parseable, parsed, ingestOptions);
+  } else {
+    archived = await archiveInput(db, material, receipt);
+    outcome = await ingest(deps.store, material.parseable, ingestOptions);
+  }
   await recordOutcome(db, archived.sha256, outcome.items);
+  return received(archived, outcome);
+}
+
+function received(archived: ArchivedInput, outcome: IngestOutcome): ReceivedInput {
   return {
     sha256: archived.sha256,
     size: archived.size,
@@ -80,4 +133,12 @@ export async function receiveInput(
     items: outcome.items,
     lastPosition: outcome.lastPosition,
   };
+}
+
+/** The event store, when its events can commit in one transaction with the archive's rows. */
+function transactionalStore(deps: IntakeDeps): PostgresEventStore | null {
+  const store = deps.store as Partial<PostgresEventStore>;
+  return typeof store.holdsEventsIn === "function" && store.holdsEventsIn(deps.db)
+    ? (deps.store as PostgresEventStore)
+    : null;
 }

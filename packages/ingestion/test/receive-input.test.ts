@@ -5,7 +5,7 @@ import { type Database, migrateToLatest, openDatabase } from "@dmarc-ledger/db";
 import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
 import { type EventStore, openPostgresEventStore } from "@dmarc-ledger/event-store";
 import { sha256Hex, streams } from "@dmarc-ledger/events";
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   bytesInput,
@@ -195,6 +195,37 @@ describe.each(backends)("receiveInput and the raw archive on %s", (_name, open) 
       .where("sha256", "=", smtp.sha256)
       .execute();
     expect(receipts.map((r) => r.channel).sort()).toEqual(["imap", "smtp"]);
+  });
+
+  it("commits a report's events and its archive row together, or neither", async () => {
+    const report = Buffer.from(
+      niceXml
+        .toString("utf8")
+        .replace("<report_id>11038226378739404135</report_id>", "<report_id>together-1</report_id>"),
+    );
+    // The archive refuses to record the outcome: the events appended before it must not stay.
+    await sql`alter table raw_input add constraint outcome_refused check (status <> 'stored') not valid`.execute(
+      database.db,
+    );
+    try {
+      await expect(
+        receiveInput(deps, bytesInput(report), { channel: "smtp", source: "smtp:t1", metadata }),
+      ).rejects.toThrow(/outcome_refused/);
+    } finally {
+      await sql`alter table raw_input drop constraint outcome_refused`.execute(database.db);
+    }
+    expect(
+      await db.selectFrom("raw_input").select("sha256").where("sha256", "=", sha256Hex(report)).execute(),
+    ).toEqual([]);
+    // Had the events committed alone, this retry would find a duplicate.
+    const retried = await receiveInput(deps, bytesInput(report), {
+      channel: "smtp",
+      source: "smtp:t2",
+      metadata,
+    });
+    expect(retried).toMatchObject({ archive: "new", status: "stored" });
+    const identity = (retried.items[0] as { identity: string }).identity;
+    expect(await store.readStream(streams.aggregateReport(identity))).toHaveLength(1);
   });
 
   it("records an input above the archive's limit by hash and outcome, without its bytes", async () => {
