@@ -1,14 +1,23 @@
-import { type Database, openDatabase } from "@dmarc-ledger/db";
+import { type Database, migrateToLatest, openDatabase } from "@dmarc-ledger/db";
 import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
 import { type EventStore, openPostgresEventStore } from "@dmarc-ledger/event-store";
 import { newEvent, streams } from "@dmarc-ledger/events";
+import { claimExistingDomains, runProjector } from "@dmarc-ledger/projector";
 import {
+  allProjections,
+  catchUp,
+  type ReadModelSchema,
+  readModelMigrations,
+} from "@dmarc-ledger/read-models";
+import {
+  activeClaims,
   addDomain,
   DomainOwnedElsewhereError,
   DomainTreeTakenError,
   registrableDomain,
   sameBranch,
 } from "@dmarc-ledger/tenancy";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const meta = { causedBy: "process:test" };
@@ -133,5 +142,74 @@ describe.each(backends)("add-domain's tree rule on %s", (_name, open) => {
       DomainOwnedElsewhereError,
     );
     expect((await addDomain(store, { tenantId: "a", domain: "half-done.com" }, meta)).status).toBe("added");
+  });
+});
+
+describe("domains added before the tree rule", () => {
+  it("get their claim once the projector has caught up; two tenants in one tree are told, not decided", async () => {
+    const database = await openDatabase({ kind: "pglite-memory" });
+    const store = await openPostgresEventStore(database);
+    await migrateToLatest(database.db, readModelMigrations);
+    const db = database.withSchema<ReadModelSchema>();
+    try {
+      for (const tenantId of ["old-a", "old-b", "new-c"]) {
+        await store.append(
+          streams.tenant(tenantId),
+          [newEvent("TenantCreated", { tenantId, name: tenantId, region: "global" }, meta)],
+          "no_stream",
+        );
+      }
+      // What add-domain wrote before the rule: DomainAdded alone, no DomainReserved.
+      const addedBeforeTheRule = async (tenantId: string, domain: string) =>
+        store.append(
+          streams.domain(domain),
+          [newEvent("DomainAdded", { domain, tenantId }, meta)],
+          "no_stream",
+        );
+      await addedBeforeTheRule("old-a", "legacy-corp.com");
+      await addedBeforeTheRule("old-b", "mail.legacy-corp.com");
+      await addedBeforeTheRule("old-b", "legacy-other.com");
+      // Without its claim, another tenant could still take a subdomain of an owned domain.
+      expect(activeClaims(await store.readStream(streams.registrableDomain("legacy-corp.com"))).size).toBe(0);
+
+      const lines: { level: number; msg: string; domain?: string; tenantId?: string }[] = [];
+      const logger = pino(
+        { level: "info" },
+        { write: (line: string) => lines.push(JSON.parse(line) as (typeof lines)[number]) },
+      );
+      const projector = runProjector({ store, db }, logger);
+      try {
+        for (let i = 0; i < 400 && !lines.some((line) => line.level === 40); i++) {
+          await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+      } finally {
+        await projector.stop();
+      }
+
+      expect(activeClaims(await store.readStream(streams.registrableDomain("legacy-corp.com")))).toEqual(
+        new Map([["legacy-corp.com", "old-a"]]),
+      );
+      expect(activeClaims(await store.readStream(streams.registrableDomain("legacy-other.com")))).toEqual(
+        new Map([["legacy-other.com", "old-b"]]),
+      );
+      expect(lines.filter((line) => line.level === 40)).toEqual([
+        expect.objectContaining({ domain: "mail.legacy-corp.com", tenantId: "old-b" }),
+      ]);
+      await expect(
+        addDomain(store, { tenantId: "new-c", domain: "www.legacy-corp.com" }, meta),
+      ).rejects.toThrow(DomainTreeTakenError);
+
+      // Once claimed, nothing is left to do but the conflict, which is told again.
+      await catchUp({ store, db, projections: allProjections });
+      const again = await claimExistingDomains({ store, db }, logger);
+      expect(again).toEqual({
+        claimed: [],
+        conflicts: [{ domain: "mail.legacy-corp.com", tenantId: "old-b" }],
+        failed: [],
+      });
+    } finally {
+      await store.close();
+      await database.close();
+    }
   });
 });

@@ -1,3 +1,4 @@
+export { claimExistingDomains, type ExistingDomainClaims } from "./claim-existing-domains.js";
 export {
   rankingMaintenanceFrom,
   rankingMaintenanceFromEnv,

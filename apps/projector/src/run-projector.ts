@@ -1,6 +1,7 @@
 import { allProjections, type RunningProjector, startProjector } from "@dmarc-ledger/read-models";
 import type { Runtime } from "@dmarc-ledger/runtime";
 import type { Logger } from "pino";
+import { claimExistingDomains } from "./claim-existing-domains.js";
 import { rankingMaintenanceFromEnv, startRankingMaintenance } from "./ranking-maintenance.js";
 
 /**
@@ -19,9 +20,18 @@ export function runProjector(
     onError: (error) => logger.error({ err: error }, "projection batch failed; retrying from the checkpoint"),
   });
   const rankings = startRankingMaintenance({ db: runtime.db, logger, ...upkeep });
+  let stopping = false;
+  // Once the read models have caught up with what was stored before this start.
+  const claims = (async () => {
+    const head = await runtime.store.headPosition();
+    while (head !== null && !stopping && !(await projector.waitFor(head, 1000))) {}
+    if (!stopping) await claimExistingDomains(runtime, logger);
+  })().catch((error) => logger.error({ err: error }, "claiming the trees of existing domains failed"));
   return {
     waitFor: projector.waitFor,
     async stop() {
+      stopping = true;
+      await claims;
       await rankings.stop();
       await projector.stop();
     },

@@ -30,7 +30,13 @@ export {
 } from "./queries/aggregate-by-source.js";
 export { countTenants, findApiKey, type KeyHolder } from "./queries/api-keys.js";
 export { describeDomainEvent, describeDomainEvents } from "./queries/describe-domain-event.js";
-export { type DomainRecord, findDomain, listDomains, type OwnedDomain } from "./queries/domains.js";
+export {
+  type DomainRecord,
+  findDomain,
+  listDomains,
+  listUnclaimedDomains,
+  type OwnedDomain,
+} from "./queries/domains.js";
 export { type ForensicRecord, forensicReports } from "./queries/forensic.js";
 export { domainHistory, type HistoryRecord } from "./queries/history.js";
 export { type ProjectionLag, projectionLags, safeSpfStatusCounts } from "./queries/operations.js";

@@ -320,5 +320,16 @@ export const readModelMigrations: MigrationSet = {
         await sql`create index source_ip_name_by_resolved_at on source_ip_name (resolved_at)`.execute(db);
       },
     },
+    "011_domain_claim": {
+      up: async (db: AnyDb) => {
+        // Filled by the domain-claims projection from the first event (a new projection
+        // catches up from the start), so domains added before the tree rule show unclaimed.
+        await db.schema
+          .createTable("domain_claim")
+          .addColumn("domain", "text", (c) => c.primaryKey())
+          .addColumn("tenant_id", "text", (c) => c.notNull())
+          .execute();
+      },
+    },
   },
 };

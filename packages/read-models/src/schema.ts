@@ -39,6 +39,15 @@ export interface DomainTable {
   added_at: ColumnType<Date, Date | string, Date | string>;
 }
 
+/**
+ * The claims in force in the domain trees (DomainReserved not yet DomainReleased): which tenant
+ * holds each claimed domain. A tenant's domain without its claim was added before the tree rule.
+ */
+export interface DomainClaimTable {
+  domain: string;
+  tenant_id: string;
+}
+
 /** The summed counters of the rollups; the others (DMARCUnaligned, …Failed) are derived from them. */
 interface SummedCounters {
   volume: Int8;
@@ -232,6 +241,7 @@ export interface ReadModelSchema {
   tenant: TenantTable;
   api_key: ApiKeyTable;
   domain: DomainTable;
+  domain_claim: DomainClaimTable;
   agg_domain: AggDomainTable;
   agg_organization: AggOrganizationTable;
   agg_source: AggSourceTable;

@@ -192,6 +192,27 @@ export async function removeDomain(
   return { domain, position: (position ?? released)! };
 }
 
+/**
+ * Claims, in its tree, a domain a tenant already has: one added before the tree rule existed
+ * (its DomainAdded has no DomainReserved). "conflict" when another tenant holds the same domain,
+ * a parent or a subdomain of it: two tenants were given one tree before the rule, and an operator
+ * must remove the domain from one of them (nothing here decides whose it is).
+ */
+export async function claimExistingDomain(
+  store: EventStore,
+  input: { tenantId: string; domain: string },
+  metadata: EventMetadata,
+): Promise<"claimed" | "conflict"> {
+  const domain = normaliseDomain(input.domain);
+  try {
+    await claimInTree(store, input.tenantId, domain, metadata);
+    return "claimed";
+  } catch (error) {
+    if (error instanceof DomainOwnedElsewhereError) return "conflict";
+    throw error;
+  }
+}
+
 async function releaseClaim(
   store: EventStore,
   tenantId: string,

@@ -8,6 +8,7 @@ export { allScopes, generateApiKey, hashApiKey, type IssuedKey, regionOfKey } fr
 export {
   type AddDomainOutcome,
   addDomain,
+  claimExistingDomain,
   type CreatedTenant,
   createTenant,
   DomainOwnedElsewhereError,

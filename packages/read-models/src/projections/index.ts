@@ -2,6 +2,7 @@ import { aggregateByDomainProjection } from "./aggregate-by-domain.js";
 import { aggregateByOrganizationProjection } from "./aggregate-by-organization.js";
 import { aggregateBySourceProjection } from "./aggregate-by-source.js";
 import { auditTrailProjection } from "./audit-trail.js";
+import { domainClaimsProjection } from "./domain-claims.js";
 import { domainsProjection } from "./domains.js";
 import { forensicReportsProjection } from "./forensic-reports.js";
 import type { Projection } from "./projection.js";
@@ -19,6 +20,7 @@ export {
   aggregateByOrganizationProjection,
   aggregateBySourceProjection,
   auditTrailProjection,
+  domainClaimsProjection,
   domainsProjection,
   forensicReportsProjection,
   reportDomainsProjection,
@@ -30,6 +32,7 @@ export {
 export const allProjections: readonly Projection[] = [
   tenantsProjection,
   domainsProjection,
+  domainClaimsProjection,
   aggregateByDomainProjection,
   aggregateByOrganizationProjection,
   aggregateBySourceProjection,
