@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type CliIO, type RunningService, runCli, startService } from "@dmarc-ledger/cli";
+import { type CliIO, type RunningService, runCli, runCliHere, startService } from "@dmarc-ledger/cli";
 import { createTestDatabase } from "@dmarc-ledger/db/testing";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { type Logger, pino } from "pino";
@@ -63,6 +63,8 @@ export async function startTestService(
     port: 0,
     logger,
     bootstrapTenant: false,
+    // As `dmarc-ledger start` does: in embedded mode, CLI commands run in the service.
+    controlCommands: (argv, io) => runCliHere(argv, io, env),
   });
   const url = (path: string) => new URL(path, service.apiRoot).toString();
   return {
