@@ -8,6 +8,10 @@ import { ingestSettingsFromEnv } from "./settings.js";
 import { startIngest } from "./start-ingest.js";
 
 const levels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+// Written synchronously: pino's default stdout stream writes in the background, and the lines
+// in flight when process.exit runs come out after later ones or not at all (the last lines of a
+// stop, "stopped" among them, or the reason start-up failed).
+const stdout = () => pino.destination({ dest: 1, sync: true });
 let settings: ReturnType<typeof ingestSettingsFromEnv>;
 let level: (typeof levels)[number];
 try {
@@ -16,10 +20,10 @@ try {
   intakeSettingsFromEnv(process.env);
 } catch (error) {
   if (!(error instanceof ConfigError)) throw error;
-  pino({ name: "ingest" }).fatal({ problems: error.problems }, error.message);
+  pino({ name: "ingest" }, stdout()).fatal({ problems: error.problems }, error.message);
   process.exit(1);
 }
-const logger = pino({ name: "ingest", level });
+const logger = pino({ name: "ingest", level }, stdout());
 if (!settings.smtp && !settings.imap) {
   logger.fatal(
     "no intake channel is configured: set REPORTS_DOMAIN to receive reports by SMTP, or IMAP_URL to read a mailbox",

@@ -1,56 +1,17 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
 import { openRuntime } from "@dmarc-ledger/runtime";
 import nodemailer from "nodemailer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startIngestProcess, waitFor } from "./support/ingest-process.js";
 
-const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const report = fileURLToPath(
   new URL(
     "../../../../shared/corpus/dmarc/parsedmarc/aggregate/ikea.com!example.de!1538690400!1538776800.xml",
     import.meta.url,
   ),
 );
-
-interface LogLine {
-  level: number;
-  msg: string;
-  [key: string]: unknown;
-}
-
-/** apps/ingest/src/main.ts as its own process, its JSON log lines collected as they come. */
-function startProcess(env: NodeJS.ProcessEnv): {
-  child: ChildProcess;
-  lines: LogLine[];
-  exited: Promise<number>;
-} {
-  const child = spawn(process.execPath, ["--import", "tsx", "apps/ingest/src/main.ts"], {
-    cwd: repoRoot,
-    env: { PATH: process.env.PATH, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const lines: LogLine[] = [];
-  let pending = "";
-  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
-    pending += chunk;
-    const parts = pending.split("\n");
-    pending = parts.pop()!;
-    for (const part of parts) if (part.trim()) lines.push(JSON.parse(part) as LogLine);
-  });
-  const exited = new Promise<number>((resolve) => child.once("exit", (code) => resolve(code ?? -1)));
-  return { child, lines, exited };
-}
-
-async function waitFor<T>(find: () => T | undefined, what: string): Promise<T> {
-  for (let attempt = 0; attempt < 600; attempt++) {
-    const found = find();
-    if (found !== undefined) return found;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe("apps/ingest/src/main.ts as a process", () => {
   let database: TestDatabase;
@@ -61,7 +22,7 @@ describe("apps/ingest/src/main.ts as a process", () => {
   afterAll(async () => database?.drop());
 
   it("refuses to start on a wrong setting, naming it, in JSON", async () => {
-    const { lines, exited } = startProcess({
+    const { lines, exited } = startIngestProcess({
       DATABASE_URL: database.url,
       REPORTS_DOMAIN: "reports.test",
       SMTP_MAX_CONNECTIONS_PER_IP: "none",
@@ -72,7 +33,7 @@ describe("apps/ingest/src/main.ts as a process", () => {
   });
 
   it("receives a report, and stops cleanly on SIGTERM", async () => {
-    const { child, lines, exited } = startProcess({
+    const { child, lines, exited } = startIngestProcess({
       DATABASE_URL: database.url,
       REPORTS_DOMAIN: "reports.test",
       SMTP_PORT: "0",
