@@ -38,5 +38,8 @@ export function createLogger(
     const pretty = createRequire(import.meta.url)("pino-pretty") as typeof PinoPretty;
     return pino(options, pretty({ sync: true, destination: destination ?? 1 }));
   }
-  return destination ? pino(options, destination) : pino(options);
+  // Written synchronously: pino's default stdout stream writes in the background, and the lines
+  // in flight when process.exit runs come out after later ones or not at all ("stopped", or
+  // why start-up failed). A log line per request costs one write(2), which is fine here.
+  return pino(options, destination ?? pino.destination({ dest: 1, sync: true }));
 }
