@@ -17,9 +17,15 @@ import {
   startImapIntake,
 } from "../src/imap/index.js";
 import { startTestDovecot, type TestDovecot } from "./support/dovecot.js";
-import { append, compose, corpusFile, folderSubjects, openMailbox, reportMail } from "./support/imap-mail.js";
-
-const folders = { processed: "DMARC Processed", invalid: "DMARC Invalid", notReport: "Not DMARC" };
+import {
+  append,
+  compose,
+  corpusFile,
+  folderSubjects,
+  folders,
+  openMailbox,
+  reportMail,
+} from "./support/imap-mail.js";
 
 /** Distinct aggregate reports of the corpus, in the three containers receivers use. */
 const aggregateFiles = [

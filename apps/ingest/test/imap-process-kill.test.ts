@@ -6,14 +6,12 @@ import type { ImapFlow } from "imapflow";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { startTestDovecot, type TestDovecot } from "./support/dovecot.js";
-import { append, corpusFile, folderSubjects, openMailbox, reportMail } from "./support/imap-mail.js";
+import { append, corpusFile, folderSubjects, folders, openMailbox, reportMail } from "./support/imap-mail.js";
 import { type IngestProcess, startIngestProcess, waitFor } from "./support/ingest-process.js";
 
 // Issue #11: a restart in the middle of a batch loses no report and counts none twice. Here the
 // ingest is its own process (apps/ingest/src/main.ts), killed with SIGKILL; the code under test
 // has no hook for it: the moment is chosen from outside, in the test's database.
-
-const folders = { processed: "DMARC Processed", invalid: "DMARC Invalid", notReport: "Not DMARC" };
 
 /** Plain-XML aggregate reports of the corpus; each is sent several times under new report ids. */
 const aggregateXmlFiles = [
