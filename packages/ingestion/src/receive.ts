@@ -10,8 +10,8 @@ import {
   recordOutcome,
   statusOf,
 } from "./archive.js";
+import { CommitGroup } from "./commit-group.js";
 import {
-  type EventWriter,
   type IngestedItem,
   type IngestOutcome,
   type InputBytes,
@@ -98,17 +98,7 @@ export async function receiveInput(
     const parsed = await parseInput(material.parseable, deps.parseOptions);
     const store = transactionalStore(deps);
     if (store && parsed.kind !== "large") {
-      ({ archived, outcome } = await db.transaction().execute(async (trx) => {
-        let firstWrite = true;
-        const writer: EventWriter = {
-          append: (stream, events, expected) => {
-            // The archive's rows are written after the events: the first append comes first.
-            const options = { firstWrite };
-            firstWrite = false;
-            return store.appendWithin(trx, stream, events, expected, options);
-          },
-          readStream: (stream, readOptions) => store.readStreamWithin(trx, stream, readOptions),
-        };
+      ({ archived, outcome } = await commitGroupOf(store, db).commit(async (writer, trx) => {
         const outcome = await storeParsed(writer, material.parseable, parsed, ingestOptions);
         return { outcome, archived: await archiveWithOutcome(trx, material, receipt, outcome.items) };
       }));
@@ -133,6 +123,18 @@ function received(archived: ArchivedInput, outcome: IngestOutcome): ReceivedInpu
     items: outcome.items,
     lastPosition: outcome.lastPosition,
   };
+}
+
+/** One commit group per event store: every channel's inputs commit together. */
+const commitGroups = new WeakMap<PostgresEventStore, CommitGroup>();
+
+function commitGroupOf(store: PostgresEventStore, db: Kysely<IntakeSchema>): CommitGroup {
+  let group = commitGroups.get(store);
+  if (!group) {
+    group = new CommitGroup(db, store);
+    commitGroups.set(store, group);
+  }
+  return group;
 }
 
 /** The event store, when its events can commit in one transaction with the archive's rows. */

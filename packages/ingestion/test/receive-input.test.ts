@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
 import { type Database, migrateToLatest, openDatabase } from "@dmarc-ledger/db";
 import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
-import { type EventStore, openPostgresEventStore } from "@dmarc-ledger/event-store";
+import { decodeGlobalPosition, type EventStore, openPostgresEventStore } from "@dmarc-ledger/event-store";
 import { sha256Hex, streams } from "@dmarc-ledger/events";
 import { type Kysely, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -226,6 +226,64 @@ describe.each(backends)("receiveInput and the raw archive on %s", (_name, open) 
     expect(retried).toMatchObject({ archive: "new", status: "stored" });
     const identity = (retried.items[0] as { identity: string }).identity;
     expect(await store.readStream(streams.aggregateReport(identity))).toHaveLength(1);
+  });
+
+  it("commits inputs that arrive together in one transaction, and one input's failure stays its own", async () => {
+    const report = (id: string) =>
+      Buffer.from(
+        niceXml
+          .toString("utf8")
+          .replace("<report_id>11038226378739404135</report_id>", `<report_id>${id}</report_id>`),
+      );
+    const receive = (id: string) =>
+      receiveInput(deps, bytesInput(report(`group-${id}`)), {
+        channel: "smtp",
+        source: `smtp:${id}`,
+        metadata,
+      });
+    const together = await Promise.all(["t1", "t2", "t3", "t4", "t5"].map(receive));
+    expect(together.map((received) => received.status)).toEqual(Array(5).fill("stored"));
+    // Inputs that waited for a commit went into the next one together: their events share its id.
+    const transactions = new Set(
+      together.map((received) => decodeGlobalPosition(received.lastPosition!).transactionId),
+    );
+    expect(transactions.size).toBeLessThan(together.length);
+
+    await sql`alter table raw_input add constraint poison_refused check (source <> 'smtp:poison') not valid`.execute(
+      database.db,
+    );
+    let results: PromiseSettledResult<Awaited<ReturnType<typeof receiveInput>>>[];
+    try {
+      results = await Promise.allSettled(["g1", "g2", "g3", "poison", "g4", "g5"].map(receive));
+    } finally {
+      await sql`alter table raw_input drop constraint poison_refused`.execute(database.db);
+    }
+    expect(results.map((result) => result.status)).toEqual([
+      "fulfilled",
+      "fulfilled",
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+      "fulfilled",
+    ]);
+    const stored = results.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
+    expect(stored.map((received) => received.status)).toEqual(Array(5).fill("stored"));
+    for (const received of [...together, ...stored]) {
+      const identity = (received.items[0] as { identity: string }).identity;
+      expect(await store.readStream(streams.aggregateReport(identity))).toHaveLength(1);
+      expect((await row(received.sha256)).status).toBe("stored");
+    }
+    // The refused input left nothing behind, and is stored when it comes again.
+    const poison = report("group-poison");
+    expect(
+      await db.selectFrom("raw_input").select("sha256").where("sha256", "=", sha256Hex(poison)).execute(),
+    ).toEqual([]);
+    const again = await receiveInput(deps, bytesInput(poison), {
+      channel: "smtp",
+      source: "smtp:p2",
+      metadata,
+    });
+    expect(again.status).toBe("stored");
   });
 
   it("records an input above the archive's limit by hash and outcome, without its bytes", async () => {

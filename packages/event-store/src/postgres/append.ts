@@ -30,6 +30,8 @@ export class AppendNotFirstError extends Error {
 /** pg takes at most 65,535 parameters per statement; six per event. */
 const eventsPerInsert = 1000;
 
+export type KnownTransactionState = "unknown" | "fresh" | "locked";
+
 interface StreamStateRow {
   revision: string | null;
   own: string;
@@ -49,11 +51,15 @@ export async function appendWithin(
   stream: string,
   events: readonly NewEvent[],
   expected: ExpectedRevision,
-  /** The caller began this transaction for this append and wrote nothing before it. */
-  freshTransaction = false,
+  /**
+   * What the caller knows of its transaction: "fresh", nothing was written in it before this
+   * append (the check for that is spared); "locked", an earlier append of it took the lock
+   * (check and lock are spared). "unknown" checks and locks.
+   */
+  known: KnownTransactionState = "unknown",
 ): Promise<AppendResult> {
   assertAppendable(stream, events);
-  if (!freshTransaction) {
+  if (known === "unknown") {
     // Our own earlier append in this transaction holds the lock already, and took its id under it.
     const { rows: lockState } = await sql<{ assigned: boolean; held: boolean }>`
       select pg_current_xact_id_if_assigned() is not null as assigned,
@@ -63,7 +69,11 @@ export async function appendWithin(
     );
     if (lockState[0]?.assigned && !lockState[0]?.held) throw new AppendNotFirstError(stream);
   }
-  await sql`select pg_advisory_xact_lock(${appendLockNamespace}::int4, ${appendLockKey}::int4)`.execute(trx);
+  if (known !== "locked") {
+    await sql`select pg_advisory_xact_lock(${appendLockNamespace}::int4, ${appendLockKey}::int4)`.execute(
+      trx,
+    );
+  }
 
   // pg_current_xact_id() assigns this transaction's xid now, under the lock.
   const { rows } = await sql<StreamStateRow>`

@@ -11,7 +11,7 @@ import type {
   Subscription,
 } from "../port.js";
 import { assertAppendable, assertLimit } from "../validate.js";
-import { appendWithin } from "./append.js";
+import { appendWithin, type KnownTransactionState } from "./append.js";
 import { eventStoreMigrations } from "./migrations.js";
 import { defaultMaxPageBytes, headPosition, readAll, readStream } from "./read.js";
 
@@ -26,10 +26,12 @@ export interface PostgresEventStoreOptions {
 
 export interface AppendWithinOptions {
   /**
-   * The caller knows that nothing was written in the transaction before this append, which
-   * spares the check for it (one round trip).
+   * What the caller knows of its transaction, to spare round trips: "fresh" when nothing was
+   * written in it before this append; "locked" when an earlier append of it returned or failed
+   * with WrongExpectedVersionError (both come after the append lock is taken). Saying so when it
+   * is not true breaks the global order (global-order.ts): only for callers that track it.
    */
-  firstWrite?: boolean;
+  transaction?: KnownTransactionState;
 }
 
 export interface PostgresEventStore extends EventStore {
@@ -78,10 +80,10 @@ export function createPostgresEventStore(
     async append(stream, events, expected) {
       assertAppendable(stream, events);
       // Our own transaction, with nothing written before the append: no need to check for that.
-      return db.transaction().execute((trx) => appendWithin(trx, stream, events, expected, true));
+      return db.transaction().execute((trx) => appendWithin(trx, stream, events, expected, "fresh"));
     },
     appendWithin: (trx, stream, events, expected, appendOptions) =>
-      appendWithin(trx, stream, events, expected, appendOptions?.firstWrite ?? false),
+      appendWithin(trx, stream, events, expected, appendOptions?.transaction ?? "unknown"),
     readStreamWithin: (trx, stream, readOptions) => readStream(trx, stream, readOptions),
     holdsEventsIn: (other) => other === database.db,
     readStream: (stream, readOptions) => readStream(db, stream, readOptions),
