@@ -4,11 +4,13 @@ import { CliError } from "./io.js";
 
 /**
  * Opens the runtime for one command and closes it afterwards, whatever happens; inside the
- * running service (a command handed over its control socket), uses the service's own.
+ * running service (a command handed over its control socket), uses the service's own. `service`:
+ * opened for `start`, which keeps it open for as long as it runs (see RuntimeOptions.shortLived).
  */
 export async function withRuntime<T>(
   env: NodeJS.ProcessEnv,
   work: (runtime: Runtime) => Promise<T>,
+  { service = false }: { service?: boolean } = {},
 ): Promise<T> {
   const attached = attachedRuntime.getStore();
   if (attached) return work(attached);
@@ -19,7 +21,7 @@ export async function withRuntime<T>(
   ]);
   let runtime: Runtime;
   try {
-    runtime = await openRuntime(env);
+    runtime = await openRuntime(env, { shortLived: !service });
   } catch (error) {
     if (error instanceof DataDirLockedError) {
       throw new CliError(

@@ -1,4 +1,3 @@
-import { SingleBar } from "cli-progress";
 import type { Command } from "commander";
 import { CliError, type CliIO } from "../io.js";
 import { withRuntime } from "../with-runtime.js";
@@ -20,7 +19,10 @@ export function registerReplayCommand(program: Command, io: CliIO, env: NodeJS.P
       }
       // The total is unknown until the end (the store keeps no count), so the bar shows events and rate.
       const bar = process.stderr.isTTY
-        ? new SingleBar({ format: "replaying | {value} events | {speed} events/s", clearOnComplete: true })
+        ? new (await import("cli-progress")).SingleBar({
+            format: "replaying | {value} events | {speed} events/s",
+            clearOnComplete: true,
+          })
         : null;
       const started = Date.now();
       let events = 0;
