@@ -14,6 +14,13 @@ export async function withRuntime<T>(
 ): Promise<T> {
   const attached = attachedRuntime.getStore();
   if (attached) return work(attached);
+  // Embedded: PGlite's WebAssembly compiles on V8's worker threads while the modules below load
+  // (its errors, if any, come from the open, which waits for it).
+  if (!env.DATABASE_URL) {
+    import("@dmarc-ledger/db/pglite-wasm").then(({ compiledPGliteWasm }) =>
+      compiledPGliteWasm().catch(() => {}),
+    );
+  }
   // Loaded here, not at the top: commands that never open the database start without them.
   const [{ DataDirLockedError }, { openRuntime }] = await Promise.all([
     import("@dmarc-ledger/db"),

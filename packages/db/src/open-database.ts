@@ -51,7 +51,7 @@ export async function openDatabase<Schema = unknown>(
       const lock = lockDataDir(config.dataDir);
       try {
         const { PGlite, PGliteDialect } = await loadPGlite();
-        const pglite = await PGlite.create(config.dataDir, pgliteOptions(PGlite, options));
+        const pglite = await PGlite.create(config.dataDir, await pgliteOptions(PGlite, options));
         const db = new Kysely<Schema>({ dialect: new PGliteDialect(pglite) });
         return handle(db, config, false, async () => {
           // The dialect's destroy() closes PGlite itself.
