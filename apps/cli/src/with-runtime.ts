@@ -4,13 +4,15 @@ import { CliError } from "./io.js";
 
 /**
  * Opens the runtime for one command and closes it afterwards, whatever happens; inside the
- * running service (a command handed over its control socket), uses the service's own. `service`:
- * opened for `start`, which keeps it open for as long as it runs (see RuntimeOptions.shortLived).
+ * running service (a command handed over its control socket), uses the service's own.
+ * `longRunning`: the service, or a command that may move many rows (import, reprocess, replay),
+ * which keeps PGlite's full buffer cache; the short commands open short-lived (see
+ * RuntimeOptions.shortLived).
  */
 export async function withRuntime<T>(
   env: NodeJS.ProcessEnv,
   work: (runtime: Runtime) => Promise<T>,
-  { service = false }: { service?: boolean } = {},
+  { longRunning = false }: { longRunning?: boolean } = {},
 ): Promise<T> {
   const attached = attachedRuntime.getStore();
   if (attached) return work(attached);
@@ -28,7 +30,7 @@ export async function withRuntime<T>(
   ]);
   let runtime: Runtime;
   try {
-    runtime = await openRuntime(env, { shortLived: !service });
+    runtime = await openRuntime(env, { shortLived: !longRunning });
   } catch (error) {
     if (error instanceof DataDirLockedError) {
       throw new CliError(
@@ -42,4 +44,12 @@ export async function withRuntime<T>(
   } finally {
     await runtime.close();
   }
+}
+
+/** withRuntime for a command that may move many rows: import, reprocess, replay. */
+export function withBulkRuntime<T>(
+  env: NodeJS.ProcessEnv,
+  work: (runtime: Runtime) => Promise<T>,
+): Promise<T> {
+  return withRuntime(env, work, { longRunning: true });
 }

@@ -4,7 +4,7 @@ import { basename, join, resolve } from "node:path";
 import type { InputBytes, IntakeDeps } from "@dmarc-ledger/ingestion";
 import type { Command } from "commander";
 import { CliError, type CliIO } from "../io.js";
-import { withRuntime } from "../with-runtime.js";
+import { withBulkRuntime } from "../with-runtime.js";
 import { describeItem, ImportTally } from "./import-summary.js";
 
 interface FileToImport {
@@ -85,7 +85,7 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
       const settings = intakeSettingsFromEnv(env);
       const files = await expandPaths(paths.map((path) => resolve(io.cwd ?? process.cwd(), path)));
       const tally = new ImportTally();
-      await withRuntime(env, async (runtime) => {
+      await withBulkRuntime(env, async (runtime) => {
         const deps: IntakeDeps = { store: runtime.store, db: runtime.db, ...intakeLimits(settings) };
         const bar = await progressBar(
           io,

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { CliError, type CliIO } from "../io.js";
-import { withRuntime } from "../with-runtime.js";
+import { withBulkRuntime } from "../with-runtime.js";
 
 export function registerReplayCommand(program: Command, io: CliIO, env: NodeJS.ProcessEnv): void {
   program
@@ -27,7 +27,7 @@ export function registerReplayCommand(program: Command, io: CliIO, env: NodeJS.P
       const started = Date.now();
       let events = 0;
       bar?.start(0, 0, { speed: 0 });
-      await withRuntime(env, (runtime) =>
+      await withBulkRuntime(env, (runtime) =>
         rebuildBeside({
           store: runtime.store,
           db: runtime.db,

@@ -58,7 +58,7 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
         await service.stop();
         logger.info("stopped");
       },
-      { service: true },
+      { longRunning: true },
     );
   } finally {
     // startService closes the server when it fails; this covers a runtime that never opened.
