@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-import { failFastBeforeStart } from "./fail-fast.js";
 import { consoleIO } from "./io.js";
 
 const argv = process.argv.slice(2);
-const refusal = argv[0] === "start" ? await failFastBeforeStart(process.env) : null;
+// Loaded for `start` only: the settings of every part it runs take a tenth of a second to load.
+const refusal =
+  argv[0] === "start" ? await (await import("./fail-fast.js")).failFastBeforeStart(process.env) : null;
 let code: number;
 if (refusal) {
   consoleIO.err(`error: ${refusal}`);
@@ -13,7 +14,13 @@ if (refusal) {
   const { runCli } = await import("./program.js");
   code = await runCli(argv, consoleIO, process.env);
 }
-process.exitCode = code;
-// The command is done: a handle some library left open (a timer, a socket) must not keep the
-// process alive. A clean process has exited before this fires.
-setTimeout(() => process.exit(code), 2000).unref();
+// The command is done: exit once what it printed is written. Left to end by itself, the process
+// would first wait for work left on node's worker threads: after PGlite, the optimising compiler
+// keeps compiling its WebAssembly for a few tenths of a second more, for no one. A handle some
+// library left open (a timer, a socket) does not keep it alive either.
+await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+process.exit(code);
+
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => stream.write("", () => resolve()));
+}

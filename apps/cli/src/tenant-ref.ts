@@ -3,11 +3,28 @@ import type { Runtime } from "@dmarc-ledger/runtime";
 import { CliError } from "./io.js";
 
 /**
+ * The tables of tenants, their keys and domains, as of every event stored: what the tenant and
+ * domain commands read. The other read models are the projector's (the service catches them up
+ * when it starts), so a command does not wait for reports to be counted (in embedded mode
+ * nothing else projects meanwhile).
+ */
+export async function catchUpTenantTables(runtime: Runtime): Promise<void> {
+  const { catchUp, domainsProjection, tenantsProjection } = await import(
+    "@dmarc-ledger/read-models/tenant-tables"
+  );
+  await catchUp({
+    store: runtime.store,
+    db: runtime.db,
+    projections: [tenantsProjection, domainsProjection],
+  });
+}
+
+/**
  * The tenant a command names, by id or by name (names need not be unique: a name held by several
  * tenants must be given as an id). Reads the read models, caught up by the caller.
  */
 export async function resolveTenant(runtime: Runtime, reference: string): Promise<TenantSummary> {
-  const { listTenants } = await import("@dmarc-ledger/read-models");
+  const { listTenants } = await import("@dmarc-ledger/read-models/tenant-tables");
   const tenants = await listTenants(runtime.db);
   const byId = tenants.find((tenant) => tenant.tenantId === reference);
   if (byId) return byId;

@@ -1,4 +1,4 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator } from "kysely";
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from "kysely";
 
 /**
  * Each package that owns tables (event store, read models) keeps its own ordered migrations and
@@ -15,8 +15,75 @@ export class MigrationFailedError extends Error {
   override readonly name = "MigrationFailedError";
 }
 
+/**
+ * Brings each set up to date, in the order given. A set whose bookkeeping table already lists
+ * exactly the migrations the code knows, in the order Kysely's Migrator would check, has nothing
+ * to do and is left alone: one query reads the bookkeeping of every set, where the Migrator
+ * introspects the catalog and takes its lock, set by set (most of a second on PGlite). Any other
+ * set, pending, ahead of the code or different from it, goes to the Migrator, which runs what is
+ * pending under its lock or refuses as it always did.
+ */
 // biome-ignore lint/suspicious/noExplicitAny: migrations run on any schema, before it exists
-export async function migrateToLatest(db: Kysely<any>, set: MigrationSet): Promise<void> {
+export async function migrateToLatest(db: Kysely<any>, ...sets: MigrationSet[]): Promise<void> {
+  const executed = await executedMigrations(db, sets);
+  for (const set of sets) {
+    if (executed && sameMigrations(executed.get(set.name) ?? [], set)) continue;
+    await runMigrator(db, set);
+  }
+}
+
+interface ExecutedMigration {
+  name: string;
+  timestamp: string;
+}
+
+/** Every set's executed migrations, read in one query; null while a bookkeeping table is missing. */
+async function executedMigrations(
+  // biome-ignore lint/suspicious/noExplicitAny: see migrateToLatest
+  db: Kysely<any>,
+  sets: MigrationSet[],
+): Promise<Map<string, ExecutedMigration[]> | null> {
+  if (sets.length === 0) return new Map();
+  const selects = sets.map(
+    (set) =>
+      sql`select ${set.name}::text as set_name, name, "timestamp" from ${sql.table(`${set.name}_migration`)}`,
+  );
+  try {
+    const { rows } = await sql<ExecutedMigration & { set_name: string }>`${sql.join(
+      selects,
+      sql` union all `,
+    )}`.execute(db);
+    const bySet = new Map<string, ExecutedMigration[]>();
+    for (const row of rows) {
+      const list = bySet.get(row.set_name) ?? [];
+      list.push({ name: row.name, timestamp: row.timestamp });
+      bySet.set(row.set_name, list);
+    }
+    return bySet;
+  } catch (error) {
+    // undefined_table: a set never migrated here (a new database, or a new set); the Migrator
+    // creates its tables.
+    if ((error as { code?: unknown }).code === "42P01") return null;
+    throw error;
+  }
+}
+
+/** Whether the Migrator would find the set complete: executed, in its order, exactly the code's. */
+function sameMigrations(executed: ExecutedMigration[], set: MigrationSet): boolean {
+  const known = Object.keys(set.migrations).sort();
+  // The Migrator's order for executed migrations: by timestamp, then by name.
+  const ordered = [...executed]
+    .sort((a, b) =>
+      a.timestamp === b.timestamp
+        ? a.name.localeCompare(b.name)
+        : new Date(a.timestamp).getTime() - new Date(b.timestamp).getTime(),
+    )
+    .map((migration) => migration.name);
+  return ordered.length === known.length && ordered.every((name, index) => name === known[index]);
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: see migrateToLatest
+async function runMigrator(db: Kysely<any>, set: MigrationSet): Promise<void> {
   const provider: MigrationProvider = { getMigrations: async () => set.migrations };
   const migrator = new Migrator({
     db,

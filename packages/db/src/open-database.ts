@@ -1,9 +1,7 @@
-import { PGlite } from "@electric-sql/pglite";
 import { Kysely, PostgresDialect } from "kysely";
-import { PGliteDialect } from "kysely-pglite-dialect";
-import pg from "pg";
 import type { DatabaseConfig } from "./config.js";
 import { lockDataDir } from "./data-dir-lock.js";
+import { loadPGlite, loadPostgres, pgliteOptions } from "./drivers.js";
 
 // int8 and numeric come back as strings from pg; PGlite's defaults differ. Both are read through
 // explicit conversions (BigInt(), Number(), ::text) at the query sites, so no type parser is set here.
@@ -23,6 +21,8 @@ export interface OpenOptions {
   maxConnections?: number;
   /** Told when the server ends an idle pooled connection. */
   onIdleConnectionError?: (error: Error) => void;
+  /** Opened for one command and closed again: see drivers.ts, pgliteOptions. */
+  shortLived?: boolean;
 }
 
 export async function openDatabase<Schema = unknown>(
@@ -31,6 +31,7 @@ export async function openDatabase<Schema = unknown>(
 ): Promise<Database<Schema>> {
   switch (config.kind) {
     case "postgres": {
+      const pg = await loadPostgres();
       const pool = new pg.Pool({
         connectionString: config.url,
         max: options.maxConnections ?? 10,
@@ -49,7 +50,8 @@ export async function openDatabase<Schema = unknown>(
     case "pglite": {
       const lock = lockDataDir(config.dataDir);
       try {
-        const pglite = await PGlite.create(config.dataDir);
+        const { PGlite, PGliteDialect } = await loadPGlite();
+        const pglite = await PGlite.create(config.dataDir, await pgliteOptions(PGlite, options));
         const db = new Kysely<Schema>({ dialect: new PGliteDialect(pglite) });
         return handle(db, config, false, async () => {
           // The dialect's destroy() closes PGlite itself.
@@ -62,6 +64,7 @@ export async function openDatabase<Schema = unknown>(
       }
     }
     case "pglite-memory": {
+      const { PGlite, PGliteDialect } = await loadPGlite();
       const pglite = await PGlite.create();
       const db = new Kysely<Schema>({ dialect: new PGliteDialect(pglite) });
       return handle(db, config, false, async () => {

@@ -7,9 +7,10 @@ import {
   migrateToLatest,
   openDatabase,
 } from "@dmarc-ledger/db";
-import { type EventStore, openPostgresEventStore } from "@dmarc-ledger/event-store";
+import { createPostgresEventStore, type EventStore, eventStoreMigrations } from "@dmarc-ledger/event-store";
 import { intakeMigrations } from "@dmarc-ledger/ingestion";
-import { type ReadModelSchema, readModelMigrations } from "@dmarc-ledger/read-models";
+import type { ReadModelSchema } from "@dmarc-ledger/read-models";
+import { readModelMigrations } from "@dmarc-ledger/read-models/migrations";
 import type { Kysely } from "kysely";
 import { runtimeSettings } from "./settings.js";
 
@@ -28,6 +29,8 @@ export interface RuntimeOptions {
   database?: DatabaseConfig;
   /** Overrides EVENTSTORE_URL; null forces the PostgreSQL event store. */
   eventStoreUrl?: string | null;
+  /** Opened for one command, not for a service: see OpenOptions.shortLived. */
+  shortLived?: boolean;
 }
 
 /**
@@ -42,17 +45,22 @@ export async function openRuntime(
   // Validated before anything is opened: a wrong variable must not leave a half-made data directory.
   const settings = parseSettings(runtimeSettings, env);
   const config = options.database ?? databaseConfigFrom(settings);
-  const database = await openDatabase(config);
+  const database = await openDatabase(config, { shortLived: options.shortLived ?? false });
   const db = database.withSchema<ReadModelSchema>();
   try {
-    await migrateToLatest(database.db, readModelMigrations);
-    // The raw archive of every input lives beside the read models, whichever store holds events.
-    await migrateToLatest(database.db, intakeMigrations);
     const eventStoreUrl =
       options.eventStoreUrl === undefined ? settings.EVENTSTORE_URL : options.eventStoreUrl;
+    // The raw archive of every input lives beside the read models, whichever store holds events.
+    // One call: the sets already up to date are checked with one query.
+    await migrateToLatest(
+      database.db,
+      readModelMigrations,
+      intakeMigrations,
+      ...(eventStoreUrl ? [] : [eventStoreMigrations]),
+    );
     const store = eventStoreUrl
       ? (await import("@dmarc-ledger/event-store/kurrentdb")).createKurrentDbEventStore(eventStoreUrl)
-      : await openPostgresEventStore(database);
+      : createPostgresEventStore(database);
     return {
       database,
       db,

@@ -1,21 +1,14 @@
 import type { DomainStatus } from "@dmarc-ledger/onboarding";
-import type { Runtime } from "@dmarc-ledger/runtime";
 import type { Command } from "commander";
 import { CliError, type CliIO } from "../io.js";
-import { resolveTenant } from "../tenant-ref.js";
+import { catchUpTenantTables, resolveTenant } from "../tenant-ref.js";
 import { withRuntime } from "../with-runtime.js";
 
 const cli = { causedBy: "process:cli" };
 
 /** Loaded when a command runs: `--help` and commands that need neither never pay for them. */
-const readModels = () => import("@dmarc-ledger/read-models");
+const readModels = () => import("@dmarc-ledger/read-models/tenant-tables");
 const tenancy = () => import("@dmarc-ledger/tenancy");
-
-/** The read models as of every event stored (in embedded mode nothing else projects meanwhile). */
-async function caughtUp(runtime: Runtime): Promise<void> {
-  const { allProjections, catchUp } = await readModels();
-  await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
-}
 
 /** The tenancy package's refusals become messages for the terminal, with exit status 1. */
 async function asCliErrors<T>(work: () => Promise<T>): Promise<T> {
@@ -39,7 +32,7 @@ export function registerDomainCommands(program: Command, io: CliIO, env: NodeJS.
     .argument("<domain>")
     .action(async (reference: string, name: string) => {
       const outcome = await withRuntime(env, async (runtime) => {
-        await caughtUp(runtime);
+        await catchUpTenantTables(runtime);
         const { tenantId } = await resolveTenant(runtime, reference);
         const { addDomain } = await tenancy();
         return asCliErrors(() => addDomain(runtime.store, { tenantId, domain: name }, cli));
@@ -58,7 +51,7 @@ export function registerDomainCommands(program: Command, io: CliIO, env: NodeJS.
     .option("--json", "print one JSON object per line")
     .action(async (reference: string | undefined, options: { json?: boolean }) => {
       const domains = await withRuntime(env, async (runtime) => {
-        await caughtUp(runtime);
+        await catchUpTenantTables(runtime);
         const tenantId =
           reference === undefined ? undefined : (await resolveTenant(runtime, reference)).tenantId;
         return (await readModels()).listTenantDomains(runtime.db, tenantId);
@@ -79,7 +72,7 @@ export function registerDomainCommands(program: Command, io: CliIO, env: NodeJS.
     .argument("<domain>")
     .action(async (reference: string, name: string) => {
       const removed = await withRuntime(env, async (runtime) => {
-        await caughtUp(runtime);
+        await catchUpTenantTables(runtime);
         const { tenantId } = await resolveTenant(runtime, reference);
         const { removeDomain } = await tenancy();
         return asCliErrors(() => removeDomain(runtime.store, { tenantId, domain: name }, cli));

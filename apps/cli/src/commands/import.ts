@@ -2,10 +2,9 @@ import { createReadStream } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import type { InputBytes, IntakeDeps, ReceivedInput } from "@dmarc-ledger/ingestion";
-import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import { CliError, type CliIO } from "../io.js";
-import { withRuntime } from "../with-runtime.js";
+import { withBulkRuntime } from "../with-runtime.js";
 import { describeItem, ImportTally } from "./import-summary.js";
 
 /** Inputs in flight at once (each holds at most one input's bytes and reports in memory). */
@@ -60,8 +59,9 @@ async function* inputsOf(
 }
 
 /** A progress bar on a terminal; nothing otherwise (logs and pipes get one line per input). */
-function progressBar(io: CliIO, totalBytes: number) {
+async function progressBar(io: CliIO, totalBytes: number) {
   if (!io.isTerminal) return null;
+  const { default: cliProgress } = await import("cli-progress");
   const bar = new cliProgress.SingleBar(
     {
       format:
@@ -88,9 +88,9 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
       const settings = intakeSettingsFromEnv(env);
       const files = await expandPaths(paths.map((path) => resolve(io.cwd ?? process.cwd(), path)));
       const tally = new ImportTally();
-      await withRuntime(env, async (runtime) => {
+      await withBulkRuntime(env, async (runtime) => {
         const deps: IntakeDeps = { store: runtime.store, db: runtime.db, ...intakeLimits(settings) };
-        const bar = progressBar(
+        const bar = await progressBar(
           io,
           files.reduce((sum, file) => sum + file.size, 0),
         );

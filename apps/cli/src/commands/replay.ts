@@ -1,7 +1,6 @@
-import { SingleBar } from "cli-progress";
 import type { Command } from "commander";
 import { CliError, type CliIO } from "../io.js";
-import { withRuntime } from "../with-runtime.js";
+import { withBulkRuntime } from "../with-runtime.js";
 
 export function registerReplayCommand(program: Command, io: CliIO, env: NodeJS.ProcessEnv): void {
   program
@@ -20,12 +19,15 @@ export function registerReplayCommand(program: Command, io: CliIO, env: NodeJS.P
       }
       // The total is unknown until the end (the store keeps no count), so the bar shows events and rate.
       const bar = process.stderr.isTTY
-        ? new SingleBar({ format: "replaying | {value} events | {speed} events/s", clearOnComplete: true })
+        ? new (await import("cli-progress")).SingleBar({
+            format: "replaying | {value} events | {speed} events/s",
+            clearOnComplete: true,
+          })
         : null;
       const started = Date.now();
       let events = 0;
       bar?.start(0, 0, { speed: 0 });
-      await withRuntime(env, (runtime) =>
+      await withBulkRuntime(env, (runtime) =>
         rebuildBeside({
           store: runtime.store,
           db: runtime.db,

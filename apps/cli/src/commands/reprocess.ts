@@ -1,7 +1,7 @@
 import type { ReprocessedInput } from "@dmarc-ledger/ingestion";
 import type { Command } from "commander";
 import { CliError, type CliIO } from "../io.js";
-import { withRuntime } from "../with-runtime.js";
+import { withBulkRuntime } from "../with-runtime.js";
 
 function parseSince(value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
@@ -45,7 +45,7 @@ export function registerReprocessCommand(program: Command, io: CliIO, env: NodeJ
       );
       const settings = intakeSettingsFromEnv(env);
       const counts = { stored: 0, duplicate: 0, rejected: 0, skipped: 0 };
-      await withRuntime(env, async (runtime) => {
+      await withBulkRuntime(env, async (runtime) => {
         const results = reprocessArchived(
           { store: runtime.store, db: runtime.db, ...intakeLimits(settings) },
           { metadata: { causedBy: "process:cli-reprocess" }, ...(since ? { since } : {}) },

@@ -1,14 +1,9 @@
 import { getServers } from "node:dns";
-import {
-  checkHost,
-  createResolver,
-  DnsLookupError,
-  type FlattenResult,
-  flattenSpf,
-  SpfFlattenError,
-  type SpfResolver,
-} from "@dmarc-ledger/safe-spf";
+import type { FlattenResult, SpfResolver } from "@dmarc-ledger/safe-spf";
 import { Command } from "commander";
+
+/** Loaded when an `spf` command runs: the DNS client is no other command's business. */
+const safeSpf = () => import("@dmarc-ledger/safe-spf");
 
 export interface SpfCheckOptions {
   ip: string;
@@ -24,18 +19,19 @@ export interface SpfFlattenOptions {
   publishZone?: string;
 }
 
-function resolverFor(nameserver: string | undefined): SpfResolver {
+async function resolverFor(nameserver: string | undefined): Promise<SpfResolver> {
   const nameservers = nameserver
     ? [nameserver]
     : getServers().map((server) => (server.includes(":") ? `[${server}]` : server));
-  return createResolver({ nameservers });
+  return (await safeSpf()).createResolver({ nameservers });
 }
 
 /** `spf check`: the check_host() verdict, as printed. */
 export async function runSpfCheck(domain: string, options: SpfCheckOptions): Promise<string> {
   const sender = options.sender ?? `postmaster@${domain}`;
+  const { checkHost } = await safeSpf();
   const verdict = await checkHost(options.ip, domain, sender, {
-    resolver: resolverFor(options.nameserver),
+    resolver: await resolverFor(options.nameserver),
     helo: options.helo,
   });
   const lines = [
@@ -68,10 +64,11 @@ function describeFlattening(result: FlattenResult): string {
 
 /** `spf flatten`: the published set, lookups before and after, and sizes, as printed. */
 export async function runSpfFlatten(domain: string, options: SpfFlattenOptions): Promise<string> {
+  const { flattenSpf } = await safeSpf();
   const result = await flattenSpf({
     domain,
     record: options.record,
-    resolver: resolverFor(options.nameserver),
+    resolver: await resolverFor(options.nameserver),
     publishZone: options.publishZone,
   });
   return options.json ? JSON.stringify(result, null, 2) : describeFlattening(result);
@@ -79,6 +76,7 @@ export async function runSpfFlatten(domain: string, options: SpfFlattenOptions):
 
 /** Errors a user can act on are printed; anything else is a bug and propagates. */
 async function printed(run: () => Promise<string>): Promise<{ text: string; failed: boolean }> {
+  const { DnsLookupError, SpfFlattenError } = await safeSpf();
   try {
     return { text: await run(), failed: false };
   } catch (error) {

@@ -1,8 +1,7 @@
 import type { Region, Scope } from "@dmarc-ledger/events";
-import type { Runtime } from "@dmarc-ledger/runtime";
 import { type Command, Option } from "commander";
 import { CliError, type CliIO } from "../io.js";
-import { resolveTenant } from "../tenant-ref.js";
+import { catchUpTenantTables, resolveTenant } from "../tenant-ref.js";
 import { withRuntime } from "../with-runtime.js";
 
 const cli = { causedBy: "process:cli" };
@@ -10,14 +9,8 @@ const cli = { causedBy: "process:cli" };
 const allScopes: readonly Scope[] = ["read", "write", "ingest"];
 
 /** Loaded when a command runs: `--help` and commands that need neither never pay for them. */
-const readModels = () => import("@dmarc-ledger/read-models");
+const readModels = () => import("@dmarc-ledger/read-models/tenant-tables");
 const tenancy = () => import("@dmarc-ledger/tenancy");
-
-/** The read models as of every event stored (in embedded mode nothing else projects meanwhile). */
-async function caughtUp(runtime: Runtime): Promise<void> {
-  const { allProjections, catchUp } = await readModels();
-  await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
-}
 
 function parseScopes(value: string): Scope[] {
   const scopes = value.split(",").map((scope) => scope.trim());
@@ -89,7 +82,7 @@ export function registerTenantCommands(program: Command, io: CliIO, env: NodeJS.
     .option("--json", "print one JSON object per line")
     .action(async (options: { json?: boolean }) => {
       const tenants = await withRuntime(env, async (runtime) => {
-        await caughtUp(runtime);
+        await catchUpTenantTables(runtime);
         return (await readModels()).listTenants(runtime.db);
       });
       for (const t of tenants) {
@@ -110,7 +103,7 @@ export function registerTenantCommands(program: Command, io: CliIO, env: NodeJS.
     .option("--json", "print one JSON object per line")
     .action(async (reference: string, options: { json?: boolean }) => {
       const state = await withRuntime(env, async (runtime) => {
-        await caughtUp(runtime);
+        await catchUpTenantTables(runtime);
         const { tenantId } = await resolveTenant(runtime, reference);
         return (await tenancy()).readTenant(runtime.store, tenantId);
       });
@@ -137,7 +130,7 @@ export function registerTenantCommands(program: Command, io: CliIO, env: NodeJS.
     .action(async (reference: string, options: { scopes: string; json?: boolean }) => {
       const scopes = parseScopes(options.scopes);
       const issued = await withRuntime(env, async (runtime) => {
-        await caughtUp(runtime);
+        await catchUpTenantTables(runtime);
         const { tenantId } = await resolveTenant(runtime, reference);
         const { issueApiKey } = await tenancy();
         return asCliErrors(() => issueApiKey(runtime.store, { tenantId, scopes }, cli));
@@ -155,7 +148,7 @@ export function registerTenantCommands(program: Command, io: CliIO, env: NodeJS.
     .argument("<keyId>")
     .action(async (reference: string, keyId: string) => {
       const outcome = await withRuntime(env, async (runtime) => {
-        await caughtUp(runtime);
+        await catchUpTenantTables(runtime);
         const { tenantId } = await resolveTenant(runtime, reference);
         const { revokeApiKey } = await tenancy();
         return asCliErrors(() => revokeApiKey(runtime.store, { tenantId, keyId }, cli));

@@ -1,0 +1,120 @@
+import { bindPort } from "@dmarc-ledger/api/listen";
+import { ConfigError, parseSettings, type SettingProblem } from "@dmarc-ledger/config";
+import { createLogger, startedByPackageManager, whenParentExits } from "@dmarc-ledger/process";
+import type { CliIO } from "../io.js";
+import { serviceSettings } from "../settings.js";
+import { withRuntime } from "../with-runtime.js";
+
+/** `start`: the service in this process until SIGINT or SIGTERM. */
+export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void> {
+  // In this order: every setting checked, then the port bound, then the data opened; so a
+  // process that cannot serve stops at once, before it has created anything.
+  const settings = await checkAllSettings(env);
+  const logger = createLogger(settings, "dmarc-ledger");
+  const server = await bindPort(settings.PORT);
+  let runtimeOpened = false;
+  try {
+    await withRuntime(
+      env,
+      async (runtime) => {
+        runtimeOpened = true;
+        // Imported once the data is open: the service's modules take seconds to load, and a start
+        // that cannot serve (a wrong setting, a taken port, a held data directory) stops before.
+        const [{ runCliHere }, { startService }] = await Promise.all([
+          import("../program.js"),
+          import("../service.js"),
+        ]);
+        const service = await startService({
+          runtime,
+          env,
+          port: server.port,
+          server,
+          logger,
+          bootstrapTenant: true,
+          controlCommands: (argv, commandIO) => runCliHere(argv, commandIO, env),
+        });
+        logger.info(
+          { apiRoot: service.apiRoot, region: service.config.region, data: runtime.description },
+          "listening",
+        );
+        // Human text, on stderr: stdout carries only JSON log lines. The key is never logged.
+        io.err(
+          `dmarc-ledger listening on ${service.apiRoot} (region ${service.config.region}; ${runtime.description})`,
+        );
+        for (const channel of service.ingest.channels) io.err(`Receiving reports: ${channel}`);
+        if (service.dnsPort !== null) {
+          io.err(
+            `DNS (authoritative for SAFE_SPF_ZONE and REPORTS_DOMAIN) on port ${service.dnsPort}, UDP and TCP`,
+          );
+        }
+        if (service.bootstrapKey) printBootstrapKey(io, service.apiRoot, service.bootstrapKey);
+        io.err("Stop with Ctrl-C.");
+        const reason = await new Promise<string>((resolve) => {
+          process.once("SIGINT", () => resolve("SIGINT"));
+          process.once("SIGTERM", () => resolve("SIGTERM"));
+          if (startedByPackageManager(env)) whenParentExits(() => resolve("the package manager exited"));
+        });
+        logger.info({ reason }, "stopping: finishing requests in flight and the projection batch");
+        await service.stop();
+        logger.info("stopped");
+      },
+      { longRunning: true },
+    );
+  } finally {
+    // startService closes the server when it fails; this covers a runtime that never opened.
+    if (!runtimeOpened) await server.close(0);
+  }
+}
+
+function printBootstrapKey(io: CliIO, apiRoot: string, created: { tenantId: string; apiKey: string }): void {
+  io.err("");
+  io.err(`First start: created tenant "default" (${created.tenantId}). Its API key, shown once:`);
+  io.err(`  ${created.apiKey}`);
+  io.err("Try:");
+  io.err(`  curl -H "Authorization: Bearer ${created.apiKey}" ${apiRoot}`);
+  io.err(
+    `  curl -X PUT -H "Authorization: Bearer ${created.apiKey}" -d domain=example.com ${apiRoot}add-domain`,
+  );
+  io.err(`  curl -H "Authorization: Bearer ${created.apiKey}" "${apiRoot}aggregate_by_domain?start=0"`);
+}
+
+/**
+ * Every setting `start` reads: its own and those of the parts it runs beside the API (intake,
+ * DNS server, refresher, source names, onboarding), checked before the port is bound or the data
+ * directory opened, every wrong variable of every part named in one message.
+ */
+async function checkAllSettings(env: NodeJS.ProcessEnv) {
+  const [ingest, ingestion, dns, safeSpf, sourceNames, onboarding] = await Promise.all([
+    import("@dmarc-ledger/ingest"),
+    import("@dmarc-ledger/ingestion"),
+    import("@dmarc-ledger/dns"),
+    import("@dmarc-ledger/safe-spf-service"),
+    import("@dmarc-ledger/source-names"),
+    import("@dmarc-ledger/onboarding"),
+  ]);
+  let settings: ReturnType<typeof parseSettings<typeof serviceSettings>> | undefined;
+  const checks = [
+    () => {
+      settings = parseSettings(serviceSettings, env);
+    },
+    () => ingest.ingestSettingsFromEnv(env),
+    () => ingestion.intakeSettingsFromEnv(env),
+    () => dns.dnsSettingsFromEnv(env, { defaultPort: 5353, required: false }),
+    () => safeSpf.safeSpfRefreshSettingsFromEnv(env),
+    () => sourceNames.sourceIpResolverSettingsFromEnv(env),
+    () => onboarding.onboardingSettingsFromEnv(env),
+  ];
+  const problems: SettingProblem[] = [];
+  for (const check of checks) {
+    try {
+      check();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      for (const problem of error.problems) {
+        if (!problems.some((p) => p.variable === problem.variable)) problems.push(problem);
+      }
+    }
+  }
+  if (problems.length > 0 || !settings) throw new ConfigError(problems);
+  return settings;
+}
