@@ -8,8 +8,8 @@ export { allScopes, generateApiKey, hashApiKey, type IssuedKey, regionOfKey } fr
 export {
   type AddDomainOutcome,
   addDomain,
-  claimExistingDomain,
   type CreatedTenant,
+  claimExistingDomain,
   createTenant,
   DomainOwnedElsewhereError,
   DomainTreeTakenError,
