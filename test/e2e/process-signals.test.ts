@@ -5,6 +5,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { createPgliteDataDir } from "@dmarc-ledger/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 // The production processes as a supervisor runs them: plain node on the build output, no tsx and
@@ -81,10 +82,17 @@ function alive(pid: number): boolean {
 // A fresh embedded data directory takes a while to set up on a busy 2-core machine.
 describe("the service's processes", { timeout: 300_000 }, () => {
   const dirs: string[] = [];
+  /** Not there yet: the process makes the directory and the database, as on a first start. */
   const dataDir = () => {
     const dir = mkdtempSync(join(tmpdir(), "dl-signals-"));
     dirs.push(dir);
     return join(dir, "data");
+  };
+  /** A fresh database made already (a copy of the run's initdb): for tests about signals. */
+  const initialisedDataDir = async () => {
+    const { dataDir } = await createPgliteDataDir("dl-signals-");
+    dirs.push(dataDir);
+    return dataDir;
   };
   const running: Started[] = [];
 
@@ -100,7 +108,7 @@ describe("the service's processes", { timeout: 300_000 }, () => {
   it("finishes a request in flight on SIGTERM, then exits 0 within 10 s", async () => {
     const service = start(process.execPath, [...built, "apps/cli/dist/main.js", "start"], {
       PORT: "0",
-      DMARC_LEDGER_DATA_DIR: dataDir(),
+      DMARC_LEDGER_DATA_DIR: await initialisedDataDir(),
       DNS_NAMESERVERS: "127.0.0.1:9",
     });
     running.push(service);
@@ -171,7 +179,7 @@ describe("the service's processes", { timeout: 300_000 }, () => {
     const api = start(process.execPath, [...built, "apps/api/dist/main.js"], {
       PORT: String(port),
       PUBLIC_BASE_URL: "http://localhost:1/api/",
-      DMARC_LEDGER_DATA_DIR: dataDir(),
+      DMARC_LEDGER_DATA_DIR: await initialisedDataDir(),
       LOG_LEVEL: "warn",
     });
     running.push(api);

@@ -1,5 +1,5 @@
 import { type Database, openDatabase } from "@dmarc-ledger/db";
-import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
+import { createTestDatabase, openTestPglite, type TestDatabase } from "@dmarc-ledger/db/testing";
 import { type EventStore, openPostgresEventStore } from "@dmarc-ledger/event-store";
 import { newEvent, streams } from "@dmarc-ledger/events";
 import {
@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 const meta = { causedBy: "process:test" };
 
 const backends: [string, () => Promise<{ database: Database; drop: () => Promise<void> }>][] = [
-  ["PGlite", async () => ({ database: await openDatabase({ kind: "pglite-memory" }), drop: async () => {} })],
+  ["PGlite", async () => ({ database: await openTestPglite(), drop: async () => {} })],
   [
     "PostgreSQL",
     async () => {
