@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import SlowestFirstSequencer from "./test/support/slowest-first-sequencer.js";
 
 export default defineConfig({
   test: {
@@ -17,6 +18,7 @@ export default defineConfig({
     // (and compiling PGlite's WebAssembly once) instead of once a file: 0.5 to 1.5 s of CPU a file.
     // Nothing in the sources keeps state in a module, and no test mocks or stubs globals.
     isolate: false,
+    sequence: { sequencer: SlowestFirstSequencer },
     reporters: ["default", "./test/support/closing-line-reporter.ts"],
   },
 });
