@@ -12,11 +12,16 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 
+// `--no-check` emits without type-checking: the same JavaScript (every file is compiled on its own,
+// isolatedModules), in 5 s of CPU instead of 12. For the tests, which `pnpm typecheck` precedes.
+const check = !process.argv.includes("--no-check");
 const staging = ".build";
 rmSync(staging, { recursive: true, force: true });
-execFileSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"], {
-  stdio: "inherit",
-});
+execFileSync(
+  process.execPath,
+  ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json", ...(check ? [] : ["--noCheck"])],
+  { stdio: "inherit" },
+);
 
 const unbuildable = [];
 for (const group of ["packages", "apps"]) {

@@ -1,5 +1,5 @@
 import { type Database, migrateToLatest, openDatabase } from "@dmarc-ledger/db";
-import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
+import { createTestDatabase, openTestPglite, type TestDatabase } from "@dmarc-ledger/db/testing";
 import { type EventStore, openPostgresEventStore } from "@dmarc-ledger/event-store";
 import { newEvent, streams } from "@dmarc-ledger/events";
 import { claimExistingDomains, runProjector } from "@dmarc-ledger/projector";
@@ -23,7 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 const meta = { causedBy: "process:test" };
 
 const backends: [string, () => Promise<{ database: Database; drop: () => Promise<void> }>][] = [
-  ["PGlite", async () => ({ database: await openDatabase({ kind: "pglite-memory" }), drop: async () => {} })],
+  ["PGlite", async () => ({ database: await openTestPglite(), drop: async () => {} })],
   [
     "PostgreSQL",
     async () => {
@@ -147,7 +147,7 @@ describe.each(backends)("add-domain's tree rule on %s", (_name, open) => {
 
 describe("domains added before the tree rule", () => {
   it("get their claim once the projector has caught up; two tenants in one tree are told, not decided", async () => {
-    const database = await openDatabase({ kind: "pglite-memory" });
+    const database = await openTestPglite();
     const store = await openPostgresEventStore(database);
     await migrateToLatest(database.db, readModelMigrations);
     const db = database.withSchema<ReadModelSchema>();

@@ -1,4 +1,5 @@
 import { gzipSync } from "node:zlib";
+import { createPgliteDataDir, type TestDataDir } from "@dmarc-ledger/db/testing";
 import { MAX_REPORT_MESSAGES } from "@dmarc-ledger/dmarc-reports";
 import type { AggregateReportReceived, ReportRejected } from "@dmarc-ledger/events";
 import { bytesInput, ingest, rowsPerChunk } from "@dmarc-ledger/ingestion";
@@ -26,12 +27,20 @@ ${records}</feedback>`);
 
 describe("ingest() of hostile reports", () => {
   let runtime: Runtime;
+  let data: TestDataDir;
   const options = { source: "test", metadata: { causedBy: "test" } };
 
   beforeAll(async () => {
-    runtime = await openRuntime({}, { database: { kind: "pglite-memory" }, eventStoreUrl: null });
+    data = await createPgliteDataDir("dl-hostile-");
+    runtime = await openRuntime(
+      {},
+      { database: { kind: "pglite", dataDir: data.dataDir }, eventStoreUrl: null },
+    );
   });
-  afterAll(async () => runtime?.close());
+  afterAll(async () => {
+    await runtime?.close();
+    data?.remove();
+  });
 
   async function eventsOfType<T>(type: string): Promise<T[]> {
     const found: T[] = [];

@@ -1,8 +1,5 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { type CliIO, type RunningService, runCli, runCliHere, startService } from "@dmarc-ledger/cli";
-import { createTestDatabase } from "@dmarc-ledger/db/testing";
+import { createPgliteDataDir, createTestDatabase } from "@dmarc-ledger/db/testing";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { type Logger, pino } from "pino";
 
@@ -13,13 +10,10 @@ export interface Backend {
   cleanup(): Promise<void>;
 }
 
+/** A data directory holding a fresh PGlite database (a copy of the run's initdb), not yet migrated. */
 export async function pgliteBackend(): Promise<Backend> {
-  const dataDir = mkdtempSync(join(tmpdir(), "dl-e2e-"));
-  return {
-    name: "PGlite",
-    env: { DMARC_LEDGER_DATA_DIR: dataDir },
-    cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
-  };
+  const { dataDir, remove } = await createPgliteDataDir("dl-e2e-");
+  return { name: "PGlite", env: { DMARC_LEDGER_DATA_DIR: dataDir }, cleanup: async () => remove() };
 }
 
 export async function postgresBackend(): Promise<Backend> {

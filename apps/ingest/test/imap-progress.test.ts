@@ -1,4 +1,4 @@
-import { openDatabase } from "@dmarc-ledger/db";
+import { openTestPglite } from "@dmarc-ledger/db/testing";
 import { describe, expect, it } from "vitest";
 import { openImapProgressStore } from "../src/imap/index.js";
 
@@ -6,7 +6,7 @@ import { openImapProgressStore } from "../src/imap/index.js";
 // the embedded default.
 describe("IMAP progress on embedded PGlite", () => {
   it("keeps each folder's UIDVALIDITY and last UID, updated in place", async () => {
-    const database = await openDatabase({ kind: "pglite-memory" });
+    const database = await openTestPglite();
     try {
       const store = await openImapProgressStore(database);
       expect(await store.load("u@h:143/INBOX")).toBeNull();

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { sql } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
 import { type DatabaseConfig, DataDirLockedError, migrateToLatest, openDatabase } from "../src/index.js";
-import { createTestDatabase, type TestDatabase } from "../src/testing/index.js";
+import { createPgliteDataDir, createTestDatabase, type TestDatabase } from "../src/testing/index.js";
 
 const openerScript = fileURLToPath(new URL("./fixtures/open-data-dir.ts", import.meta.url));
 
@@ -17,10 +17,18 @@ describe("PGlite data directory", () => {
     dirs.push(dir);
     return dir;
   };
+  // A directory with a fresh database in it, a copy of the run's (initdb costs 7 s of CPU): for
+  // the tests that are about the lock, not about making the database.
+  const freshDataDir = async () => {
+    const { dataDir } = await createPgliteDataDir("dl-db-");
+    dirs.push(dataDir);
+    return dataDir;
+  };
   afterAll(() => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
+  // An empty directory: the database is made on the first open, as on the service's first start.
   it("keeps data across reopen", async () => {
     const dataDir = tempDir();
     const first = await openDatabase({ kind: "pglite", dataDir });
@@ -34,7 +42,7 @@ describe("PGlite data directory", () => {
   });
 
   it("refuses a second process with a clear error and leaves the database intact", async () => {
-    const dataDir = tempDir();
+    const dataDir = await freshDataDir();
     const owner = await openDatabase({ kind: "pglite", dataDir });
     await sql`create table kept (v int)`.execute(owner.db);
     await sql`insert into kept values (7)`.execute(owner.db);
@@ -51,7 +59,7 @@ describe("PGlite data directory", () => {
   });
 
   it("refuses a second open in the same process", async () => {
-    const dataDir = tempDir();
+    const dataDir = await freshDataDir();
     const owner = await openDatabase({ kind: "pglite", dataDir });
     await expect(openDatabase({ kind: "pglite", dataDir })).rejects.toBeInstanceOf(DataDirLockedError);
     await owner.close();
@@ -60,7 +68,7 @@ describe("PGlite data directory", () => {
   });
 
   it("takes over a lock left by a process that died", async () => {
-    const dataDir = tempDir();
+    const dataDir = await freshDataDir();
     const deadPid = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
       encoding: "utf8",
     }).stdout;
@@ -71,7 +79,13 @@ describe("PGlite data directory", () => {
 });
 
 describe.each<[string, () => Promise<{ config: DatabaseConfig; cleanup: () => Promise<void> }>]>([
-  ["PGlite", async () => ({ config: { kind: "pglite-memory" }, cleanup: async () => {} })],
+  [
+    "PGlite",
+    async () => {
+      const { dataDir, remove } = await createPgliteDataDir("dl-db-");
+      return { config: { kind: "pglite", dataDir }, cleanup: async () => remove() };
+    },
+  ],
   [
     "PostgreSQL",
     async () => {

@@ -1,5 +1,5 @@
 import { openDatabase } from "@dmarc-ledger/db";
-import { createTestDatabase } from "@dmarc-ledger/db/testing";
+import { createTestDatabase, openTestPglite } from "@dmarc-ledger/db/testing";
 import { openPostgresEventStore } from "../src/index.js";
 import { createKurrentDbEventStore } from "../src/kurrentdb/store.js";
 import { describeEventStoreContract } from "./contract.js";
@@ -18,8 +18,8 @@ describeEventStoreContract("PostgreSQL", async () => {
   };
 });
 
-describeEventStoreContract("PGlite in memory", async () => {
-  const database = await openDatabase({ kind: "pglite-memory" });
+describeEventStoreContract("PGlite", async () => {
+  const database = await openTestPglite();
   const store = await openPostgresEventStore(database);
   return {
     store,

@@ -1,5 +1,5 @@
 import { type Database, openDatabase } from "@dmarc-ledger/db";
-import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
+import { createTestDatabase, openTestPglite, type TestDatabase } from "@dmarc-ledger/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgresEventStore, type PostgresEventStore, type RecordedEvent } from "../src/index.js";
 
@@ -21,7 +21,7 @@ describe.each([
       testDatabase = await createTestDatabase("dl_event_store_page_bytes");
       database = await openDatabase({ kind: "postgres", url: testDatabase.url });
     } else {
-      database = await openDatabase({ kind: "pglite-memory" });
+      database = await openTestPglite();
     }
     store = await openPostgresEventStore(database, { maxPageBytes: 100 * 1024, pollIntervalMs: 5 });
     for (let i = 0; i < 10; i++) {

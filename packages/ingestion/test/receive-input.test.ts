@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
 import { type Database, migrateToLatest, openDatabase } from "@dmarc-ledger/db";
-import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
+import { createTestDatabase, openTestPglite, type TestDatabase } from "@dmarc-ledger/db/testing";
 import { decodeGlobalPosition, type EventStore, openPostgresEventStore } from "@dmarc-ledger/event-store";
 import { sha256Hex, streams } from "@dmarc-ledger/events";
 import { type Kysely, sql } from "kysely";
@@ -30,7 +30,7 @@ async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
 }
 
 const backends: [string, () => Promise<{ database: Database; drop: () => Promise<void> }>][] = [
-  ["PGlite", async () => ({ database: await openDatabase({ kind: "pglite-memory" }), drop: async () => {} })],
+  ["PGlite", async () => ({ database: await openTestPglite(), drop: async () => {} })],
   [
     "PostgreSQL",
     async () => {

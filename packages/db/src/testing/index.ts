@@ -30,3 +30,10 @@ async function adminQuery(statement: string): Promise<void> {
     await client.end();
   }
 }
+
+export {
+  createPgliteDataDir,
+  openTestPglite,
+  pgliteTemplateVariable,
+  type TestDataDir,
+} from "./pglite-data-dir.js";
