@@ -70,6 +70,7 @@ function runTemplate(run: string): Promise<string> {
   making ??= (async () => {
     const template = join(run, "data");
     const lock = join(run, "lock");
+    mkdirSync(run, { recursive: true });
     for (;;) {
       if (existsSync(template)) return template;
       try {
