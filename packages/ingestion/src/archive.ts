@@ -112,8 +112,6 @@ export async function archiveWithOutcome(
   receipt: { channel: string; source: string },
   items: readonly IngestedItem[],
 ): Promise<ArchivedInput> {
-  const status = statusOf(items);
-  const rejected = items.find((item) => item.kind === "rejected");
   const kept = material.kept;
   // One statement: the row (inserted, or counted again) and this receipt of it.
   const row = await trx
@@ -127,11 +125,7 @@ export async function archiveWithOutcome(
           content: kept ? kept.compressed : null,
           channel: receipt.channel,
           source: receipt.source,
-          status,
-          code: rejected?.kind === "rejected" ? rejected.code : null,
-          reason: rejected?.kind === "rejected" ? rejected.reason : null,
-          items: JSON.stringify(items),
-          processed_at: sql<Date>`now()`,
+          ...outcomeColumns(items),
         })
         .onConflict((oc) =>
           oc.column("sha256").doUpdateSet({
@@ -164,6 +158,18 @@ export async function archiveWithOutcome(
   return { sha256: material.sha256, size: material.size, archive: row.inserted ? "new" : "seen" };
 }
 
+/** The archive row's columns that say what became of the input. */
+function outcomeColumns(items: readonly IngestedItem[]) {
+  const rejected = items.find((item) => item.kind === "rejected");
+  return {
+    status: statusOf(items),
+    code: rejected?.kind === "rejected" ? rejected.code : null,
+    reason: rejected?.kind === "rejected" ? rejected.reason : null,
+    items: JSON.stringify(items),
+    processed_at: sql<Date>`now()`,
+  };
+}
+
 /** What the input's items say became of it. */
 export function statusOf(items: readonly IngestedItem[]): Exclude<ArchiveStatus, "received"> {
   if (items.some((item) => item.kind === "rejected")) return "rejected";
@@ -177,22 +183,18 @@ export async function recordOutcome(
   sha256: string,
   items: readonly IngestedItem[],
 ): Promise<void> {
-  const status = statusOf(items);
-  const rejected = items.find((item) => item.kind === "rejected");
+  const outcome = outcomeColumns(items);
   await db
     .updateTable("raw_input")
     .set({
+      ...outcome,
       // Bytes whose reports were stored by an earlier (or concurrent) receipt stay "stored": a
       // later copy finds duplicates, but the input itself is what put them there. Decided in the
       // statement, so that two receipts finishing together cannot undo it.
       status:
-        status === "duplicate"
+        outcome.status === "duplicate"
           ? sql<ArchiveStatus>`case when status = 'stored' then 'stored' else 'duplicate' end`
-          : status,
-      code: rejected?.kind === "rejected" ? rejected.code : null,
-      reason: rejected?.kind === "rejected" ? rejected.reason : null,
-      items: JSON.stringify(items),
-      processed_at: sql<Date>`now()`,
+          : outcome.status,
     })
     .where("sha256", "=", sha256)
     .execute();
