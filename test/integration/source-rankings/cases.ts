@@ -126,6 +126,14 @@ export function rankingCases(openBackend: () => Promise<Backend>): void {
     let backend: Backend;
     let runtime: Runtime;
     let tenantA: string;
+    /** A page of tenant A's by-source records over December, the period a ranking covers. */
+    const decemberPageOfA = () => ({
+      tenantId: tenantA,
+      start: decemberFirst,
+      end: januaryFirst - 1,
+      page: 1,
+      perPage: 9,
+    });
     let tenantB: string;
     const random = prng(7);
     let reportIndex = 0;
@@ -185,13 +193,7 @@ export function rankingCases(openBackend: () => Promise<Backend>): void {
     });
 
     it("stays exact when facts change behind a ranking, before it is rebuilt", async () => {
-      const december = {
-        tenantId: tenantA,
-        start: decemberFirst,
-        end: januaryFirst - 1,
-        page: 1,
-        perPage: 9,
-      };
+      const december = decemberPageOfA();
       const before = await chooseRanking(runtime.db, december, "all");
       await importReports(["a-one.com", "a-two.com", "sub.a-one.com"], 25);
       const after = await chooseRanking(runtime.db, december, "all");
@@ -200,13 +202,7 @@ export function rankingCases(openBackend: () => Promise<Backend>): void {
     });
 
     it("refreshes a ranking in place, summing only the groups that changed", async () => {
-      const december = {
-        tenantId: tenantA,
-        start: decemberFirst,
-        end: januaryFirst - 1,
-        page: 1,
-        perPage: 9,
-      };
+      const december = decemberPageOfA();
       const before = (await chooseRanking(runtime.db, december, "all"))!;
       // Every sender on December's first and last day: groups whose first or last fact in the
       // bucket moves out to its edges, which periods leaving out those days must find.
@@ -248,13 +244,7 @@ export function rankingCases(openBackend: () => Promise<Backend>): void {
     });
 
     it("stops using a tenant's rankings when it gains a domain, until they are rebuilt", async () => {
-      const december = {
-        tenantId: tenantA,
-        start: decemberFirst,
-        end: januaryFirst - 1,
-        page: 1,
-        perPage: 9,
-      };
+      const december = decemberPageOfA();
       // c-later.com has reports from before it was added: they count for the tenant from now on.
       await addDomain(runtime.store, { tenantId: tenantA, domain: "c-later.com" }, meta);
       await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
