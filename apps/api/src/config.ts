@@ -21,6 +21,8 @@ export interface ApiConfig {
   archiveMaxBytes: number;
   /** What one upload may decompress to, MAX_DECOMPRESSED_BYTES. */
   maxDecompressedBytes: number;
+  /** Parse worker threads for uploads, INTAKE_PARSE_THREADS. */
+  parseThreads: number;
 }
 
 /** The API's configuration from validated settings; `port` is the one really listened on. */
@@ -36,6 +38,7 @@ export function apiConfigFrom(settings: ApiSettings, port: number): ApiConfig {
     maxReportBytes: settings.MAX_REPORT_BYTES,
     archiveMaxBytes: settings.ARCHIVE_MAX_BYTES,
     maxDecompressedBytes: settings.MAX_DECOMPRESSED_BYTES,
+    parseThreads: settings.INTAKE_PARSE_THREADS,
   };
 }
 

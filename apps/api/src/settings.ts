@@ -30,4 +30,5 @@ export interface ApiSettings {
   MAX_REPORT_BYTES: number;
   ARCHIVE_MAX_BYTES: number;
   MAX_DECOMPRESSED_BYTES: number;
+  INTAKE_PARSE_THREADS: number;
 }

@@ -13,7 +13,7 @@ export interface IngestOptions {
   settings: IngestSettings;
   logger: Logger;
   /** Archive and parser limits for receiveInput (intakeLimits of packages/ingestion). */
-  limits?: Pick<IntakeDeps, "archiveMaxBytes" | "parseOptions">;
+  limits?: Pick<IntakeDeps, "archiveMaxBytes" | "parseOptions" | "parseThreads">;
   /** How a received message is stored; by default receiveInput: archived raw, then parsed. */
   deliver?: DeliverMessage;
 }

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { type Kysely, sql, type Transaction } from "kysely";
-import { bytesInput, type IngestedItem, type InputBytes } from "./ingest.js";
+import type { IngestedItem } from "./ingest.js";
+import { bytesInput, type InputBytes } from "./input-bytes.js";
 import type { ArchiveStatus, IntakeSchema } from "./schema.js";
 import {
   compressedInput,

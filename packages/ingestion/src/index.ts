@@ -1,14 +1,6 @@
 export { type ArchivedInput, statusOf } from "./archive.js";
-export {
-  bytesInput,
-  fileInput,
-  type IngestedItem,
-  type IngestOptions,
-  type IngestOutcome,
-  type InputBytes,
-  ingest,
-  rowsPerChunk,
-} from "./ingest.js";
+export { type IngestedItem, type IngestOptions, type IngestOutcome, ingest, rowsPerChunk } from "./ingest.js";
+export { bytesInput, fileInput, type InputBytes } from "./input-bytes.js";
 export { fileLooksLikeMbox, looksLikeMbox, type MboxMessage, splitMbox } from "./mbox.js";
 export { intakeMigrations } from "./migrations/index.js";
 export {

@@ -1,12 +1,9 @@
 import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { readFile, stat } from "node:fs/promises";
 import {
   type AggregateHeader,
   type AggregateRow,
   type FailureReport,
   type ParseOptions,
-  type ReportItem,
   ReportParseError,
   readReports,
 } from "@dmarc-ledger/dmarc-reports";
@@ -26,6 +23,8 @@ import {
   sha256Hex,
   streams,
 } from "@dmarc-ledger/events";
+import type { InputBytes } from "./input-bytes.js";
+import { type ParsedInput, parseInput, rowBytes } from "./parse-input.js";
 
 /** About 1 MiB of JSON per event at the size real rows have. */
 export const rowsPerChunk = 2000;
@@ -44,6 +43,8 @@ export interface IngestOptions {
   metadata: EventMetadata;
   /** Parser limits; the defaults of packages/dmarc-reports otherwise. */
   parseOptions?: ParseOptions;
+  /** See holdMaxBytes; smaller in tests of the two-pass path. */
+  holdMaxBytes?: number;
 }
 
 export type IngestedItem =
@@ -66,31 +67,6 @@ export interface IngestOutcome {
   lastPosition: bigint | null;
 }
 
-/** An input we can read more than once: once to parse, and again to keep it if it is refused. */
-export interface InputBytes {
-  open(): AsyncIterable<Uint8Array>;
-  size(): Promise<number>;
-  readAll(): Promise<Uint8Array>;
-}
-
-export function fileInput(path: string): InputBytes {
-  return {
-    open: () => createReadStream(path),
-    size: async () => (await stat(path)).size,
-    readAll: async () => new Uint8Array(await readFile(path)),
-  };
-}
-
-export function bytesInput(bytes: Uint8Array): InputBytes {
-  return {
-    open: async function* () {
-      yield bytes;
-    },
-    size: async () => bytes.byteLength,
-    readAll: async () => bytes,
-  };
-}
-
 /**
  * Where ingest writes its events: the event store itself (each append its own transaction), or
  * one transaction of it, in which the archive's rows commit together with the events.
@@ -98,37 +74,6 @@ export function bytesInput(bytes: Uint8Array): InputBytes {
 export interface EventWriter {
   append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
   readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
-}
-
-/**
- * An input parsed to its end before anything is stored: a report refused at its last row (a count
- * past the limit, a field too long, a truncated file) must leave no chunk behind as a fact.
- */
-export type ParsedInput =
-  /** Everything the input holds, in memory: up to one chunk of rows. */
-  | { kind: "held"; items: ReportItem[] }
-  /** More rows than one chunk: parsed whole once, read again while storing. */
-  | { kind: "large" }
-  | { kind: "refused"; error: unknown };
-
-export async function parseInput(input: InputBytes, parseOptions?: ParseOptions): Promise<ParsedInput> {
-  const held: ReportItem[] = [];
-  let heldRows = 0;
-  let holding = true;
-  try {
-    for await (const item of readReports(input.open(), parseOptions)) {
-      if (!holding) continue;
-      held.push(item);
-      if (item.kind === "aggregate-rows") heldRows += item.rows.length;
-      if (heldRows > rowsPerChunk) {
-        holding = false;
-        held.length = 0;
-      }
-    }
-  } catch (error) {
-    return { kind: "refused", error };
-  }
-  return holding ? { kind: "held", items: held } : { kind: "large" };
 }
 
 /**
@@ -141,7 +86,8 @@ export async function ingest(
   input: InputBytes,
   options: IngestOptions,
 ): Promise<IngestOutcome> {
-  return storeParsed(writer, input, await parseInput(input, options.parseOptions), options);
+  const parsed = await parseInput(input, options.parseOptions, options.holdMaxBytes);
+  return storeParsed(writer, input, parsed, options);
 }
 
 /** Records what parseInput found in `input` (see ingest). */
@@ -180,19 +126,6 @@ export async function storeParsed(
     outcome.items.push(await storeRejection(writer, input, error, options, track));
   }
   return outcome;
-}
-
-/** Rough JSON size of a row, for chunking; deterministic, so resumed imports chunk alike. */
-function rowBytes(row: AggregateRow): number {
-  let bytes = 300 + row.sourceIp.length + row.headerFrom.length;
-  bytes += (row.envelopeFrom?.length ?? 0) + (row.envelopeTo?.length ?? 0);
-  for (const reason of row.reasons) bytes += 30 + reason.type.length + (reason.comment?.length ?? 0);
-  for (const dkim of row.dkim) {
-    bytes += 60 + dkim.domain.length + (dkim.selector?.length ?? 0) + dkim.result.length;
-    bytes += dkim.humanResult?.length ?? 0;
-  }
-  for (const spf of row.spf) bytes += 40 + spf.domain.length + (spf.scope?.length ?? 0) + spf.result.length;
-  return bytes;
 }
 
 /**

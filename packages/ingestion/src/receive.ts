@@ -4,6 +4,7 @@ import type { EventMetadata } from "@dmarc-ledger/events";
 import type { Kysely } from "kysely";
 import {
   type ArchivedInput,
+  type ArchiveMaterial,
   archiveInput,
   archiveWithOutcome,
   readForArchive,
@@ -11,15 +12,14 @@ import {
   statusOf,
 } from "./archive.js";
 import { CommitGroup } from "./commit-group.js";
-import {
-  type IngestedItem,
-  type IngestOutcome,
-  type InputBytes,
-  ingest,
-  parseInput,
-  storeParsed,
-} from "./ingest.js";
+import { defaultHoldBudgetBytes, HoldBudget } from "./hold-budget.js";
+import { type IngestedItem, type IngestOutcome, ingest, storeParsed } from "./ingest.js";
+import { bytesInput, type InputBytes } from "./input-bytes.js";
+import { holdMaxBytes, type ParsedInput, parseInput } from "./parse-input.js";
+import { ParseWorkerFailedError, parsePool } from "./parse-pool.js";
 import type { ArchiveStatus, IntakeSchema } from "./schema.js";
+import { defaultParseThreads } from "./settings.js";
+import { compressedInput, isSpooled } from "./spool.js";
 
 /** What every channel needs to receive input: the event store and the database holding the archive. */
 export interface IntakeDeps {
@@ -34,6 +34,10 @@ export interface IntakeDeps {
   archiveMaxBytes?: number;
   /** Parser limits; the defaults of packages/dmarc-reports otherwise. */
   parseOptions?: ParseOptions;
+  /** Rows held in memory after the one parse (see holdMaxBytes); smaller in tests. */
+  holdMaxBytes?: number;
+  /** Parse worker threads (see parse-pool.ts); 0 parses on the calling thread. Default: cores - 1, at least 1. */
+  parseThreads?: number;
 }
 
 export interface ReceiveOptions {
@@ -73,9 +77,9 @@ export const parseFirstMaxBytes = 8 * 1024 * 1024;
  * committed: the channel may acknowledge (SMTP 250, HTTP 202, IMAP move). When it throws, the
  * channel must not acknowledge.
  *
- * The usual input (up to 8 MiB, up to one chunk of rows, events in the same PostgreSQL or PGlite
- * database as the archive) is parsed first and then committed in one transaction: events, archive
- * row and receipt together. Otherwise the input is archived as "received" and committed first,
+ * The usual input (up to 8 MiB, rows up to holdMaxBytes, events in the same PostgreSQL or PGlite
+ * database as the archive) is parsed once and then committed in one transaction: events (every
+ * chunk of its reports), archive row and receipt together. Otherwise the input is archived as "received" and committed first,
  * its reports stored next, and the outcome recorded last; an input left "received" by a crash
  * is picked up by `dmarc-ledger reprocess`.
  */
@@ -90,28 +94,77 @@ export async function receiveInput(
     source: options.source,
     metadata: options.metadata,
     ...(deps.parseOptions ? { parseOptions: deps.parseOptions } : {}),
+    ...(deps.holdMaxBytes !== undefined ? { holdMaxBytes: deps.holdMaxBytes } : {}),
   };
-  const material = await readForArchive(input, deps.archiveMaxBytes ?? defaultArchiveMaxBytes);
+  const budget = holdBudgetOf(deps.store);
+  const { material, parsed } = await readAndParse(deps, input, budget);
   let archived: ArchivedInput;
   let outcome: IngestOutcome;
-  if (material.size <= parseFirstMaxBytes) {
-    const parsed = await parseInput(material.parseable, deps.parseOptions);
-    const store = transactionalStore(deps);
-    if (store && parsed.kind !== "large") {
-      ({ archived, outcome } = await commitGroupOf(store, db).commit(async (writer, trx) => {
-        const outcome = await storeParsed(writer, material.parseable, parsed, ingestOptions);
-        return { outcome, archived: await archiveWithOutcome(trx, material, receipt, outcome.items) };
-      }));
-      return received(archived, outcome);
+  if (parsed) {
+    try {
+      const store = transactionalStore(deps);
+      if (store && parsed.kind !== "large") {
+        ({ archived, outcome } = await commitGroupOf(store, db).commit(async (writer, trx) => {
+          const outcome = await storeParsed(writer, material.parseable, parsed, ingestOptions);
+          return { outcome, archived: await archiveWithOutcome(trx, material, receipt, outcome.items) };
+        }));
+        return received(archived, outcome);
+      }
+      archived = await archiveInput(db, material, receipt);
+      outcome = await storeParsed(deps.store, material.parseable, parsed, ingestOptions);
+    } finally {
+      if (parsed.kind === "held") budget.give(parsed.bytes);
     }
-    archived = await archiveInput(db, material, receipt);
-    outcome = await storeParsed(deps.store, material.parseable, parsed, ingestOptions);
   } else {
     archived = await archiveInput(db, material, receipt);
     outcome = await ingest(deps.store, material.parseable, ingestOptions);
   }
   await recordOutcome(db, archived.sha256, outcome.items);
   return received(archived, outcome);
+}
+
+/**
+ * Hashes and compresses the input for the archive and, up to parseFirstMaxBytes, parses it (null
+ * above: it is parsed while it is stored). On a parse worker when there are any, else here.
+ */
+async function readAndParse(
+  deps: IntakeDeps,
+  input: InputBytes,
+  budget: HoldBudget,
+): Promise<{ material: ArchiveMaterial; parsed: ParsedInput | null }> {
+  const keepLimit = deps.archiveMaxBytes ?? defaultArchiveMaxBytes;
+  const threads = deps.parseThreads ?? defaultParseThreads;
+  if (threads > 0 && !isSpooled(input) && (await input.size()) <= parseFirstMaxBytes) {
+    const bytes = await input.readAll();
+    try {
+      const { sha256, compressed, parsed } = await parsePool(threads).prepare({
+        bytes,
+        keepLimit,
+        parseOptions: deps.parseOptions,
+        maxHeldBytes: deps.holdMaxBytes ?? holdMaxBytes,
+      });
+      const kept = compressed
+        ? compressedInput(
+            Buffer.from(compressed.buffer, compressed.byteOffset, compressed.byteLength),
+            sha256,
+            bytes.byteLength,
+          )
+        : null;
+      const material = { sha256, size: bytes.byteLength, kept, parseable: bytesInput(bytes) };
+      // Held rows count against the process's budget from here; past it, the input is read again while stored.
+      const held = parsed.kind !== "held" || budget.take(parsed.bytes);
+      return { material, parsed: held ? parsed : { kind: "large" } };
+    } catch (error) {
+      // A worker that failed (not an input that failed to parse): this thread does it instead.
+      if (!(error instanceof ParseWorkerFailedError)) throw error;
+    }
+  }
+  const material = await readForArchive(input, keepLimit);
+  if (material.size > parseFirstMaxBytes) return { material, parsed: null };
+  return {
+    material,
+    parsed: await parseInput(material.parseable, deps.parseOptions, deps.holdMaxBytes, budget),
+  };
 }
 
 function received(archived: ArchivedInput, outcome: IngestOutcome): ReceivedInput {
@@ -123,6 +176,18 @@ function received(archived: ArchivedInput, outcome: IngestOutcome): ReceivedInpu
     items: outcome.items,
     lastPosition: outcome.lastPosition,
   };
+}
+
+/** One budget per event store, as for commit groups: every channel's inputs share it. */
+const holdBudgets = new WeakMap<EventStore, HoldBudget>();
+
+function holdBudgetOf(store: EventStore): HoldBudget {
+  let budget = holdBudgets.get(store);
+  if (!budget) {
+    budget = new HoldBudget(defaultHoldBudgetBytes);
+    holdBudgets.set(store, budget);
+  }
+  return budget;
 }
 
 /** One commit group per event store: every channel's inputs commit together. */

@@ -1,6 +1,10 @@
+import { availableParallelism } from "node:os";
 import { integer, parseSettings } from "@dmarc-ledger/config";
 
 const mebibyte = 1024 * 1024;
+
+/** Parse worker threads: one per core beside the event loop's, at least one. */
+export const defaultParseThreads = Math.max(1, availableParallelism() - 1);
 
 /** The intake's environment variables, validated at start (compose into a process's settings). */
 export const intakeSettingsShape = {
@@ -10,12 +14,15 @@ export const intakeSettingsShape = {
   ARCHIVE_MAX_BYTES: integer({ min: 1024, max: 4096 * mebibyte, default: 256 * mebibyte }),
   /** Ceiling on what any decompression layer (or a buffered mail) of one input may produce. */
   MAX_DECOMPRESSED_BYTES: integer({ min: 1024, max: 4096 * mebibyte, default: 200 * mebibyte }),
+  /** Worker threads that parse, hash and compress inputs; 0 does it on the event loop. */
+  INTAKE_PARSE_THREADS: integer({ min: 0, max: 64, default: defaultParseThreads }),
 };
 
 export interface IntakeSettings {
   maxReportBytes: number;
   archiveMaxBytes: number;
   maxDecompressedBytes: number;
+  parseThreads: number;
 }
 
 export function intakeSettingsFromEnv(env: NodeJS.ProcessEnv): IntakeSettings {
@@ -24,6 +31,7 @@ export function intakeSettingsFromEnv(env: NodeJS.ProcessEnv): IntakeSettings {
     maxReportBytes: parsed.MAX_REPORT_BYTES,
     archiveMaxBytes: parsed.ARCHIVE_MAX_BYTES,
     maxDecompressedBytes: parsed.MAX_DECOMPRESSED_BYTES,
+    parseThreads: parsed.INTAKE_PARSE_THREADS,
   };
 }
 
@@ -31,9 +39,11 @@ export function intakeSettingsFromEnv(env: NodeJS.ProcessEnv): IntakeSettings {
 export function intakeLimits(settings: IntakeSettings): {
   archiveMaxBytes: number;
   parseOptions: { maxDecompressedBytes: number };
+  parseThreads: number;
 } {
   return {
     archiveMaxBytes: settings.archiveMaxBytes,
+    parseThreads: settings.parseThreads,
     parseOptions: { maxDecompressedBytes: settings.maxDecompressedBytes },
   };
 }

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGunzip, createGzip, gunzipSync } from "node:zlib";
-import type { InputBytes } from "./ingest.js";
+import type { InputBytes } from "./input-bytes.js";
 
 /** The input is larger than the limit; nothing beyond the limit was read into memory. */
 export class InputTooLargeError extends Error {

@@ -235,8 +235,10 @@ describe.each(backends)("receiveInput and the raw archive on %s", (_name, open) 
           .toString("utf8")
           .replace("<report_id>11038226378739404135</report_id>", `<report_id>${id}</report_id>`),
       );
+    // Parsed on this thread, so that the inputs reach the commit group together (one parse worker
+    // would hand them over one by one, each as its parse ends).
     const receive = (id: string) =>
-      receiveInput(deps, bytesInput(report(`group-${id}`)), {
+      receiveInput({ ...deps, parseThreads: 0 }, bytesInput(report(`group-${id}`)), {
         channel: "smtp",
         source: `smtp:${id}`,
         metadata,
@@ -284,6 +286,37 @@ describe.each(backends)("receiveInput and the raw archive on %s", (_name, open) 
       metadata,
     });
     expect(again.status).toBe("stored");
+  });
+
+  it.each([
+    ["parsed once, in one transaction with its archive row", undefined, 1],
+    ["parsed again while stored, after its archive row", 64 * 1024, 3],
+  ])("stores a report of several chunks: %s", async (how, holdMaxBytes, transactions) => {
+    const records = Array.from(
+      { length: 4500 },
+      (_, i) =>
+        `<record><row><source_ip>10.1.${i >> 8}.${i & 255}</source_ip><count>2</count><policy_evaluated>` +
+        "<disposition>none</disposition><dkim>pass</dkim><spf>pass</spf></policy_evaluated></row>" +
+        "<identifiers><header_from>example.com</header_from></identifiers><auth_results/></record>",
+    ).join("");
+    const xml = `<?xml version="1.0"?><feedback><report_metadata><org_name>x.org</org_name><email>a@x.org</email>
+<report_id>chunks ${how}</report_id><date_range><begin>1700000000</begin><end>1700086399</end></date_range>
+</report_metadata><policy_published><domain>example.com</domain><p>none</p></policy_published>${records}</feedback>`;
+    const received = await receiveInput(
+      { ...deps, ...(holdMaxBytes ? { holdMaxBytes } : {}) },
+      bytesInput(Buffer.from(xml)),
+      { channel: "import", source: `import:${how}`, metadata },
+    );
+    expect(received.items).toEqual([
+      expect.objectContaining({ rows: 4500, messages: 9000, status: "stored" }),
+    ]);
+    const identity = (received.items[0] as { identity: string }).identity;
+    const chunks = await store.readStream(streams.aggregateReport(identity));
+    expect(chunks.map((chunk) => (chunk.data as { rows: unknown[] }).rows.length)).toEqual([2000, 2000, 500]);
+    // Each append is its own transaction on the two-pass path; together with the archive otherwise.
+    const ids = new Set(chunks.map((chunk) => decodeGlobalPosition(chunk.position).transactionId));
+    expect(ids.size).toBe(transactions);
+    expect((await row(received.sha256)).status).toBe("stored");
   });
 
   it("records an input above the archive's limit by hash and outcome, without its bytes", async () => {

@@ -51,6 +51,7 @@ async function handleUpload(ctx: ApiContext): Promise<void> {
       db: ctx.deps.db,
       archiveMaxBytes: ctx.deps.config.archiveMaxBytes,
       parseOptions: { maxDecompressedBytes: ctx.deps.config.maxDecompressedBytes },
+      parseThreads: ctx.deps.config.parseThreads,
     },
     body,
     {
