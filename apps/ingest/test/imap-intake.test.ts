@@ -1,11 +1,15 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Writable } from "node:stream";
 import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
 import type { RecordedEvent } from "@dmarc-ledger/event-store";
 import { ingest } from "@dmarc-ledger/ingestion";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import pino from "pino";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   type DeliverInput,
   type HandledMessage,
@@ -410,5 +414,88 @@ describe("IMAP intake", () => {
     } finally {
       silent.close();
     }
+  });
+});
+
+describe("IMAP intake over TLS", () => {
+  let certDir: string;
+  const certificate = () => ({ certPath: join(certDir, "cert.pem"), keyPath: join(certDir, "key.pem") });
+
+  beforeAll(() => {
+    certDir = mkdtempSync(join(tmpdir(), "dl-imap-cert-"));
+    const made = spawnSync(
+      "openssl",
+      ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"].concat([
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+        "-keyout",
+        certificate().keyPath,
+        "-out",
+        certificate().certPath,
+      ]),
+      { encoding: "utf8" },
+    );
+    expect(made.status, made.stderr).toBe(0);
+  });
+  afterAll(() => rmSync(certDir, { recursive: true, force: true }));
+
+  /** Dovecot's login lines for our user: each says "TLS" when the session was encrypted. */
+  const logins = async () =>
+    (await dovecot.log()).split("\n").filter((line) => line.includes("Login: user=<reports>"));
+
+  it.each([
+    ["imaps://, TLS from the first byte", "tls"],
+    ["imap://, upgraded with STARTTLS", "starttls"],
+  ])("reads reports from a server that requires TLS: %s", async (_how, mode) => {
+    dovecot = await startTestDovecot({ tls: certificate() });
+    await append(dovecot, "INBOX", [await aggregateMail(0)]);
+    const loginsBefore = (await logins()).length;
+    const handled: HandledMessage[] = [];
+    const settings = imapSettingsFromEnv({
+      IMAP_URL: mode === "tls" ? dovecot.tlsUrl! : dovecot.url,
+      IMAP_TLS_CA_FILE: certificate().certPath,
+    });
+    const intake = await start({
+      settings: settings!,
+      deliver: deliverToStore,
+      progress,
+      logger,
+      onMessageHandled: (message) => handled.push(message),
+    });
+    try {
+      await waitFor("the report", () => handled.length === 1);
+    } finally {
+      await intake.stop();
+    }
+    expect(await folderSubjects(dovecot, ["INBOX", folders.processed])).toEqual({
+      INBOX: [],
+      [folders.processed]: ["aggregate 0"],
+    });
+    expect((await aggregateChunks()).size).toBe(1);
+    const ours = (await logins()).slice(loginsBefore);
+    expect(ours.length).toBeGreaterThan(0);
+    for (const line of ours) expect(line).toMatch(/\bTLS\b/);
+  });
+
+  it("does not log in to a server whose certificate it cannot verify, and says why", async () => {
+    dovecot = await startTestDovecot({ tls: certificate() });
+    await append(dovecot, "INBOX", [await aggregateMail(0)]);
+    const settings = imapSettingsFromEnv({ IMAP_URL: dovecot.tlsUrl! });
+    const intake = await start({ settings: settings!, deliver: deliverToStore, progress, logger });
+    try {
+      await waitFor("the failed connection's log line", () =>
+        logLines.some((line) => line.includes("IMAP intake failed") && /self[- ]signed/i.test(line)),
+      );
+    } finally {
+      await intake.stop();
+    }
+    expect(await folderSubjects(dovecot, ["INBOX"])).toEqual({ INBOX: ["aggregate 0"] });
+    expect(await allEvents()).toEqual([]);
+  });
+
+  it("refuses a CA file it cannot read at start", () => {
+    expect(() =>
+      imapSettingsFromEnv({ IMAP_URL: "imaps://u:p@127.0.0.1:993/", IMAP_TLS_CA_FILE: "/nonexistent.pem" }),
+    ).toThrow(/IMAP_TLS_CA_FILE.*cannot read "\/nonexistent.pem": ENOENT/s);
   });
 });

@@ -31,6 +31,7 @@ describe("IMAP settings", () => {
         requireStartTls: false,
         user: "dmarc@example.com",
         password: "p/ss",
+        ca: null,
       },
       folder: "INBOX",
       processedFolder: "DMARC Processed",

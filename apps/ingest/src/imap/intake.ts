@@ -1,3 +1,4 @@
+import { rootCertificates } from "node:tls";
 import { bytesInput, type IngestOutcome, type InputBytes } from "@dmarc-ledger/ingestion";
 import { ImapFlow } from "imapflow";
 import type { Logger } from "pino";
@@ -83,6 +84,7 @@ export async function startImapIntake(options: ImapIntakeOptions): Promise<ImapI
       port: connection.port,
       secure: connection.secure,
       ...(connection.requireStartTls ? { doSTARTTLS: true } : {}),
+      ...(connection.ca ? { tls: { ca: [...rootCertificates, connection.ca.toString("utf8")] } } : {}),
       auth: { user: connection.user, pass: connection.password },
       logger: false,
       connectionTimeout: 30_000,

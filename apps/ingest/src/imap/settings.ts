@@ -1,5 +1,6 @@
 import { ConfigError, integer, parseSettings, url } from "@dmarc-ledger/config";
 import { z } from "zod";
+import { filePath, readSettingFile } from "../file-setting.js";
 
 function folder(defaultName: string) {
   return z
@@ -25,6 +26,8 @@ export const imapSettingsShape = {
   IMAP_NOT_REPORT_FOLDER: folder("Not DMARC"),
   IMAP_POLL_INTERVAL_MS: integer({ min: 1000, max: 86_400_000, default: 60_000 }),
   IMAP_MAX_MESSAGE_BYTES: integer({ min: 1024, max: 1024 * 1024 * 1024, default: 50 * 1024 * 1024 }),
+  /** PEM certificates to trust for the server besides the system's (a private CA, a self-signed server). */
+  IMAP_TLS_CA_FILE: filePath(),
 };
 
 export interface ImapConnectionSettings {
@@ -40,6 +43,8 @@ export interface ImapConnectionSettings {
   requireStartTls: boolean;
   user: string;
   password: string;
+  /** Certificates trusted besides the system's (IMAP_TLS_CA_FILE); null for the system's only. */
+  ca: Buffer | null;
 }
 
 export interface ImapSettings {
@@ -58,6 +63,11 @@ export function imapSettingsFromEnv(env: NodeJS.ProcessEnv): ImapSettings | null
   const parsed = parseSettings(imapSettingsShape, env);
   if (parsed.IMAP_URL === undefined) return null;
   const connection = connectionFromUrl(parsed.IMAP_URL);
+  if (parsed.IMAP_TLS_CA_FILE !== undefined) {
+    const problems: { variable: string; message: string }[] = [];
+    connection.ca = readSettingFile("IMAP_TLS_CA_FILE", parsed.IMAP_TLS_CA_FILE, problems);
+    if (problems.length > 0) throw new ConfigError(problems);
+  }
   const destinations = {
     IMAP_PROCESSED_FOLDER: parsed.IMAP_PROCESSED_FOLDER,
     IMAP_INVALID_FOLDER: parsed.IMAP_INVALID_FOLDER,
@@ -102,6 +112,7 @@ export function connectionFromUrl(value: string): ImapConnectionSettings {
     requireStartTls: !secure && !isLoopback(host),
     user,
     password: decodeURIComponent(parsed.password),
+    ca: null,
   };
 }
 

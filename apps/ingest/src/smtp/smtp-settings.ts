@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import { ConfigError, integer, parseSettings, port } from "@dmarc-ledger/config";
 import { z } from "zod";
+import { filePath, readSettingFile } from "../file-setting.js";
 
 const hostnamePattern =
   /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
@@ -43,13 +43,6 @@ function localParts(defaultValue: string[]) {
       }
       return [...new Set(parts)];
     });
-}
-
-function filePath() {
-  return z
-    .string()
-    .optional()
-    .transform((value) => value?.trim() || undefined);
 }
 
 /** The environment variables of the SMTP channel, by name (see docs/intake.md). */
@@ -134,20 +127,13 @@ export function smtpSettingsFromEnv(env: NodeJS.ProcessEnv): SmtpSettings | null
 /** Both files or neither; read now, so that a wrong path stops the process before it listens. */
 function readTls(certPath: string | undefined, keyPath: string | undefined): SmtpTls | null {
   if (certPath === undefined && keyPath === undefined) return null;
-  const problems = [];
+  const problems: { variable: string; message: string }[] = [];
   if (certPath === undefined)
     problems.push({ variable: "SMTP_TLS_CERT", message: "must be set when SMTP_TLS_KEY is" });
   if (keyPath === undefined)
     problems.push({ variable: "SMTP_TLS_KEY", message: "must be set when SMTP_TLS_CERT is" });
-  const read = (variable: string, path: string | undefined) => {
-    if (path === undefined) return null;
-    try {
-      return readFileSync(path);
-    } catch (error) {
-      problems.push({ variable, message: `cannot read "${path}": ${(error as NodeJS.ErrnoException).code}` });
-      return null;
-    }
-  };
+  const read = (variable: string, path: string | undefined) =>
+    path === undefined ? null : readSettingFile(variable, path, problems);
   const cert = read("SMTP_TLS_CERT", certPath);
   const key = read("SMTP_TLS_KEY", keyPath);
   if (problems.length > 0 || !cert || !key) throw new ConfigError(problems);

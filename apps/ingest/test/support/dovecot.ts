@@ -7,7 +7,8 @@ import { join } from "node:path";
 
 /**
  * A real IMAP server for tests: Debian's dovecot (`dovecot-imapd`), run in the foreground with a
- * throwaway configuration and mail directory, listening on loopback only, plaintext login, no TLS.
+ * throwaway configuration and mail directory, listening on loopback only. Plaintext login and no
+ * TLS, or, given a certificate, TLS required for every login: STARTTLS on `port`, imaps on `tlsPort`.
  */
 export interface TestDovecot {
   host: string;
@@ -16,6 +17,10 @@ export interface TestDovecot {
   password: string;
   /** imap://user:password@127.0.0.1:port/ */
   url: string;
+  /** imaps://user:password@127.0.0.1:tlsPort/ when started with a certificate. */
+  tlsUrl: string | null;
+  /** Dovecot's log: its login lines say whether the session used TLS. */
+  log(): Promise<string>;
   /** Kills the server and every connection it holds; `start()` brings it back on the same port and mail. */
   kill(): Promise<void>;
   start(): Promise<void>;
@@ -30,10 +35,11 @@ const password = "secret-imap-password";
 const nobody = 65534;
 
 export async function startTestDovecot(
-  options: { port?: number; withoutIdle?: boolean } = {},
+  options: { port?: number; withoutIdle?: boolean; tls?: { certPath: string; keyPath: string } } = {},
 ): Promise<TestDovecot> {
   const dir = await mkdtemp(join(tmpdir(), "dl-dovecot-"));
   const port = options.port ?? (await freePort());
+  const tlsPort = options.tls ? await freePort() : 0;
   const asRoot = process.getuid?.() === 0;
   const uid = asRoot ? nobody : (process.getuid?.() ?? nobody);
   const gid = asRoot ? nobody : (process.getgid?.() ?? nobody);
@@ -55,8 +61,9 @@ export async function startTestDovecot(
     `log_path = ${join(dir, "dovecot.log")}`,
     "protocols = imap",
     "listen = 127.0.0.1",
-    "ssl = no",
-    "disable_plaintext_auth = no",
+    ...(options.tls
+      ? ["ssl = required", `ssl_cert = <${options.tls.certPath}`, `ssl_key = <${options.tls.keyPath}`]
+      : ["ssl = no", "disable_plaintext_auth = no"]),
     "auth_mechanisms = plain login",
     `mail_location = maildir:${home}/Maildir`,
     `first_valid_uid = ${Math.min(uid, 500)}`,
@@ -72,7 +79,7 @@ export async function startTestDovecot(
     `userdb {\n  driver = passwd-file\n  args = ${join(dir, "passwd")}\n}`,
     // chroot needs root.
     ...(asRoot ? [] : ["service anvil {\n  chroot =\n}"]),
-    `service imap-login {\n${asRoot ? "" : "  chroot =\n"}  inet_listener imap {\n    address = 127.0.0.1\n    port = ${port}\n  }\n  inet_listener imaps {\n    port = 0\n  }\n}`,
+    `service imap-login {\n${asRoot ? "" : "  chroot =\n"}  inet_listener imap {\n    address = 127.0.0.1\n    port = ${port}\n  }\n  inet_listener imaps {\n    address = 127.0.0.1\n    port = ${tlsPort}\n${options.tls ? "    ssl = yes\n" : ""}  }\n}`,
     "",
   ].join("\n");
   const configPath = join(dir, "dovecot.conf");
@@ -127,6 +134,8 @@ export async function startTestDovecot(
     user,
     password,
     url: `imap://${user}:${password}@127.0.0.1:${port}/`,
+    tlsUrl: options.tls ? `imaps://${user}:${password}@127.0.0.1:${tlsPort}/` : null,
+    log: () => readFile(join(dir, "dovecot.log"), "utf8").catch(() => ""),
     kill,
     start,
     async close() {
