@@ -1,6 +1,11 @@
 import type { Database } from "@dmarc-ledger/db";
 import type { EventStore } from "@dmarc-ledger/event-store";
-import { type IntakeDeps, receiveInput } from "@dmarc-ledger/ingestion";
+import {
+  defaultParseThreads,
+  type IntakeDeps,
+  receiveInput,
+  startParseWorkers,
+} from "@dmarc-ledger/ingestion";
 import type { Logger } from "pino";
 import { describeImap, type ImapIntake, openImapProgressStore, startImapIntake } from "./imap/index.js";
 import type { IngestSettings } from "./settings.js";
@@ -43,6 +48,7 @@ export async function startIngest(options: IngestOptions): Promise<RunningIngest
       });
       return { source, items: received.items, lastPosition: received.lastPosition };
     };
+  if (settings.smtp || settings.imap) startParseWorkers(options.limits?.parseThreads ?? defaultParseThreads);
   const smtp = settings.smtp
     ? await startSmtpIntake({
         settings: settings.smtp,

@@ -3,6 +3,7 @@ export { type IngestedItem, type IngestOptions, type IngestOutcome, ingest, rows
 export { bytesInput, fileInput, type InputBytes } from "./input-bytes.js";
 export { fileLooksLikeMbox, looksLikeMbox, type MboxMessage, splitMbox } from "./mbox.js";
 export { intakeMigrations } from "./migrations/index.js";
+export { startParseWorkers } from "./parse-pool.js";
 export {
   defaultArchiveMaxBytes,
   type IntakeDeps,
@@ -12,5 +13,11 @@ export {
 } from "./receive.js";
 export { type ReprocessedInput, reprocessArchived } from "./reprocess.js";
 export type { ArchiveStatus, IntakeSchema, RawInputTable } from "./schema.js";
-export { type IntakeSettings, intakeLimits, intakeSettingsFromEnv, intakeSettingsShape } from "./settings.js";
+export {
+  defaultParseThreads,
+  type IntakeSettings,
+  intakeLimits,
+  intakeSettingsFromEnv,
+  intakeSettingsShape,
+} from "./settings.js";
 export { compressedInput, InputTooLargeError, type SpooledInput, spool } from "./spool.js";

@@ -23,6 +23,18 @@ export class ParsePool {
     });
   }
 
+  /**
+   * Starts the workers now, idle, so that the first input does not wait for one to load the
+   * parser (about 0.2 s of CPU on the build output, 1.5 s through tsx).
+   */
+  warm(): void {
+    while (this.workers.size < this.threads) {
+      const worker = this.spawn();
+      worker.unref();
+      this.idle.push(worker);
+    }
+  }
+
   /** Stops the workers; inputs still queued are refused with ParseWorkerFailedError. */
   async close(): Promise<void> {
     for (const task of this.queue.splice(0)) task.reject(new ParseWorkerFailedError("the parse pool closed"));
@@ -41,6 +53,14 @@ export class ParsePool {
   private spawn(): Worker {
     const worker = startParseWorker();
     this.workers.add(worker);
+    // An idle worker that fails leaves the pool; a busy one's task hears of it too (see run).
+    // Without a listener, a worker's "error" would be thrown in this thread.
+    worker.on("error", () => {});
+    worker.once("exit", () => {
+      this.workers.delete(worker);
+      const idle = this.idle.indexOf(worker);
+      if (idle !== -1) this.idle.splice(idle, 1);
+    });
     return worker;
   }
 
@@ -73,6 +93,11 @@ export class ParsePool {
     // A copy goes to the worker (structured clone): the caller keeps its bytes, to parse again or keep.
     worker.postMessage(task.request);
   }
+}
+
+/** Starts a process's parse workers ahead of its first input (see ParsePool.warm). */
+export function startParseWorkers(threads: number): void {
+  if (threads > 0) parsePool(threads).warm();
 }
 
 export class ParseWorkerFailedError extends Error {

@@ -84,8 +84,10 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
     .argument("<paths...>", "files, directories or mbox files")
     .action(async (paths: string[]) => {
       const ingestion = await import("@dmarc-ledger/ingestion");
-      const { intakeLimits, intakeSettingsFromEnv, receiveInput } = ingestion;
+      const { intakeLimits, intakeSettingsFromEnv, receiveInput, startParseWorkers } = ingestion;
       const settings = intakeSettingsFromEnv(env);
+      // They load the parser while the paths are listed and the database opens.
+      startParseWorkers(settings.parseThreads);
       const files = await expandPaths(paths.map((path) => resolve(io.cwd ?? process.cwd(), path)));
       const tally = new ImportTally();
       await withBulkRuntime(env, async (runtime) => {
