@@ -72,4 +72,18 @@ describe("parse workers", () => {
     for (const result of settled)
       expect((result as PromiseRejectedResult).reason).toBeInstanceOf(ParseWorkerFailedError);
   });
+
+  it("start ahead of the first input, and again after they were stopped", async () => {
+    const warmed = new ParsePool(1);
+    try {
+      warmed.warm();
+      const bytes = new Uint8Array(readFileSync(filesUnder(corpus)[0]!));
+      const first = await warmed.prepare(request(bytes));
+      await warmed.close();
+      const again = await warmed.prepare(request(bytes));
+      expect(again.sha256).toBe(first.sha256);
+    } finally {
+      await warmed.close();
+    }
+  });
 });
