@@ -25,25 +25,33 @@ export const buildRunVariable = "DMARC_LEDGER_TEST_BUILD";
 export function startRunBuild(run: string): () => void {
   mkdirSync(run, { recursive: true });
   const output: Buffer[] = [];
+  // In a process group of its own, so that stopping it stops its tsc too.
   const build: ChildProcess = spawn(process.execPath, ["scripts/build.mjs", "--no-check"], {
     cwd: repoRoot,
     stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
   });
+  let stopped = false;
+  const finish = (code: string, text: Buffer | string) => {
+    if (stopped) return;
+    // The output first: `status` is what the waiting tests look for.
+    writeFileSync(join(run, "output"), text);
+    writeFileSync(join(run, "status"), code);
+  };
   build.stdout!.on("data", (chunk: Buffer) => output.push(chunk));
   build.stderr!.on("data", (chunk: Buffer) => output.push(chunk));
-  build.once("close", (code) => {
-    // The output first: `status` is what the waiting tests look for.
-    writeFileSync(join(run, "output"), Buffer.concat(output));
-    writeFileSync(join(run, "status"), String(code ?? -1));
-  });
-  build.once("error", (error) => {
-    writeFileSync(join(run, "output"), String(error));
-    writeFileSync(join(run, "status"), "-1");
-  });
+  build.once("close", (code) => finish(String(code ?? -1), Buffer.concat(output)));
+  build.once("error", (error) => finish("-1", String(error)));
   // A run that ends before the build (no test needed it) does not wait for it: the next build
   // starts from scratch, whatever this one left in .build/ or dist/.
   return () => {
-    if (build.exitCode === null && build.signalCode === null) build.kill("SIGKILL");
+    stopped = true;
+    if (build.exitCode !== null || build.signalCode !== null || build.pid === undefined) return;
+    try {
+      process.kill(-build.pid, "SIGKILL");
+    } catch {
+      // Ended meanwhile.
+    }
   };
 }
 
