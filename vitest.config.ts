@@ -8,7 +8,8 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: "forks",
-    // PGlite's initdb once for the run, when a test first needs it (@dmarc-ledger/db/testing).
+    // PGlite's initdb once for the run, when a test first needs it (@dmarc-ledger/db/testing), and
+    // the build that tests starting our processes run (test/support/built-processes.ts).
     globalSetup: ["./test/support/global-setup.ts"],
     // Vitest's default is one worker fewer than the cores: one worker here, so the files ran one
     // after another. They mostly wait (PostgreSQL, DNS and mail servers on loopback, timers),

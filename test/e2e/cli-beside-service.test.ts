@@ -11,20 +11,21 @@ import { runCliHere, startService } from "@dmarc-ledger/cli";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { builtEntry } from "../support/built-processes.js";
 import { aggregateCorpus } from "../support/corpus.js";
 import { type Backend, cli, pgliteBackend } from "../support/service-harness.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
 /** The real command line, as a user runs it, in its own process. */
-function cliProcess(
+async function cliProcess(
   env: NodeJS.ProcessEnv,
   cwd: string,
   ...argv: string[]
 ): Promise<{ code: number; out: string }> {
+  const cli = await builtEntry("apps/cli/dist/main.js");
   return new Promise((resolve, reject) => {
-    const tsx = import.meta.resolve("tsx");
-    const child = spawn(process.execPath, ["--import", tsx, join(root, "apps/cli/src/main.ts"), ...argv], {
+    const child = spawn(process.execPath, [...cli, ...argv], {
       cwd,
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "inherit"],

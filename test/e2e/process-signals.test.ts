@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import { createServer } from "node:net";
@@ -7,12 +7,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createPgliteDataDir } from "@dmarc-ledger/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { builtEntry } from "../support/built-processes.js";
 
 // The production processes as a supervisor runs them: plain node on the build output, no tsx and
-// no pnpm in between. Built once for the file, without type-checking (`pnpm test` runs the
-// type check before the tests; the JavaScript is the same).
+// no pnpm in between (the run's build: built-processes.ts).
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
-const built = ["--conditions=dmarc-ledger-dist"];
 
 interface Started {
   child: ChildProcess;
@@ -96,10 +95,12 @@ describe("the service's processes", { timeout: 300_000 }, () => {
     return dataDir;
   };
   const running: Started[] = [];
+  let cliMain: string[];
+  let apiMain: string[];
 
-  beforeAll(() => {
-    const build = spawnSync("node", ["scripts/build.mjs", "--no-check"], { cwd: repoRoot, encoding: "utf8" });
-    expect(build.status, build.stderr + build.stdout).toBe(0);
+  beforeAll(async () => {
+    cliMain = await builtEntry("apps/cli/dist/main.js");
+    apiMain = await builtEntry("apps/api/dist/main.js");
   }, 300_000);
   afterAll(() => {
     for (const started of running) if (started.child.exitCode === null) started.child.kill("SIGKILL");
@@ -107,7 +108,7 @@ describe("the service's processes", { timeout: 300_000 }, () => {
   });
 
   it("finishes a request in flight on SIGTERM, then exits 0 within 10 s", async () => {
-    const service = start(process.execPath, [...built, "apps/cli/dist/main.js", "start"], {
+    const service = start(process.execPath, [...cliMain, "start"], {
       PORT: "0",
       DMARC_LEDGER_DATA_DIR: await initialisedDataDir(),
       DNS_NAMESERVERS: "127.0.0.1:9",
@@ -162,7 +163,7 @@ describe("the service's processes", { timeout: 300_000 }, () => {
     await new Promise<void>((resolve) => taken.listen(0, resolve));
     const port = (taken.address() as { port: number }).port;
     try {
-      const service = start(process.execPath, [...built, "apps/cli/dist/main.js", "start"], {
+      const service = start(process.execPath, [...cliMain, "start"], {
         PORT: String(port),
         DMARC_LEDGER_DATA_DIR: dataDir(),
       });
@@ -177,7 +178,7 @@ describe("the service's processes", { timeout: 300_000 }, () => {
   it("runs the standalone API at LOG_LEVEL=warn without an info line, and stops on SIGTERM", async () => {
     // A fixed port of this project's test range: at warn no line says which port 0 became.
     const port = 28010;
-    const api = start(process.execPath, [...built, "apps/api/dist/main.js"], {
+    const api = start(process.execPath, [...apiMain], {
       PORT: String(port),
       PUBLIC_BASE_URL: "http://localhost:1/api/",
       DMARC_LEDGER_DATA_DIR: await initialisedDataDir(),

@@ -13,6 +13,7 @@ import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aggregateReport } from "../support/aggregate-report.js";
+import { builtEntry } from "../support/built-processes.js";
 import { type Backend, postgresBackend } from "../support/service-harness.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -57,8 +58,9 @@ describe("a projector killed with SIGKILL mid-import", () => {
   const reports = 240;
   let expectedVolume = 0;
 
+  let projectorMain: string[];
   const startProjector = (): ChildProcess =>
-    spawn(process.execPath, ["--import", "tsx", "apps/projector/src/main.ts"], {
+    spawn(process.execPath, projectorMain, {
       cwd: repoRoot,
       env: { ...process.env, ...backend.env, LOG_LEVEL: "silent", DNS_NAMESERVERS: "127.0.0.1:9" },
       stdio: "ignore",
@@ -70,6 +72,7 @@ describe("a projector killed with SIGKILL mid-import", () => {
     });
 
   beforeAll(async () => {
+    projectorMain = await builtEntry("apps/projector/dist/main.js");
     backend = await postgresBackend();
     runtime = await openRuntime(backend.env);
     tenantId = (await createTenant(runtime.store, { name: "crash", region: "global" }, { causedBy: "test" }))

@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { allProjections, catchUp, resetProjections } from "@dmarc-ledger/read-models";
 import { createTenant } from "@dmarc-ledger/tenancy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { builtEntry } from "../support/built-processes.js";
 import {
   type Backend,
   backends,
@@ -28,7 +29,7 @@ describe.each(backends)("walking skeleton on %s", (_name, makeBackend) => {
     // The real command line, as a script would run it.
     const created = spawnSync(
       process.execPath,
-      ["--import", "tsx", "apps/cli/src/main.ts", "tenant", "create", "acme", "--json"],
+      [...(await builtEntry("apps/cli/dist/main.js")), "tenant", "create", "acme", "--json"],
       {
         cwd: repoRoot,
         env: { ...process.env, ...backend.env },

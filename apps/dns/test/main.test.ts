@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { builtEntry } from "../../../test/support/built-processes.js";
 import { dig } from "./support/dig.js";
 
-const main = fileURLToPath(new URL("../src/main.ts", import.meta.url));
+/** The built apps/dns/src/main.ts, as production runs it. */
+let main: string[];
 
 function run(env: NodeJS.ProcessEnv): {
   child: ChildProcess;
@@ -14,7 +15,7 @@ function run(env: NodeJS.ProcessEnv): {
   errors: () => string;
   exited: Promise<number | null>;
 } {
-  const child = spawn(process.execPath, ["--import", "tsx", main], {
+  const child = spawn(process.execPath, main, {
     env: { PATH: process.env.PATH, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -38,9 +39,10 @@ function run(env: NodeJS.ProcessEnv): {
   };
 }
 
-describe("apps/dns/src/main.ts, the process", () => {
+describe("apps/dns/src/main.ts, built, the process", () => {
   let database: TestDatabase;
   beforeAll(async () => {
+    main = await builtEntry("apps/dns/dist/main.js");
     database = await createTestDatabase("dl_dns_main");
   });
   afterAll(() => database?.drop());

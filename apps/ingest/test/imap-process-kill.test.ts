@@ -88,8 +88,8 @@ afterEach(async () => {
   await database?.drop();
 });
 
-function start(env: NodeJS.ProcessEnv): IngestProcess {
-  const ingest = startIngestProcess(env);
+async function start(env: NodeJS.ProcessEnv): Promise<IngestProcess> {
+  const ingest = await startIngestProcess(env);
   running.push(ingest);
   return ingest;
 }
@@ -144,7 +144,7 @@ describe("the ingest process killed in the middle of an IMAP batch", () => {
     await watcher.query("select pg_advisory_lock($1)", [commitLock]);
 
     const env = { DATABASE_URL: database.url, IMAP_URL: dovecot.url, LOG_LEVEL: "info" };
-    const first = start(env);
+    const first = await start(env);
     await waitFor(async () => {
       if (first.child.exitCode !== null) throw new Error(`the ingest process exited: ${first.stderr()}`);
       const waiting = await watcher!.query(
@@ -166,7 +166,7 @@ describe("the ingest process killed in the middle of an IMAP batch", () => {
     expect(handledLines(first).map((line) => line.source)).toEqual(committed.slice(0, -1));
     expect(await inInbox()).toBe(batch.mails.length - (killAt - 1));
 
-    const second = start(env);
+    const second = await start(env);
     await waitFor(async () => ((await inInbox()) === 0 ? true : undefined), "INBOX to be emptied");
     second.child.kill("SIGTERM");
     expect(await second.exited, second.stderr()).toBe(0);

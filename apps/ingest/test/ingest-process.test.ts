@@ -22,7 +22,7 @@ describe("apps/ingest/src/main.ts as a process", () => {
   afterAll(async () => database?.drop());
 
   it("refuses to start on a wrong setting, naming it, in JSON", async () => {
-    const { lines, exited } = startIngestProcess({
+    const { lines, exited } = await startIngestProcess({
       DATABASE_URL: database.url,
       REPORTS_DOMAIN: "reports.test",
       SMTP_MAX_CONNECTIONS_PER_IP: "none",
@@ -33,7 +33,7 @@ describe("apps/ingest/src/main.ts as a process", () => {
   });
 
   it("receives a report, and stops cleanly on SIGTERM", async () => {
-    const { child, lines, exited } = startIngestProcess({
+    const { child, lines, exited } = await startIngestProcess({
       DATABASE_URL: database.url,
       REPORTS_DOMAIN: "reports.test",
       SMTP_PORT: "0",

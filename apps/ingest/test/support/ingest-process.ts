@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { builtEntry } from "../../../../test/support/built-processes.js";
 
 const repoRoot = fileURLToPath(new URL("../../../../", import.meta.url));
 
@@ -19,9 +20,12 @@ export interface IngestProcess {
   exited: Promise<number>;
 }
 
-/** apps/ingest/src/main.ts as its own process, with only PATH and `env` in its environment. */
-export function startIngestProcess(env: NodeJS.ProcessEnv): IngestProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", "apps/ingest/src/main.ts"], {
+/**
+ * apps/ingest/src/main.ts, built, as its own process as production runs it, with only PATH and
+ * `env` in its environment.
+ */
+export async function startIngestProcess(env: NodeJS.ProcessEnv): Promise<IngestProcess> {
+  const child = spawn(process.execPath, await builtEntry("apps/ingest/dist/main.js"), {
     cwd: repoRoot,
     env: { PATH: process.env.PATH, ...env },
     stdio: ["ignore", "pipe", "pipe"],
