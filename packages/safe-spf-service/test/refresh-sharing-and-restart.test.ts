@@ -36,7 +36,9 @@ describe("1,000 domains that include one provider", () => {
   it("cause one query per name per TTL, not one per domain", async () => {
     // One resolver for seeding and refreshing, as in `dmarc-ledger start`: each record is due when
     // the cached answer it was built from expires, so all 1,000 come due together.
-    const resolver = createResolver({ nameservers: [dns.address], timeoutMs: 1000 });
+    // The test counts queries: on a loaded machine an answer later than a 1 s timeout was asked
+    // again and counted twice. How the resolver meets a slow server is tested elsewhere.
+    const resolver = createResolver({ nameservers: [dns.address], timeoutMs: 10_000 });
     const seededAt = Date.now();
     await seedComputedDomains(world.runtime.store, {
       tenantId: world.tenantId,
