@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -13,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // type check before the tests; the JavaScript is the same).
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const built = ["--conditions=dmarc-ledger-dist"];
+/** The CLI as production runs it: the bundle `pnpm build` makes (scripts/bundle-cli.mjs). */
+const cliBundle = "apps/cli/bundle/dmarc-ledger.mjs";
 
 interface Started {
   child: ChildProcess;
@@ -107,7 +109,7 @@ describe("the service's processes", { timeout: 300_000 }, () => {
   });
 
   it("finishes a request in flight on SIGTERM, then exits 0 within 10 s", async () => {
-    const service = start(process.execPath, [...built, "apps/cli/dist/main.js", "start"], {
+    const service = start(process.execPath, [...built, cliBundle, "start"], {
       PORT: "0",
       DMARC_LEDGER_DATA_DIR: await initialisedDataDir(),
       DNS_NAMESERVERS: "127.0.0.1:9",
@@ -162,7 +164,7 @@ describe("the service's processes", { timeout: 300_000 }, () => {
     await new Promise<void>((resolve) => taken.listen(0, resolve));
     const port = (taken.address() as { port: number }).port;
     try {
-      const service = start(process.execPath, [...built, "apps/cli/dist/main.js", "start"], {
+      const service = start(process.execPath, [...built, cliBundle, "start"], {
         PORT: String(port),
         DMARC_LEDGER_DATA_DIR: dataDir(),
       });
@@ -194,6 +196,29 @@ describe("the service's processes", { timeout: 300_000 }, () => {
     api.child.kill("SIGTERM");
     expect(await exitWithin(api, 10_000)).toBe(0);
     expect(api.stdout()).toBe("");
+  });
+
+  it("runs the short commands from the CLI bundle as from the per-package build", async () => {
+    const env = { DMARC_LEDGER_DATA_DIR: await initialisedDataDir() };
+    const run = (...args: string[]) => {
+      const result = spawnSync(process.execPath, args, {
+        cwd: repoRoot,
+        env: { ...process.env, ...env },
+        encoding: "utf8",
+      });
+      expect(result.status, result.stderr).toBe(0);
+      return result.stdout;
+    };
+    const created = JSON.parse(run(cliBundle, "tenant", "create", "acme", "--json")) as { tenantId: string };
+    const listed = run(cliBundle, "tenant", "list", "--json");
+    expect(JSON.parse(listed)).toMatchObject({ tenantId: created.tenantId, name: "acme", activeKeys: 1 });
+    expect(run(...built, "apps/cli/dist/main.js", "tenant", "list", "--json")).toBe(listed);
+    // The bundle's PGlite shut down cleanly and let the data directory go.
+    expect(existsSync(join(env.DMARC_LEDGER_DATA_DIR, "postmaster.pid"))).toBe(false);
+    expect(existsSync(join(env.DMARC_LEDGER_DATA_DIR, "dmarc-ledger.lock"))).toBe(false);
+    expect(run(cliBundle, "--version").trim()).toBe(
+      run(...built, "apps/cli/dist/main.js", "--version").trim(),
+    );
   });
 
   it("does not outlive `pnpm start` when the supervisor stops pnpm with SIGTERM", async () => {
