@@ -16,6 +16,8 @@
 //
 // Split at the dynamic imports (`splitting`): the modules that a command loads lazily stay lazy,
 // and so do the externals they import; a single file would import every external up front.
+// A module that starts a worker thread from a file beside its own needs that file built as an
+// entry point of its own here (parse-worker.mjs): the outputs all share one directory.
 import { readFileSync, rmSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { build } from "esbuild";
@@ -40,7 +42,12 @@ export async function bundleCli() {
   const externals = new Set(loadedByName);
   rmSync(bundleDir, { recursive: true, force: true });
   await build({
-    entryPoints: { "dmarc-ledger": "apps/cli/dist/main.js" },
+    entryPoints: {
+      "dmarc-ledger": "apps/cli/dist/main.js",
+      // Started by file as a worker thread (packages/ingestion, parse-pool.ts), which looks for it
+      // beside its own module: every output goes to this one directory.
+      "parse-worker": "packages/ingestion/dist/parse-worker.js",
+    },
     outdir: bundleDir,
     outExtension: { ".js": ".mjs" },
     chunkNames: "chunk-[hash]",

@@ -1,12 +1,15 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
 import { createPgliteDataDir } from "@dmarc-ledger/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { aggregateCorpus } from "../support/corpus.js";
 
 // The production processes as a supervisor runs them: plain node on the build output, no tsx and
 // no pnpm in between. Built once for the file, without type-checking (`pnpm test` runs the
@@ -198,7 +201,7 @@ describe("the service's processes", { timeout: 300_000 }, () => {
     expect(api.stdout()).toBe("");
   });
 
-  it("runs the short commands from the CLI bundle as from the per-package build", async () => {
+  it("runs the commands from the CLI bundle as from the per-package build", async () => {
     const env = { DMARC_LEDGER_DATA_DIR: await initialisedDataDir() };
     const run = (...args: string[]) => {
       const result = spawnSync(process.execPath, args, {
@@ -213,12 +216,35 @@ describe("the service's processes", { timeout: 300_000 }, () => {
     const listed = run(cliBundle, "tenant", "list", "--json");
     expect(JSON.parse(listed)).toMatchObject({ tenantId: created.tenantId, name: "acme", activeKeys: 1 });
     expect(run(...built, "apps/cli/dist/main.js", "tenant", "list", "--json")).toBe(listed);
+    // import parses on worker threads, started from a file beside the bundle's own.
+    const report = `${aggregateCorpus}addisonfoods.com!example.com!1536105600!1536191999.xml`;
+    expect(run(cliBundle, "import", report)).toContain("1 reports stored");
     // The bundle's PGlite shut down cleanly and let the data directory go.
     expect(existsSync(join(env.DMARC_LEDGER_DATA_DIR, "postmaster.pid"))).toBe(false);
     expect(existsSync(join(env.DMARC_LEDGER_DATA_DIR, "dmarc-ledger.lock"))).toBe(false);
     expect(run(cliBundle, "--version").trim()).toBe(
       run(...built, "apps/cli/dist/main.js", "--version").trim(),
     );
+  });
+
+  it("has the intake's parse worker beside the bundle, where the parse pool starts it", async () => {
+    // A worker that does not start is not an error (the pool's caller parses on its own thread
+    // instead), so the import above would pass without it: the worker file is run here itself.
+    const bytes = readFileSync(`${aggregateCorpus}addisonfoods.com!example.com!1536105600!1536191999.xml`);
+    const worker = new Worker(join(repoRoot, "apps/cli/bundle/parse-worker.mjs"));
+    try {
+      const prepared = await new Promise((resolve, reject) => {
+        worker.once("message", resolve);
+        worker.once("error", reject);
+        worker.postMessage({ bytes, keepLimit: 1 << 20, parseOptions: undefined, maxHeldBytes: 1 << 20 });
+      });
+      expect(prepared).toMatchObject({
+        sha256: createHash("sha256").update(bytes).digest("hex"),
+        parsed: { kind: "held" },
+      });
+    } finally {
+      await worker.terminate();
+    }
   });
 
   it("does not outlive `pnpm start` when the supervisor stops pnpm with SIGTERM", async () => {
