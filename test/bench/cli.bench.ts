@@ -1,7 +1,7 @@
 /**
  * Issue 13, "a fast CLI": wall time of whole `dmarc-ledger` processes as an operator runs them,
- * on the build output (`node --conditions=dmarc-ledger-dist apps/cli/dist/main.js`, what
- * production runs) and on the sources through tsx (what `pnpm dmarc-ledger` runs), against a bare
+ * on the build output (`node apps/cli/bundle/dmarc-ledger.mjs`, the bundle production runs) and
+ * on the sources through tsx (what `pnpm dmarc-ledger` runs), against a bare
  * `node -e 0` measured in the same run. Targets: `--help` under 1 s, `tenant list` under 1.5 s.
  * `tenant list` is measured on PostgreSQL, on an embedded data directory with the service running
  * (the command goes over its control socket) and with it stopped (the command opens PGlite).
@@ -90,7 +90,7 @@ console.log("building (pnpm build)…");
 const built = spawnSync(process.execPath, ["scripts/build.mjs"], { cwd: root, stdio: "inherit" });
 if (built.status !== 0) process.exit(1);
 
-const dist = ["--conditions=dmarc-ledger-dist", "apps/cli/dist/main.js"];
+const bundle = ["apps/cli/bundle/dmarc-ledger.mjs"];
 const sources = ["--import", "tsx", "apps/cli/src/main.ts"];
 const dataDir = mkdtempSync(join(tmpdir(), "dl-bench-cli-"));
 const pglite = { DMARC_LEDGER_DATA_DIR: dataDir };
@@ -98,8 +98,8 @@ const postgres = await createTestDatabase("dl_bench_cli");
 const pg = { DATABASE_URL: postgres.url };
 try {
   // A tenant to list, in each backend (this also runs the migrations once, outside the timings).
-  run([...dist, "tenant", "create", "bench"], pglite);
-  run([...dist, "tenant", "create", "bench"], pg);
+  run([...bundle, "tenant", "create", "bench"], pglite);
+  run([...bundle, "tenant", "create", "bench"], pg);
 
   run(["-e", "0"]);
   const bare = Array.from({ length: runs }, () => run(["-e", "0"]));
@@ -115,13 +115,13 @@ try {
       .toFixed(0)
       .padStart(5)} ms  1.0x node -e 0${cpuColumn(cpuTimes(bare))}`,
   );
-  measure("dist: --help", [...dist, "--help"], {}, baseline, 1000);
-  measure("dist: --version", [...dist, "--version"], {}, baseline, 1000);
-  measure("dist: tenant list (PostgreSQL)", [...dist, "tenant", "list"], pg, baseline, 1500);
-  measure("dist: tenant list (embedded PGlite)", [...dist, "tenant", "list"], pglite, baseline, 1500);
+  measure("bundle: --help", [...bundle, "--help"], {}, baseline, 1000);
+  measure("bundle: --version", [...bundle, "--version"], {}, baseline, 1000);
+  measure("bundle: tenant list (PostgreSQL)", [...bundle, "tenant", "list"], pg, baseline, 1500);
+  measure("bundle: tenant list (embedded PGlite)", [...bundle, "tenant", "list"], pglite, baseline, 1500);
   // The usual embedded case: the service runs and holds the data directory, and the command is
   // handed to it over the control socket, so no PGlite opens in the command's process.
-  const service = spawn(process.execPath, [...dist, "start"], {
+  const service = spawn(process.execPath, [...bundle, "start"], {
     cwd: root,
     env: { ...process.env, ...pglite, PORT: "0", LOG_LEVEL: "warn" },
     stdio: "ignore",
@@ -132,8 +132,8 @@ try {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     measure(
-      "dist: tenant list (embedded, service running)",
-      [...dist, "tenant", "list"],
+      "bundle: tenant list (embedded, service running)",
+      [...bundle, "tenant", "list"],
       pglite,
       baseline,
       1500,

@@ -1,17 +1,22 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
 import { createPgliteDataDir } from "@dmarc-ledger/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtEntry } from "../support/built-processes.js";
+import { aggregateCorpus } from "../support/corpus.js";
 
 // The production processes as a supervisor runs them: plain node on the build output, no tsx and
 // no pnpm in between (the run's build: built-processes.ts).
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+/** The CLI as production runs it: the bundle `pnpm build` makes (scripts/bundle-cli.mjs). */
+const cliBundle = "apps/cli/bundle/dmarc-ledger.mjs";
 
 interface Started {
   child: ChildProcess;
@@ -108,7 +113,7 @@ describe("the service's processes", { timeout: 300_000 }, () => {
   });
 
   it("finishes a request in flight on SIGTERM, then exits 0 within 10 s", async () => {
-    const service = start(process.execPath, [...cliMain, "start"], {
+    const service = start(process.execPath, [cliBundle, "start"], {
       PORT: "0",
       DMARC_LEDGER_DATA_DIR: await initialisedDataDir(),
       DNS_NAMESERVERS: "127.0.0.1:9",
@@ -163,7 +168,7 @@ describe("the service's processes", { timeout: 300_000 }, () => {
     await new Promise<void>((resolve) => taken.listen(0, resolve));
     const port = (taken.address() as { port: number }).port;
     try {
-      const service = start(process.execPath, [...cliMain, "start"], {
+      const service = start(process.execPath, [cliBundle, "start"], {
         PORT: String(port),
         DMARC_LEDGER_DATA_DIR: dataDir(),
       });
@@ -195,6 +200,50 @@ describe("the service's processes", { timeout: 300_000 }, () => {
     api.child.kill("SIGTERM");
     expect(await exitWithin(api, 10_000)).toBe(0);
     expect(api.stdout()).toBe("");
+  });
+
+  it("runs the commands from the CLI bundle as from the per-package build", async () => {
+    const env = { DMARC_LEDGER_DATA_DIR: await initialisedDataDir() };
+    const run = (...args: string[]) => {
+      const result = spawnSync(process.execPath, args, {
+        cwd: repoRoot,
+        env: { ...process.env, ...env },
+        encoding: "utf8",
+      });
+      expect(result.status, result.stderr).toBe(0);
+      return result.stdout;
+    };
+    const created = JSON.parse(run(cliBundle, "tenant", "create", "acme", "--json")) as { tenantId: string };
+    const listed = run(cliBundle, "tenant", "list", "--json");
+    expect(JSON.parse(listed)).toMatchObject({ tenantId: created.tenantId, name: "acme", activeKeys: 1 });
+    expect(run(...cliMain, "tenant", "list", "--json")).toBe(listed);
+    // import parses on worker threads, started from a file beside the bundle's own.
+    const report = `${aggregateCorpus}addisonfoods.com!example.com!1536105600!1536191999.xml`;
+    expect(run(cliBundle, "import", report)).toContain("1 reports stored");
+    // The bundle's PGlite shut down cleanly and let the data directory go.
+    expect(existsSync(join(env.DMARC_LEDGER_DATA_DIR, "postmaster.pid"))).toBe(false);
+    expect(existsSync(join(env.DMARC_LEDGER_DATA_DIR, "dmarc-ledger.lock"))).toBe(false);
+    expect(run(cliBundle, "--version").trim()).toBe(run(...cliMain, "--version").trim());
+  });
+
+  it("has the intake's parse worker beside the bundle, where the parse pool starts it", async () => {
+    // A worker that does not start is not an error (the pool's caller parses on its own thread
+    // instead), so the import above would pass without it: the worker file is run here itself.
+    const bytes = readFileSync(`${aggregateCorpus}addisonfoods.com!example.com!1536105600!1536191999.xml`);
+    const worker = new Worker(join(repoRoot, "apps/cli/bundle/parse-worker.mjs"));
+    try {
+      const prepared = await new Promise((resolve, reject) => {
+        worker.once("message", resolve);
+        worker.once("error", reject);
+        worker.postMessage({ bytes, keepLimit: 1 << 20, parseOptions: undefined, maxHeldBytes: 1 << 20 });
+      });
+      expect(prepared).toMatchObject({
+        sha256: createHash("sha256").update(bytes).digest("hex"),
+        parsed: { kind: "held" },
+      });
+    } finally {
+      await worker.terminate();
+    }
   });
 
   it("does not outlive `pnpm start` when the supervisor stops pnpm with SIGTERM", async () => {

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { consoleIO } from "./io.js";
+import { prepareForOneCommand } from "./short-command.js";
 
 const argv = process.argv.slice(2);
+await prepareForOneCommand(argv, process.env);
 // Loaded for `start` only: the settings of every part it runs take a tenth of a second to load.
 const refusal =
   argv[0] === "start" ? await (await import("./fail-fast.js")).failFastBeforeStart(process.env) : null;

@@ -135,12 +135,15 @@ function revive(message: PreparedMessage): PreparedInput {
 }
 
 /**
- * The built worker (dist/parse-worker.js) under plain node; the TypeScript source through tsx
- * when the process itself runs the sources (development, tests), as its own modules are loaded.
+ * The built worker beside this module, with its extension: dist/parse-worker.js under plain node,
+ * parse-worker.mjs in the CLI bundle (scripts/bundle-cli.mjs builds it as an entry point of its
+ * own, beside the chunk this module lands in); the TypeScript source through tsx when the process
+ * itself runs the sources (development, tests), as its own modules are loaded.
  */
 function startParseWorker(): Worker {
   const here = import.meta.url;
-  if (here.endsWith(".js")) return new Worker(new URL("./parse-worker.js", here));
+  const built = here.match(/\.m?js$/)?.[0];
+  if (built) return new Worker(new URL(`./parse-worker${built}`, here));
   const entry = new URL("./parse-worker.ts", here).href;
   const tsx = import.meta.resolve("tsx/esm/api");
   return new Worker(
