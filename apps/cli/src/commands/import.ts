@@ -7,8 +7,14 @@ import { CliError, type CliIO } from "../io.js";
 import { withBulkRuntime } from "../with-runtime.js";
 import { describeItem, ImportTally } from "./import-summary.js";
 
-/** Inputs in flight at once (each holds at most one input's bytes and reports in memory). */
-const importConcurrency = 4;
+/**
+ * Inputs in flight at once, and their bytes (each holds its bytes and reports in memory, the
+ * reports within the intake's HoldBudget). Enough that inputs share commits (group commit) while
+ * the parse workers work on the next: on 2 cores, 4 at once imported the corpus mix at 13 ms a
+ * mail, 8 at 10.5 ms, 16 at 9.3 ms.
+ */
+const importConcurrency = 16;
+const importMaxBytesInFlight = 64 * 1024 * 1024;
 
 interface FileToImport {
   path: string;
@@ -99,9 +105,16 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
         let done = 0;
         // Inputs received at once, reported in order: one input's parsing overlaps the
         // database's work on the others.
-        const inFlight: { name: string; received: Promise<ReceivedInput>; progress: number }[] = [];
+        const inFlight: {
+          name: string;
+          received: Promise<ReceivedInput>;
+          bytes: number;
+          progress: number;
+        }[] = [];
+        let bytesInFlight = 0;
         const settle = async () => {
-          const { name, received, progress } = inFlight.shift()!;
+          const { name, received, bytes, progress } = inFlight.shift()!;
+          bytesInFlight -= bytes;
           const { items } = await received;
           tally.add(name, items);
           if (bar) {
@@ -127,8 +140,10 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
               // Handled when its turn comes; until then a failure must not count as unhandled.
               received.catch(() => {});
               fileBytes += bytes;
-              inFlight.push({ name, received, progress: done + Math.min(fileBytes, file.size) });
-              if (inFlight.length >= importConcurrency) await settle();
+              inFlight.push({ name, received, bytes, progress: done + Math.min(fileBytes, file.size) });
+              bytesInFlight += bytes;
+              while (inFlight.length >= importConcurrency || bytesInFlight > importMaxBytesInFlight)
+                await settle();
             }
             done += file.size;
           }

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileInput, type IngestOutcome, type InputBytes } from "@dmarc-ledger/ingestion";
+import type { IngestOutcome, InputBytes } from "@dmarc-ledger/ingestion";
 import pLimit from "p-limit";
 import type { Logger } from "pino";
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
@@ -43,9 +43,10 @@ export async function startSmtpIntake(options: SmtpIntakeOptions): Promise<Runni
   const { settings, deliver, logger } = options;
   const spoolDir = settings.spoolDir ?? (await mkdtemp(join(tmpdir(), "dmarc-ledger-smtp-")));
   const reportAddresses = new Set(settings.reportAddresses);
-  // Appends to the event store are serialised by a lock; more of them at once mostly wait on
-  // each other (40 small reports over 4 connections: 30/s storing 1 or 2 at once, 11.5/s
-  // storing 4). Connections keep receiving into the spool meanwhile; only storing queues.
+  // Messages stored at once: each is parsed on a parse worker, then committed, and messages that
+  // reach the commit together share one transaction (group commit). Four keep a parse worker and
+  // the database busy at once: 640 corpus-mix mails over 4 connections, 65% of parse-only with 4
+  // against 48% with 2 (pnpm bench intake). Connections keep receiving meanwhile; only storing queues.
   const storing = pLimit(settings.maxConcurrentDeliveries);
   const connectionsByIp = new Map<string, number>();
   const ipBySession = new Map<string, string>();
@@ -147,7 +148,7 @@ export async function startSmtpIntake(options: SmtpIntakeOptions): Promise<Runni
     const source = `smtp:${spooled.messageId ?? `${session.id}.${session.transaction}`}`;
     delivering.add(session.id);
     try {
-      const outcome = await storing(() => deliver(fileInput(spooled.path), source));
+      const outcome = await storing(() => deliver(spooled.input, source));
       const summary = describeOutcome(outcome);
       logger.info(
         { ...envelope, source, bytes: spooled.bytes, ms: Date.now() - started, items: outcome.items },

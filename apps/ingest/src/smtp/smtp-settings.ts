@@ -58,7 +58,7 @@ export const smtpSettingsShape = {
   SMTP_MAX_CONNECTIONS: integer({ min: 1, max: 100_000, default: 200 }),
   SMTP_MAX_CONNECTIONS_PER_IP: integer({ min: 1, max: 10_000, default: 10 }),
   SMTP_MAX_RECIPIENTS: integer({ min: 1, max: 1000, default: 20 }),
-  SMTP_MAX_CONCURRENT_DELIVERIES: integer({ min: 1, max: 64, default: 2 }),
+  SMTP_MAX_CONCURRENT_DELIVERIES: integer({ min: 1, max: 64, default: 4 }),
   SMTP_SOCKET_TIMEOUT_MS: integer({ min: 1000, max: 3_600_000, default: 60_000 }),
   SMTP_DATA_TIMEOUT_MS: integer({ min: 1000, max: 3_600_000, default: 600_000 }),
   SMTP_CLOSE_TIMEOUT_MS: integer({ min: 0, max: 600_000, default: 30_000 }),
