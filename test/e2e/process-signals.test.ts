@@ -232,11 +232,15 @@ describe("the service's processes", { timeout: 300_000 }, () => {
     const bytes = readFileSync(`${aggregateCorpus}addisonfoods.com!example.com!1536105600!1536191999.xml`);
     const worker = new Worker(join(repoRoot, "apps/cli/bundle/parse-worker.mjs"));
     try {
-      const prepared = await new Promise((resolve, reject) => {
-        worker.once("message", resolve);
-        worker.once("error", reject);
-        worker.postMessage({ bytes, keepLimit: 1 << 20, parseOptions: undefined, maxHeldBytes: 1 << 20 });
-      });
+      const next = () =>
+        new Promise((resolve, reject) => {
+          worker.once("message", resolve);
+          worker.once("error", reject);
+        });
+      // A worker says when it has loaded the parser; only then does the pool send it inputs.
+      expect(await next()).toEqual({ ready: true });
+      worker.postMessage({ bytes, keepLimit: 1 << 20, parseOptions: undefined, maxHeldBytes: 1 << 20 });
+      const prepared = await next();
       expect(prepared).toMatchObject({
         sha256: createHash("sha256").update(bytes).digest("hex"),
         parsed: { kind: "held" },

@@ -9,14 +9,26 @@ import { type ClonedRefusal, type PreparedInput, type PrepareRequest, reviveRefu
  * channels stay responsive while a large report is parsed.
  */
 export class ParsePool {
+  /** Workers that loaded the parser and wait for an input. */
   private readonly idle: Worker[] = [];
+  /** Workers still loading the parser. */
+  private readonly starting = new Map<Worker, Promise<void>>();
   private readonly workers = new Set<Worker>();
   private readonly queue: Task[] = [];
+  /** Workers that failed before they were ready, one after another: past a few, none is started. */
+  private failedStarts = 0;
 
   constructor(readonly threads: number) {}
 
-  /** Prepares the input on a worker; rejects with ParseWorkerFailedError only if the worker itself fails. */
-  prepare(request: PrepareRequest): Promise<PreparedInput> {
+  /**
+   * Prepares the input on a worker; rejects with ParseWorkerFailedError only if the worker itself
+   * fails. null while no worker is ready yet (they are being started): the caller prepares the
+   * input itself, so that the first inputs do not wait for a worker to load the parser, and none
+   * does when workers cannot start at all.
+   */
+  prepare(request: PrepareRequest): Promise<PreparedInput> | null {
+    this.startWorkers();
+    if (this.starting.size === this.workers.size) return null;
     return new Promise((resolve, reject) => {
       this.queue.push({ request, resolve, reject });
       this.dispatch();
@@ -24,48 +36,70 @@ export class ParsePool {
   }
 
   /**
-   * Starts the workers now, idle, so that the first input does not wait for one to load the
-   * parser (about 0.2 s of CPU on the build output, 1.5 s through tsx).
+   * Starts the workers now, so that they are ready by the first input (loading the parser takes
+   * about 0.2 s of CPU on the build output, 1.5 s through tsx). Resolves once every one is ready,
+   * or failed.
    */
-  warm(): void {
-    while (this.workers.size < this.threads) {
-      const worker = this.spawn();
-      worker.unref();
-      this.idle.push(worker);
-    }
+  async warm(): Promise<void> {
+    this.startWorkers();
+    await Promise.all(this.starting.values());
   }
 
   /** Stops the workers; inputs still queued are refused with ParseWorkerFailedError. */
   async close(): Promise<void> {
     for (const task of this.queue.splice(0)) task.reject(new ParseWorkerFailedError("the parse pool closed"));
-    await Promise.all([...this.workers].map((worker) => worker.terminate()));
+    const workers = [...this.workers];
+    // Stopped, not failed: a worker stopped while it loads is no failed start.
+    this.starting.clear();
     this.workers.clear();
     this.idle.length = 0;
+    await Promise.all(workers.map((worker) => worker.terminate()));
+  }
+
+  private startWorkers(): void {
+    while (this.workers.size < this.threads && this.failedStarts < maxFailedStarts) this.spawn();
   }
 
   private dispatch(): void {
-    while (this.queue.length > 0 && (this.idle.length > 0 || this.workers.size < this.threads)) {
-      const worker = this.idle.pop() ?? this.spawn();
-      this.run(worker, this.queue.shift()!);
+    while (this.queue.length > 0 && this.idle.length > 0) this.run(this.idle.pop()!, this.queue.shift()!);
+    // Queued inputs whose workers all failed: a new one takes them, or they are refused.
+    if (this.queue.length > 0 && this.workers.size === 0) {
+      this.startWorkers();
+      if (this.workers.size === 0)
+        for (const task of this.queue.splice(0))
+          task.reject(new ParseWorkerFailedError("no parse worker could start"));
     }
   }
 
-  private spawn(): Worker {
+  private spawn(): void {
     const worker = startParseWorker();
     this.workers.add(worker);
-    // An idle worker that fails leaves the pool; a busy one's task hears of it too (see run).
-    // Without a listener, a worker's "error" would be thrown in this thread.
+    // Idle or loading, a worker does not keep the process alive; a busy one does (see run).
+    worker.unref();
+    // Without a listener, a worker's "error" would be thrown in this thread. A busy worker's
+    // task hears of it (see run); an idle or loading one just leaves the pool.
     worker.on("error", () => {});
-    worker.once("exit", () => {
-      this.workers.delete(worker);
-      const idle = this.idle.indexOf(worker);
-      if (idle !== -1) this.idle.splice(idle, 1);
+    const ready = new Promise<void>((resolve) => {
+      worker.once("message", () => {
+        this.starting.delete(worker);
+        this.failedStarts = 0;
+        this.idle.push(worker);
+        this.dispatch();
+        resolve();
+      });
+      worker.once("exit", () => {
+        if (this.starting.delete(worker)) this.failedStarts++;
+        this.workers.delete(worker);
+        const idle = this.idle.indexOf(worker);
+        if (idle !== -1) this.idle.splice(idle, 1);
+        this.dispatch();
+        resolve();
+      });
     });
-    return worker;
+    this.starting.set(worker, ready);
   }
 
   private run(worker: Worker, task: Task): void {
-    // A busy worker keeps the process alive (an input is on its way); an idle one does not.
     worker.ref();
     const settle = () => {
       worker.off("message", onMessage);
@@ -81,11 +115,9 @@ export class ParsePool {
     };
     const onFailure = (cause: unknown) => {
       settle();
-      this.workers.delete(worker);
       void worker.terminate();
       const reason = cause instanceof Error ? cause.message : `exited with code ${String(cause)}`;
       task.reject(new ParseWorkerFailedError(`a parse worker failed: ${reason}`));
-      this.dispatch();
     };
     worker.on("message", onMessage);
     worker.on("error", onFailure);
@@ -95,9 +127,12 @@ export class ParsePool {
   }
 }
 
+/** Workers that may fail one after another before they are ready, before the pool stops starting them. */
+const maxFailedStarts = 3;
+
 /** Starts a process's parse workers ahead of its first input (see ParsePool.warm). */
 export function startParseWorkers(threads: number): void {
-  if (threads > 0) parsePool(threads).warm();
+  if (threads > 0) void parsePool(threads).warm();
 }
 
 export class ParseWorkerFailedError extends Error {

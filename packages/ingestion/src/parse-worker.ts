@@ -8,6 +8,9 @@ import { cloneRefusal, type PrepareRequest, prepareInput } from "./prepare.js";
 const port = parentPort;
 if (!port) throw new Error("parse-worker.ts runs as a worker thread (see parse-pool.ts)");
 
+// The parser is loaded: the pool may send inputs.
+port.postMessage({ ready: true });
+
 port.on("message", async (request: PrepareRequest) => {
   const { sha256, compressed, parsed } = await prepareInput(request);
   const transfer = compressed ? [ownBuffer(compressed)] : [];

@@ -17,6 +17,7 @@ import { type IngestedItem, type IngestOutcome, ingest, storeParsed } from "./in
 import { bytesInput, type InputBytes } from "./input-bytes.js";
 import { holdMaxBytes, type ParsedInput, parseInput } from "./parse-input.js";
 import { ParseWorkerFailedError, parsePool } from "./parse-pool.js";
+import { prepareInput } from "./prepare.js";
 import type { ArchiveStatus, IntakeSchema } from "./schema.js";
 import { defaultParseThreads } from "./settings.js";
 import { compressedInput, isSpooled } from "./spool.js";
@@ -136,13 +137,16 @@ async function readAndParse(
   const threads = deps.parseThreads ?? defaultParseThreads;
   if (threads > 0 && !isSpooled(input) && (await input.size()) <= parseFirstMaxBytes) {
     const bytes = await input.readAll();
+    const request = {
+      bytes,
+      keepLimit,
+      parseOptions: deps.parseOptions,
+      maxHeldBytes: deps.holdMaxBytes ?? holdMaxBytes,
+    };
     try {
-      const { sha256, compressed, parsed } = await parsePool(threads).prepare({
-        bytes,
-        keepLimit,
-        parseOptions: deps.parseOptions,
-        maxHeldBytes: deps.holdMaxBytes ?? holdMaxBytes,
-      });
+      // No worker ready yet (they are loading the parser): this thread prepares the input.
+      const { sha256, compressed, parsed } = await (parsePool(threads).prepare(request) ??
+        prepareInput(request));
       const kept = compressed
         ? compressedInput(
             Buffer.from(compressed.buffer, compressed.byteOffset, compressed.byteLength),
