@@ -47,9 +47,12 @@ export interface ServiceHandle {
 }
 
 export async function startTestService(
-  env: NodeJS.ProcessEnv,
+  given: NodeJS.ProcessEnv,
   logger: Logger = pino({ level: "silent" }),
 ): Promise<ServiceHandle> {
+  // Files run side by side: a channel a test turns on (REPORTS_DOMAIN: SMTP and the DNS server's
+  // reports zone) listens on a free port, not on its fixed default, unless the test names one.
+  const env = { SMTP_PORT: "0", DNS_PORT: "0", ...given };
   const runtime = await openRuntime(env);
   const service = await startService({
     runtime,
