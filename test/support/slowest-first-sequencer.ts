@@ -8,10 +8,14 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 const slowest = [
   "test/integration/source-rankings/pglite.test.ts",
   "test/integration/source-rankings/postgres.test.ts",
-  "test/e2e/process-signals.test.ts",
+  "apps/ingest/test/imap-intake.test.ts",
   "packages/event-store/test/event-store.contract.test.ts",
-  "test/e2e/projector-crash.test.ts",
   "packages/safe-spf-service/test/refresh-sharing-and-restart.test.ts",
+  "packages/db/test/open-database.test.ts",
+  // These start our built processes and wait for the run's build (built-processes.ts), which
+  // runs beside the first files: started first, they held a worker while it ran.
+  "test/e2e/process-signals.test.ts",
+  "test/e2e/projector-crash.test.ts",
 ];
 
 /** Vitest's order, with the slowest files put first. */
