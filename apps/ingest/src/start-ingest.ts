@@ -48,7 +48,12 @@ export async function startIngest(options: IngestOptions): Promise<RunningIngest
       });
       return { source, items: received.items, lastPosition: received.lastPosition };
     };
-  if (settings.smtp || settings.imap) startParseWorkers(options.limits?.parseThreads ?? defaultParseThreads);
+  const stopTellingWorkerFailures =
+    settings.smtp || settings.imap
+      ? startParseWorkers(options.limits?.parseThreads ?? defaultParseThreads, (reason) =>
+          logger.warn({ reason }, "parse worker failed; inputs are parsed on the event loop"),
+        )
+      : () => {};
   const smtp = settings.smtp
     ? await startSmtpIntake({
         settings: settings.smtp,
@@ -68,6 +73,7 @@ export async function startIngest(options: IngestOptions): Promise<RunningIngest
       : null;
   } catch (error) {
     await smtp?.stop();
+    stopTellingWorkerFailures();
     throw error;
   }
   const channels = [
@@ -80,6 +86,7 @@ export async function startIngest(options: IngestOptions): Promise<RunningIngest
     channels,
     async stop() {
       await Promise.all([smtp?.stop(), imap?.stop()]);
+      stopTellingWorkerFailures();
     },
   };
 }

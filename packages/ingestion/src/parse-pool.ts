@@ -18,7 +18,28 @@ export class ParsePool {
   /** Workers that failed before they were ready, one after another: past a few, none is started. */
   private failedStarts = 0;
 
-  constructor(readonly threads: number) {}
+  private readonly failureListeners = new Set<(reason: string) => void>();
+  /** Workers close() stopped: their end is no failure. */
+  private readonly closed = new WeakSet<Worker>();
+
+  /** `startWorker` starts one worker thread; tests give one that fails. */
+  constructor(
+    readonly threads: number,
+    private readonly startWorker: () => Worker = startParseWorker,
+  ) {}
+
+  /**
+   * Hears of every worker that failed, with the reason. The inputs are then parsed on the event
+   * loop, which is slower but loses nothing: a process should say so in its log.
+   */
+  onWorkerFailure(listener: (reason: string) => void): () => void {
+    this.failureListeners.add(listener);
+    return () => this.failureListeners.delete(listener);
+  }
+
+  private tellFailure(reason: string): void {
+    for (const listener of this.failureListeners) listener(reason);
+  }
 
   /**
    * Prepares the input on a worker; rejects with ParseWorkerFailedError only if the worker itself
@@ -49,6 +70,7 @@ export class ParsePool {
   async close(): Promise<void> {
     for (const task of this.queue.splice(0)) task.reject(new ParseWorkerFailedError("the parse pool closed"));
     const workers = [...this.workers];
+    for (const worker of workers) this.closed.add(worker);
     // Stopped, not failed: a worker stopped while it loads is no failed start.
     this.starting.clear();
     this.workers.clear();
@@ -72,7 +94,7 @@ export class ParsePool {
   }
 
   private spawn(): void {
-    const worker = startParseWorker();
+    const worker = this.startWorker();
     this.workers.add(worker);
     // Idle or loading, a worker does not keep the process alive; a busy one does (see run).
     worker.unref();
@@ -88,7 +110,14 @@ export class ParsePool {
         resolve();
       });
       worker.once("exit", () => {
-        if (this.starting.delete(worker)) this.failedStarts++;
+        if (this.starting.delete(worker)) {
+          this.failedStarts++;
+          this.tellFailure(
+            this.failedStarts >= maxFailedStarts
+              ? `a parse worker exited before it was ready, ${this.failedStarts} in a row: no more are started, inputs are parsed on the event loop`
+              : "a parse worker exited before it was ready",
+          );
+        }
         this.workers.delete(worker);
         const idle = this.idle.indexOf(worker);
         if (idle !== -1) this.idle.splice(idle, 1);
@@ -117,6 +146,8 @@ export class ParsePool {
       settle();
       void worker.terminate();
       const reason = cause instanceof Error ? cause.message : `exited with code ${String(cause)}`;
+      // Stopped by close(), it did not fail.
+      if (!this.closed.has(worker)) this.tellFailure(`a parse worker failed with an input: ${reason}`);
       task.reject(new ParseWorkerFailedError(`a parse worker failed: ${reason}`));
     };
     worker.on("message", onMessage);
@@ -131,8 +162,13 @@ export class ParsePool {
 const maxFailedStarts = 3;
 
 /** Starts a process's parse workers ahead of its first input (see ParsePool.warm). */
-export function startParseWorkers(threads: number): void {
-  if (threads > 0) void parsePool(threads).warm();
+/** Returns a function that stops telling `onWorkerFailure`. */
+export function startParseWorkers(threads: number, onWorkerFailure?: (reason: string) => void): () => void {
+  if (threads <= 0) return () => {};
+  const pool = parsePool(threads);
+  const stopTelling = onWorkerFailure ? pool.onWorkerFailure(onWorkerFailure) : () => {};
+  void pool.warm();
+  return stopTelling;
 }
 
 export class ParseWorkerFailedError extends Error {

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
 import { ReportParseError } from "@dmarc-ledger/dmarc-reports";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { holdMaxBytes } from "../src/parse-input.js";
@@ -71,12 +72,34 @@ describe("parse workers", () => {
     const closing = new ParsePool(1);
     await closing.warm();
     const bytes = new Uint8Array(readFileSync(filesUnder(corpus)[0]!));
+    const reasons: string[] = [];
+    closing.onWorkerFailure((reason) => reasons.push(reason));
     const inFlightAndQueued = Promise.allSettled([onWorker(closing, bytes), onWorker(closing, bytes)]);
     await closing.close();
     const settled = await inFlightAndQueued;
     expect(settled.map((result) => result.status)).toEqual(["rejected", "rejected"]);
     for (const result of settled)
       expect((result as PromiseRejectedResult).reason).toBeInstanceOf(ParseWorkerFailedError);
+    // Stopped, not failed: nothing to tell a log.
+    expect(reasons).toEqual([]);
+  });
+
+  it("tell of a worker that dies with an input", async () => {
+    const dying = new ParsePool(1);
+    const reasons: string[] = [];
+    dying.onWorkerFailure((reason) => reasons.push(reason));
+    try {
+      await dying.warm();
+      const bytes = new Uint8Array(readFileSync(filesUnder(corpus)[0]!));
+      // The worker ends while it has the input, as a crash would end it.
+      const prepared = onWorker(dying, bytes);
+      const [worker] = (dying as unknown as { workers: Set<Worker> }).workers;
+      await worker!.terminate();
+      await expect(prepared).rejects.toBeInstanceOf(ParseWorkerFailedError);
+      expect(reasons).toEqual([expect.stringContaining("a parse worker failed with an input")]);
+    } finally {
+      await dying.close();
+    }
   });
 
   it("leave inputs to the caller until one is ready, and start again after they were stopped", async () => {
@@ -93,6 +116,27 @@ describe("parse workers", () => {
       expect((await onWorker(fresh, bytes)).sha256).toBe(first.sha256);
     } finally {
       await fresh.close();
+    }
+  });
+});
+
+describe("parse workers that cannot start", () => {
+  it("are said to have failed, and after three in a row the caller parses every input", async () => {
+    // A worker that exits before it says it is ready, as one that cannot load the parser would.
+    const pool = new ParsePool(1, () => new Worker("process.exit(3)", { eval: true }));
+    const reasons: string[] = [];
+    const stopTelling = pool.onWorkerFailure((reason) => reasons.push(reason));
+    const bytes = new Uint8Array(readFileSync(filesUnder(corpus)[0]!));
+    try {
+      for (let attempt = 0; attempt < 5; attempt++) {
+        expect(pool.prepare(request(bytes))).toBeNull();
+        await pool.warm();
+      }
+      expect(reasons).toHaveLength(3);
+      expect(reasons.at(-1)).toContain("3 in a row: no more are started");
+      stopTelling();
+    } finally {
+      await pool.close();
     }
   });
 });

@@ -92,69 +92,79 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
       const ingestion = await import("@dmarc-ledger/ingestion");
       const { intakeLimits, intakeSettingsFromEnv, receiveInput, startParseWorkers } = ingestion;
       const settings = intakeSettingsFromEnv(env);
-      // They load the parser while the paths are listed and the database opens.
-      startParseWorkers(settings.parseThreads);
       const files = await expandPaths(paths.map((path) => resolve(io.cwd ?? process.cwd(), path)));
       const tally = new ImportTally();
-      await withBulkRuntime(env, async (runtime) => {
-        const deps: IntakeDeps = { store: runtime.store, db: runtime.db, ...intakeLimits(settings) };
-        const bar = await progressBar(
-          io,
-          files.reduce((sum, file) => sum + file.size, 0),
-        );
-        let done = 0;
-        // Inputs received at once, reported in order: one input's parsing overlaps the
-        // database's work on the others.
-        const inFlight: {
-          name: string;
-          received: Promise<ReceivedInput>;
-          bytes: number;
-          progress: number;
-        }[] = [];
-        let bytesInFlight = 0;
-        const settle = async () => {
-          const { name, received, bytes, progress } = inFlight.shift()!;
-          bytesInFlight -= bytes;
-          const { items } = await received;
-          tally.add(name, items);
-          if (bar) {
-            bar.update(progress, {
-              inputs: tally.inputs,
-              stored: tally.stored,
-              duplicates: tally.duplicates,
-              rejected: tally.rejected.length,
-            });
-          } else {
-            for (const item of items) (item.kind === "rejected" ? io.err : io.out)(describeItem(name, item));
-          }
-        };
-        try {
-          for (const file of files) {
-            let fileBytes = 0;
-            for await (const { name, source, input, bytes } of inputsOf(file.path, ingestion)) {
-              const received = receiveInput(deps, input, {
-                channel: "import",
-                source,
-                metadata: { causedBy: "process:cli" },
+      // They load the parser while the database opens.
+      const stopTellingWorkerFailures = startParseWorkers(settings.parseThreads, (reason) =>
+        io.err(`warning: ${reason}; inputs are parsed on this thread`),
+      );
+      try {
+        await importAll();
+      } finally {
+        stopTellingWorkerFailures();
+      }
+      async function importAll() {
+        await withBulkRuntime(env, async (runtime) => {
+          const deps: IntakeDeps = { store: runtime.store, db: runtime.db, ...intakeLimits(settings) };
+          const bar = await progressBar(
+            io,
+            files.reduce((sum, file) => sum + file.size, 0),
+          );
+          let done = 0;
+          // Inputs received at once, reported in order: one input's parsing overlaps the
+          // database's work on the others.
+          const inFlight: {
+            name: string;
+            received: Promise<ReceivedInput>;
+            bytes: number;
+            progress: number;
+          }[] = [];
+          let bytesInFlight = 0;
+          const settle = async () => {
+            const { name, received, bytes, progress } = inFlight.shift()!;
+            bytesInFlight -= bytes;
+            const { items } = await received;
+            tally.add(name, items);
+            if (bar) {
+              bar.update(progress, {
+                inputs: tally.inputs,
+                stored: tally.stored,
+                duplicates: tally.duplicates,
+                rejected: tally.rejected.length,
               });
-              // Handled when its turn comes; until then a failure must not count as unhandled.
-              received.catch(() => {});
-              fileBytes += bytes;
-              inFlight.push({ name, received, bytes, progress: done + Math.min(fileBytes, file.size) });
-              bytesInFlight += bytes;
-              while (inFlight.length >= importConcurrency || bytesInFlight > importMaxBytesInFlight)
-                await settle();
+            } else {
+              for (const item of items)
+                (item.kind === "rejected" ? io.err : io.out)(describeItem(name, item));
             }
-            done += file.size;
+          };
+          try {
+            for (const file of files) {
+              let fileBytes = 0;
+              for await (const { name, source, input, bytes } of inputsOf(file.path, ingestion)) {
+                const received = receiveInput(deps, input, {
+                  channel: "import",
+                  source,
+                  metadata: { causedBy: "process:cli" },
+                });
+                // Handled when its turn comes; until then a failure must not count as unhandled.
+                received.catch(() => {});
+                fileBytes += bytes;
+                inFlight.push({ name, received, bytes, progress: done + Math.min(fileBytes, file.size) });
+                bytesInFlight += bytes;
+                while (inFlight.length >= importConcurrency || bytesInFlight > importMaxBytesInFlight)
+                  await settle();
+              }
+              done += file.size;
+            }
+            while (inFlight.length > 0) await settle();
+          } finally {
+            // The runtime closes after this: nothing may still be writing.
+            await Promise.allSettled(inFlight.map((entry) => entry.received));
+            bar?.update(Math.max(done, 1));
+            bar?.stop();
           }
-          while (inFlight.length > 0) await settle();
-        } finally {
-          // The runtime closes after this: nothing may still be writing.
-          await Promise.allSettled(inFlight.map((entry) => entry.received));
-          bar?.update(Math.max(done, 1));
-          bar?.stop();
-        }
-      });
+        });
+      }
       for (const line of tally.summary()) io.out(line);
       // 2: the command worked, but some input was rejected (and kept with its reason).
       if (tally.rejected.length > 0) throw new CliError("", 2);
