@@ -1,11 +1,10 @@
-import { createHash } from "node:crypto";
-import { gzipSync } from "node:zlib";
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { IngestedItem } from "./ingest.js";
 import { bytesInput, type InputBytes } from "./input-bytes.js";
 import type { ArchiveStatus, IntakeSchema } from "./schema.js";
 import {
   compressedInput,
+  hashAndCompress,
   InputTooLargeError,
   isSpooled,
   type SpooledInput,
@@ -75,6 +74,25 @@ export interface ArchiveMaterial {
   parseable: InputBytes;
 }
 
+/**
+ * The material of an input held in memory, hashed and compressed (hashAndCompress, here or on a
+ * parse worker). The held bytes parse without being inflated again; they are what was hashed and kept.
+ */
+export function heldMaterial(
+  bytes: Uint8Array,
+  sha256: string,
+  compressed: Uint8Array | null,
+): ArchiveMaterial {
+  const kept = compressed
+    ? compressedInput(
+        Buffer.from(compressed.buffer, compressed.byteOffset, compressed.byteLength),
+        sha256,
+        bytes.byteLength,
+      )
+    : null;
+  return { sha256, size: bytes.byteLength, kept, parseable: bytesInput(bytes) };
+}
+
 /** Inputs up to this size are read whole and compressed in one step, off the stream machinery. */
 const inMemoryMaxBytes = 1024 * 1024;
 
@@ -85,13 +103,8 @@ export async function readForArchive(input: InputBytes, keepLimit: number): Prom
   const size = await input.size();
   if (size <= inMemoryMaxBytes) {
     const bytes = await input.readAll();
-    const sha256 = createHash("sha256").update(bytes).digest("hex");
-    const kept =
-      bytes.byteLength <= keepLimit
-        ? compressedInput(gzipSync(bytes, { level: 3 }), sha256, bytes.byteLength)
-        : null;
-    // The held bytes parse without being inflated again; they are what was hashed and kept.
-    return { sha256, size: bytes.byteLength, kept, parseable: bytesInput(bytes) };
+    const { sha256, compressed } = hashAndCompress(bytes, keepLimit);
+    return heldMaterial(bytes, sha256, compressed);
   }
   try {
     const kept = await spool(input.open(), keepLimit);

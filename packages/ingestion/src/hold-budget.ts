@@ -18,10 +18,6 @@ export class HoldBudget {
   give(bytes: number): void {
     this.inUse -= bytes;
   }
-
-  get bytesHeld(): number {
-    return this.inUse;
-  }
 }
 
 /** Four inputs at holdMaxBytes each. */

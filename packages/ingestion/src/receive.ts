@@ -7,6 +7,7 @@ import {
   type ArchiveMaterial,
   archiveInput,
   archiveWithOutcome,
+  heldMaterial,
   readForArchive,
   recordOutcome,
   statusOf,
@@ -20,7 +21,7 @@ import { ParseWorkerFailedError, parsePool } from "./parse-pool.js";
 import { prepareInput } from "./prepare.js";
 import type { ArchiveStatus, IntakeSchema } from "./schema.js";
 import { defaultParseThreads } from "./settings.js";
-import { compressedInput, isSpooled } from "./spool.js";
+import { isSpooled } from "./spool.js";
 
 /** What every channel needs to receive input: the event store and the database holding the archive. */
 export interface IntakeDeps {
@@ -135,6 +136,7 @@ async function readAndParse(
 ): Promise<{ material: ArchiveMaterial; parsed: ParsedInput | null }> {
   const keepLimit = deps.archiveMaxBytes ?? defaultArchiveMaxBytes;
   const threads = deps.parseThreads ?? defaultParseThreads;
+  let unread = input;
   if (threads > 0 && !isSpooled(input) && (await input.size()) <= parseFirstMaxBytes) {
     const bytes = await input.readAll();
     const request = {
@@ -147,23 +149,18 @@ async function readAndParse(
       // No worker ready yet (they are loading the parser): this thread prepares the input.
       const { sha256, compressed, parsed } = await (parsePool(threads).prepare(request) ??
         prepareInput(request));
-      const kept = compressed
-        ? compressedInput(
-            Buffer.from(compressed.buffer, compressed.byteOffset, compressed.byteLength),
-            sha256,
-            bytes.byteLength,
-          )
-        : null;
-      const material = { sha256, size: bytes.byteLength, kept, parseable: bytesInput(bytes) };
+      const material = heldMaterial(bytes, sha256, compressed);
       // Held rows count against the process's budget from here; past it, the input is read again while stored.
       const held = parsed.kind !== "held" || budget.take(parsed.bytes);
       return { material, parsed: held ? parsed : { kind: "large" } };
     } catch (error) {
-      // A worker that failed (not an input that failed to parse): this thread does it instead.
+      // A worker that failed (not an input that failed to parse): this thread does it instead,
+      // from the bytes already read.
       if (!(error instanceof ParseWorkerFailedError)) throw error;
+      unread = bytesInput(bytes);
     }
   }
-  const material = await readForArchive(input, keepLimit);
+  const material = await readForArchive(unread, keepLimit);
   if (material.size > parseFirstMaxBytes) return { material, parsed: null };
   return {
     material,

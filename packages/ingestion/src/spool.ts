@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { createGunzip, createGzip, gunzipSync } from "node:zlib";
+import { createGunzip, createGzip, gunzipSync, gzipSync } from "node:zlib";
 import type { InputBytes } from "./input-bytes.js";
 
 /** The input is larger than the limit; nothing beyond the limit was read into memory. */
@@ -48,6 +48,18 @@ export async function spool(source: AsyncIterable<Uint8Array>, limit: number): P
     }),
   );
   return compressedInput(Buffer.concat(parts), hash.digest("hex"), size);
+}
+
+/**
+ * Hashes bytes held in memory and, up to `keepLimit`, compresses them for the archive, in one
+ * step (level 3, as spool does): what a parse worker does, and the archive for small inputs.
+ */
+export function hashAndCompress(
+  bytes: Uint8Array,
+  keepLimit: number,
+): { sha256: string; compressed: Uint8Array | null } {
+  const sha256 = createHash("sha256").update(bytes).digest("hex");
+  return { sha256, compressed: bytes.byteLength <= keepLimit ? gzipSync(bytes, { level: 3 }) : null };
 }
 
 /** An archived input, read back through gunzip. */
