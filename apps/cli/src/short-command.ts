@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { controlSocketPath } from "./control/protocol.js";
+import { embeddedControlSocketPath } from "./control/protocol.js";
 
 /**
  * The commands that open the embedded database for a moment (withRuntime, not withBulkRuntime),
@@ -29,8 +29,7 @@ export function opensPGliteForOneCommand(argv: string[], env: NodeJS.ProcessEnv)
     return false;
   if (!shortDatabaseCommands.some((words) => words.every((word, index) => argv[index] === word)))
     return false;
-  // As runInRunningService finds the socket.
-  return !existsSync(controlSocketPath(env.DMARC_LEDGER_DATA_DIR || "./data"));
+  return !existsSync(embeddedControlSocketPath(env));
 }
 
 /**

@@ -99,11 +99,6 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
         io.err(`warning: ${reason}; inputs are parsed on this thread`),
       );
       try {
-        await importAll();
-      } finally {
-        stopTellingWorkerFailures();
-      }
-      async function importAll() {
         await withBulkRuntime(env, async (runtime) => {
           const deps: IntakeDeps = { store: runtime.store, db: runtime.db, ...intakeLimits(settings) };
           const bar = await progressBar(
@@ -164,6 +159,8 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
             bar?.stop();
           }
         });
+      } finally {
+        stopTellingWorkerFailures();
       }
       for (const line of tally.summary()) io.out(line);
       // 2: the command worked, but some input was rejected (and kept with its reason).

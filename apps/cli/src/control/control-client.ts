@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { connect } from "node:net";
 import type { CliIO } from "../io.js";
-import { type ControlAnswer, controlSocketPath } from "./protocol.js";
+import { type ControlAnswer, embeddedControlSocketPath } from "./protocol.js";
 
 /**
  * Hands a command to the service running on the embedded data directory, when one answers on its
@@ -14,7 +14,7 @@ export async function runInRunningService(
   io: CliIO,
 ): Promise<number | null> {
   if (env.DATABASE_URL || argv[0] === "start") return null;
-  const path = controlSocketPath(env.DMARC_LEDGER_DATA_DIR || "./data");
+  const path = embeddedControlSocketPath(env);
   if (!existsSync(path)) return null;
   return new Promise((resolve, reject) => {
     let connected = false;

@@ -12,6 +12,10 @@ export const controlSocketName = "control.sock";
 
 export const controlSocketPath = (dataDir: string) => join(dataDir, controlSocketName);
 
+/** Where the service running on the embedded data directory of `env` listens for commands. */
+export const embeddedControlSocketPath = (env: NodeJS.ProcessEnv) =>
+  controlSocketPath(env.DMARC_LEDGER_DATA_DIR || "./data");
+
 /** A request is an argument list: far below this. */
 export const maxRequestBytes = 64 * 1024;
 
