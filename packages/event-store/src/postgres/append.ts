@@ -75,13 +75,21 @@ export async function appendWithin(
     );
   }
 
-  // pg_current_xact_id() assigns this transaction's xid now, under the lock.
-  const { rows } = await sql<StreamStateRow>`
-    select s.revision::text as revision, pg_current_xact_id()::text as own
-    from (values (1)) as one (x) left join streams s on s.stream = ${stream}`.execute(trx);
-  const state = rows[0]!;
-  const actual = state.revision === null ? null : BigInt(state.revision);
-  if (!satisfiesExpected(expected, actual)) throw new WrongExpectedVersionError(stream, expected, actual);
+  // A new stream (every report's first chunk, every failure report) needs no read of the stream's
+  // state: the claim below inserts nothing when the stream exists, and that is the refusal. One
+  // round trip fewer for most appends of the intake, whose appends are serialised.
+  let actual: bigint | null = null;
+  let own: string | null = null;
+  if (expected !== "no_stream") {
+    // pg_current_xact_id() assigns this transaction's xid now, under the lock.
+    const { rows } = await sql<StreamStateRow>`
+      select s.revision::text as revision, pg_current_xact_id()::text as own
+      from (values (1)) as one (x) left join streams s on s.stream = ${stream}`.execute(trx);
+    const state = rows[0]!;
+    actual = state.revision === null ? null : BigInt(state.revision);
+    own = state.own;
+    if (!satisfiesExpected(expected, actual)) throw new WrongExpectedVersionError(stream, expected, actual);
+  }
 
   const first = actual === null ? 0n : actual + 1n;
   const last = first + BigInt(events.length) - 1n;
@@ -104,22 +112,24 @@ export async function appendWithin(
         ${event.id ?? randomUUID()}::uuid)`,
     );
     // Rows take their sequence values in insert order, which the ORDER BY makes revision order.
+    // The insert assigns the transaction's xid, under the lock, if the read above did not.
     const inserted =
       offset === 0
-        ? await sql<{ position: string }>`
+        ? await sql<{ position: string; own: string }>`
             with claim as (${claim})
             insert into events (stream, revision, type, data, metadata, id)
             select * from (values ${sql.join(values)}) as v (stream, revision, type, data, metadata, id)
             where exists (select 1 from claim)
             order by v.revision
-            returning position::text as position`.execute(trx)
-        : await sql<{ position: string }>`
+            returning position::text as position, pg_current_xact_id()::text as own`.execute(trx)
+        : await sql<{ position: string; own?: string }>`
             insert into events (stream, revision, type, data, metadata, id)
             values ${sql.join(values)}
             returning position::text as position`.execute(trx);
     if (offset === 0 && inserted.rows.length === 0) {
       throw new WrongExpectedVersionError(stream, expected, await currentRevision(trx, stream));
     }
+    if (offset === 0) own ??= inserted.rows[0]!.own ?? null;
     for (const row of inserted.rows) {
       const position = BigInt(row.position);
       if (position > lastPosition) lastPosition = position;
@@ -127,7 +137,7 @@ export async function appendWithin(
   }
   return {
     nextRevision: last,
-    position: encodeGlobalPosition({ transactionId: BigInt(state.own), position: lastPosition }),
+    position: encodeGlobalPosition({ transactionId: BigInt(own!), position: lastPosition }),
   };
 }
 
