@@ -19,6 +19,7 @@ import { bytesInput, type InputBytes } from "./input-bytes.js";
 import { holdMaxBytes, type ParsedInput, parseInput } from "./parse-input.js";
 import { ParseWorkerFailedError, parsePool } from "./parse-pool.js";
 import { prepareInput } from "./prepare.js";
+import { prepareHere } from "./prepare-here.js";
 import type { ArchiveStatus, IntakeSchema } from "./schema.js";
 import { defaultParseThreads } from "./settings.js";
 import { isSpooled } from "./spool.js";
@@ -146,9 +147,11 @@ async function readAndParse(
       maxHeldBytes: deps.holdMaxBytes ?? holdMaxBytes,
     };
     try {
-      // No worker ready yet (they are loading the parser): this thread prepares the input.
-      const { sha256, compressed, parsed } = await (parsePool(threads).prepare(request) ??
-        prepareInput(request));
+      // A small input here (bounded, see prepare-here.ts); the rest on a worker, or here while
+      // no worker is ready yet (they are loading the parser).
+      const { sha256, compressed, parsed } =
+        (await prepareHere(request)) ??
+        (await (parsePool(threads).prepare(request) ?? prepareInput(request)));
       const material = heldMaterial(bytes, sha256, compressed);
       // Held rows count against the process's budget from here; past it, the input is read again while stored.
       const held = parsed.kind !== "held" || budget.take(parsed.bytes);
