@@ -1,9 +1,11 @@
 import { Writable } from "node:stream";
 import { apiConfigFromEnv, createApiApp } from "@dmarc-ledger/api";
+import { sha256Hex } from "@dmarc-ledger/events";
 import { createLogger } from "@dmarc-ledger/process";
 import { allProjections, catchUp } from "@dmarc-ledger/read-models";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { createTenant } from "@dmarc-ledger/tenancy";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Backend,
@@ -72,6 +74,33 @@ describe("health, readiness, metrics, the access log and the public OpenAPI docu
     expect(text).toMatch(/safe_spf_domains\{status="pending"\} 0/);
     expect(text).toMatch(/process_cpu_seconds_total \d/);
     expect(text).toMatch(/nodejs_heap_size_used_bytes \d/);
+  });
+
+  it("stores an upload's events and its archive row in one commit, and counts the events it appended", async () => {
+    const xml =
+      '<?xml version="1.0"?><feedback><report_metadata><org_name>ops.example</org_name>' +
+      "<email>r@ops.example</email><report_id>ops-upload-1</report_id><date_range><begin>1700000000</begin>" +
+      "<end>1700086399</end></date_range></report_metadata><policy_published><domain>example.com</domain>" +
+      "<p>none</p></policy_published><record><row><source_ip>192.0.2.1</source_ip><count>3</count>" +
+      "<policy_evaluated><disposition>none</disposition><dkim>pass</dkim><spf>pass</spf></policy_evaluated>" +
+      "</row><identifiers><header_from>example.com</header_from></identifiers><auth_results><spf>" +
+      "<domain>example.com</domain><result>pass</result></spf></auth_results></record></feedback>";
+    const upload = await fetch(`${handle.service.apiRoot}reports`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/xml" },
+      body: xml,
+    });
+    expect(upload.status).toBe(202);
+    // One transaction wrote both: the archive row's xmin is the events' transaction. Through the
+    // archive-first path, three transactions would have written them.
+    const { rows } = await sql<{ archived: string; events: string }>`
+      select (select xmin::text from raw_input where sha256 = ${sha256Hex(Buffer.from(xml))}) as archived,
+        (select transaction_id::text from events where type = 'AggregateReportReceived'
+          and data->>'reportId' = 'ops-upload-1') as events`.execute(handle.runtime.db);
+    expect(rows[0]!.events).toMatch(/^\d+$/);
+    expect(rows[0]!.archived).toBe(rows[0]!.events);
+    const text = await (await fetch(`${origin}/metrics`)).text();
+    expect(text).toMatch(/eventstore_events_appended_total\{category="aggregate-report"\} 1\b/);
   });
 
   it("logs one JSON line per request with its id, tenant, route, status and duration, and never a key", async () => {

@@ -1,4 +1,4 @@
-import type { EventStore } from "@dmarc-ledger/event-store";
+import type { EventStore, PostgresEventStore } from "@dmarc-ledger/event-store";
 import { streamCategory } from "@dmarc-ledger/events";
 import {
   type Projection,
@@ -86,12 +86,21 @@ export function createServiceMetrics(sources: {
   return { registry, httpRequestDuration, eventsAppended };
 }
 
-/** The store, counting the events appended through it by stream category. */
-export function countingAppends(store: EventStore, counter: Counter<"category">): EventStore {
-  return {
+/**
+ * The store, counting the events appended through it by stream category. A PostgreSQL store keeps
+ * its transactional side (appendWithin, holdsEventsIn): without it the intake would not see that
+ * its events share the archive's database, and every upload and SMTP message in `start` took the
+ * slower path of three commits. An append within a transaction is counted when it returns, so
+ * one whose transaction then rolls back (a failed group commit, tried again input by input) is
+ * counted too.
+ */
+export function countingAppends<S extends EventStore>(store: S, counter: Counter<"category">): S {
+  const count = (stream: string, events: number) =>
+    counter.inc({ category: streamCategory(stream) ?? "other" }, events);
+  const counting: EventStore = {
     append: async (stream, events, expected) => {
       const result = await store.append(stream, events, expected);
-      counter.inc({ category: streamCategory(stream) ?? "other" }, events.length);
+      count(stream, events.length);
       return result;
     },
     readStream: (stream, options) => store.readStream(stream, options),
@@ -100,4 +109,21 @@ export function countingAppends(store: EventStore, counter: Counter<"category">)
     headPosition: () => store.headPosition(),
     close: () => store.close(),
   };
+  if (!isPostgresEventStore(store)) return counting as S;
+  const transactional: PostgresEventStore = {
+    ...counting,
+    appendWithin: async (trx, stream, events, expected, options) => {
+      const result = await store.appendWithin(trx, stream, events, expected, options);
+      count(stream, events.length);
+      return result;
+    },
+    readStreamWithin: (trx, stream, options) => store.readStreamWithin(trx, stream, options),
+    holdsEventsIn: (db) => store.holdsEventsIn(db),
+  };
+  return transactional as unknown as S;
+}
+
+function isPostgresEventStore(store: EventStore): store is EventStore & PostgresEventStore {
+  const candidate = store as Partial<PostgresEventStore>;
+  return typeof candidate.appendWithin === "function" && typeof candidate.holdsEventsIn === "function";
 }
