@@ -1,9 +1,13 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { readFileSync } from "node:fs";
+import { type AddressInfo, connect, createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
 import { openRuntime } from "@dmarc-ledger/runtime";
 import nodemailer from "nodemailer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { builtEntry } from "../../../test/support/built-processes.js";
 import { startIngestProcess, waitFor } from "./support/ingest-process.js";
 
 const report = fileURLToPath(
@@ -30,6 +34,70 @@ describe("apps/ingest/src/main.ts as a process", () => {
     expect(await exited).toBe(1);
     const fatal = lines.find((line) => line.level === 60);
     expect(fatal?.msg).toContain("SMTP_MAX_CONNECTIONS_PER_IP");
+  });
+
+  it("says in one JSON line, without a stack, that the database cannot be reached, and exits 1", async () => {
+    const { lines, exited, stderr } = await startIngestProcess({
+      DATABASE_URL: "postgres://postgres@127.0.0.1:1/nowhere",
+      REPORTS_DOMAIN: "reports.test",
+      SMTP_PORT: "0",
+    });
+    expect(await exited).toBe(1);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 60, name: "ingest" });
+    expect(lines[0]!.msg).toMatch(/^cannot open the database: .*ECONNREFUSED/);
+    expect(`${JSON.stringify(lines)}${stderr()}`).not.toMatch(/\n\s+at /);
+  });
+
+  it("says so when the SMTP port is taken, and exits 1", async () => {
+    const taken = createServer().listen(0, "127.0.0.1");
+    await once(taken, "listening");
+    try {
+      const { lines, exited } = await startIngestProcess({
+        DATABASE_URL: database.url,
+        REPORTS_DOMAIN: "reports.test",
+        SMTP_HOST: "127.0.0.1",
+        SMTP_PORT: String((taken.address() as AddressInfo).port),
+      });
+      expect(await exited).toBe(1);
+      expect(lines.at(-1)).toMatchObject({ level: 60 });
+      expect(lines.at(-1)!.msg).toMatch(/^cannot start the intake: .*EADDRINUSE/);
+    } finally {
+      taken.close();
+    }
+  });
+
+  it("writes human lines with LOG_FORMAT=pretty, honours LOG_LEVEL, and stops on SIGTERM", async () => {
+    const run = async (env: NodeJS.ProcessEnv) => {
+      const child = spawn(process.execPath, await builtEntry("apps/ingest/dist/main.js"), {
+        env: { PATH: process.env.PATH, DATABASE_URL: database.url, REPORTS_DOMAIN: "reports.test", ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let out = "";
+      child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+        out += chunk;
+      });
+      const exited = new Promise<number | null>((resolve) => child.once("close", resolve));
+      return { child, out: () => out, exited };
+    };
+    // At warn nothing is said while it starts, listens and stops.
+    const port = await freePort();
+    const quiet = await run({ SMTP_HOST: "127.0.0.1", SMTP_PORT: String(port), LOG_LEVEL: "warn" });
+    await waitFor(() => connects(port).then((ok) => (ok ? true : undefined)), "the SMTP intake to listen");
+    quiet.child.kill("SIGTERM");
+    expect(await quiet.exited).toBe(0);
+    expect(quiet.out()).toBe("");
+
+    const pretty = await run({ SMTP_HOST: "127.0.0.1", SMTP_PORT: "0", LOG_FORMAT: "pretty" });
+    await waitFor(
+      () => (pretty.out().includes("receiving reports") ? true : undefined),
+      "the intake to start",
+    );
+    pretty.child.kill("SIGTERM");
+    expect(await pretty.exited).toBe(0);
+    expect(() => JSON.parse(pretty.out().split("\n")[0]!)).toThrow();
+    expect(pretty.out()).toMatch(/INFO.*SMTP intake listening/);
+    expect(pretty.out()).toMatch(/INFO.*stopped/);
   });
 
   it("receives a report, and stops cleanly on SIGTERM", async () => {
@@ -69,3 +137,22 @@ describe("apps/ingest/src/main.ts as a process", () => {
     }
   });
 });
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+function connects(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
