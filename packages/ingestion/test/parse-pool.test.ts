@@ -1,23 +1,11 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readFileSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import { ReportParseError } from "@dmarc-ledger/dmarc-reports";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { holdMaxBytes } from "../src/parse-input.js";
 import { ParsePool, ParseWorkerFailedError } from "../src/parse-pool.js";
 import { type PrepareRequest, prepareInput } from "../src/prepare.js";
-
-const corpus = fileURLToPath(new URL("../../../../shared/corpus/dmarc/", import.meta.url));
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir)
-    .sort()
-    .flatMap((name) => {
-      const path = join(dir, name);
-      return statSync(path).isDirectory() ? filesUnder(path) : [path];
-    });
-}
+import { corpus, filesUnder } from "./support/corpus-files.js";
 
 const request = (bytes: Uint8Array): PrepareRequest => ({
   bytes,

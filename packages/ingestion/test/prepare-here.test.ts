@@ -1,6 +1,4 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import type { ParseOptions } from "@dmarc-ledger/dmarc-reports";
 import { ReportParseError } from "@dmarc-ledger/dmarc-reports";
@@ -8,17 +6,7 @@ import { describe, expect, it } from "vitest";
 import { holdMaxBytes } from "../src/parse-input.js";
 import { type PreparedInput, type PrepareRequest, prepareInput } from "../src/prepare.js";
 import { hereLimits, prepareHere } from "../src/prepare-here.js";
-
-const corpus = fileURLToPath(new URL("../../../../shared/corpus/dmarc/", import.meta.url));
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir)
-    .sort()
-    .flatMap((name) => {
-      const path = join(dir, name);
-      return statSync(path).isDirectory() ? filesUnder(path) : [path];
-    });
-}
+import { corpus, filesUnder } from "./support/corpus-files.js";
 
 const request = (
   bytes: Uint8Array,
