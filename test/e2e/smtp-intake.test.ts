@@ -86,6 +86,10 @@ describe.each(backends)(
         "250 OK: aggregate report stored",
         "250 OK: aggregate report stored",
       ]);
+      // Counted on the service's /metrics, by channel and outcome.
+      const metrics = await (await fetch(new URL("/metrics", handle.service.apiRoot))).text();
+      expect(metrics).toMatch(/^intake_inputs_total\{channel="smtp",status="duplicate"\} 1$/m);
+      expect(metrics).toMatch(/^intake_inputs_total\{channel="smtp",status="stored"\} 2$/m);
 
       const path = "aggregate_by_domain?start=0&end=2000000000";
       const volume = (json: unknown) =>

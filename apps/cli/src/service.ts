@@ -10,7 +10,12 @@ import {
 } from "@dmarc-ledger/api";
 import { parseSettings } from "@dmarc-ledger/config";
 import { dnsSettingsFromEnv, startDnsServer } from "@dmarc-ledger/dns";
-import { ingestSettingsFromEnv, type RunningIngest, startIngest } from "@dmarc-ledger/ingest";
+import {
+  createIntakeMetrics,
+  ingestSettingsFromEnv,
+  type RunningIngest,
+  startIngest,
+} from "@dmarc-ledger/ingest";
 import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/ingestion";
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
 import { projectorSettings, rankingMaintenanceFrom, runProjector } from "@dmarc-ledger/projector";
@@ -168,6 +173,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       limits: intake,
       settings: ingestSettings,
       logger,
+      metrics: createIntakeMetrics(metrics.registry),
     });
     running.push(ingest);
     const control =

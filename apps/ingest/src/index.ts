@@ -1,3 +1,4 @@
+export { createIntakeMetrics, type IntakeMetrics } from "./intake-metrics.js";
 export { type IngestSettings, ingestSettingsFromEnv, ingestSettingsShape } from "./settings.js";
 export type { DeliverMessage, RunningSmtpIntake } from "./smtp/smtp-intake.js";
 export { type SmtpSettings, smtpSettingsFromEnv, smtpSettingsShape } from "./smtp/smtp-settings.js";

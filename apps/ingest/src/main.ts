@@ -1,11 +1,19 @@
 // The intake as a process of its own (production layout, under DATABASE_URL):
 // `node apps/ingest/dist/main.js` after `pnpm build`. Several may run at once: reports are stored
 // once whoever gets them.
-import { ConfigError, parseSettings } from "@dmarc-ledger/config";
+import { ConfigError, parseSettings, type SettingProblem } from "@dmarc-ledger/config";
 import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/ingestion";
-import { createLogger, loggingSettings, stopOnSignal } from "@dmarc-ledger/process";
+import {
+  createLogger,
+  loggingSettings,
+  metricsSettings,
+  startMetricsServer,
+  stopOnSignal,
+} from "@dmarc-ledger/process";
 import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
 import { pino } from "pino";
+import { collectDefaultMetrics, Registry } from "prom-client";
+import { createIntakeMetrics } from "./intake-metrics.js";
 import { ingestSettingsFromEnv } from "./settings.js";
 import { startIngest } from "./start-ingest.js";
 
@@ -18,19 +26,25 @@ function fail(message: string, fields: Record<string, unknown> = {}): never {
   process.exit(1);
 }
 
-// Every setting is checked before anything opens or listens.
-const { settings, ingest, intake } = (() => {
+// Every setting is checked before anything opens or listens, and every wrong one is named.
+const problems: SettingProblem[] = [];
+function check<T>(read: () => T): T | null {
   try {
-    return {
-      settings: parseSettings({ ...runtimeSettings, ...loggingSettings }, process.env),
-      ingest: ingestSettingsFromEnv(process.env),
-      intake: intakeSettingsFromEnv(process.env),
-    };
+    return read();
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    return fail(error.message, { problems: error.problems });
+    problems.push(...error.problems);
+    return null;
   }
-})();
+}
+const settings = check(() =>
+  parseSettings({ ...runtimeSettings, ...loggingSettings, ...metricsSettings }, process.env),
+);
+const ingest = check(() => ingestSettingsFromEnv(process.env));
+const intake = check(() => intakeSettingsFromEnv(process.env));
+if (!settings || !ingest || !intake) {
+  fail(new ConfigError(problems).message, { problems });
+}
 const logger = createLogger(settings, "ingest");
 if (!ingest.smtp && !ingest.imap) {
   fail(
@@ -42,13 +56,29 @@ const reason = (error: unknown) => (error instanceof Error ? error.message : Str
 const runtime = await openRuntime(process.env).catch((error: unknown) =>
   fail(`cannot open the database: ${reason(error)}`),
 );
+// Counted always (cheap); served, with the process's own metrics, when METRICS_PORT is set.
+const registry = new Registry();
+if (settings.METRICS_PORT !== null) collectDefaultMetrics({ register: registry });
+const metrics =
+  settings.METRICS_PORT === null
+    ? null
+    : await startMetricsServer(
+        registry,
+        { host: settings.METRICS_HOST, port: settings.METRICS_PORT },
+        logger,
+      ).catch(async (error: unknown) => {
+        await runtime.close();
+        return fail(`cannot serve metrics: ${reason(error)}`);
+      });
 const running = await startIngest({
   store: runtime.store,
   database: runtime.database,
   limits: intakeLimits(intake),
   settings: ingest,
   logger,
+  metrics: createIntakeMetrics(registry),
 }).catch(async (error: unknown) => {
+  await metrics?.stop();
   await runtime.close();
   return fail(`cannot start the intake: ${reason(error)}`);
 });
@@ -57,5 +87,6 @@ logger.info({ channels: running.channels }, `receiving reports (${runtime.descri
 // No new messages; those in flight are stored and answered first.
 stopOnSignal(logger, async () => {
   await running.stop();
+  await metrics?.stop();
   await runtime.close();
 });

@@ -8,6 +8,7 @@ import {
 } from "@dmarc-ledger/ingestion";
 import type { Logger } from "pino";
 import { describeImap, type ImapIntake, openImapProgressStore, startImapIntake } from "./imap/index.js";
+import type { IntakeMetrics } from "./intake-metrics.js";
 import type { IngestSettings } from "./settings.js";
 import { type DeliverMessage, type RunningSmtpIntake, startSmtpIntake } from "./smtp/smtp-intake.js";
 
@@ -21,6 +22,8 @@ export interface IngestOptions {
   limits?: Pick<IntakeDeps, "archiveMaxBytes" | "parseOptions" | "parseThreads">;
   /** How a received message is stored; by default receiveInput: archived raw, then parsed. */
   deliver?: DeliverMessage;
+  /** Counters of what the channels received, when the process serves metrics. */
+  metrics?: IntakeMetrics;
 }
 
 export interface RunningIngest {
@@ -41,18 +44,26 @@ export async function startIngest(options: IngestOptions): Promise<RunningIngest
   const deliverBy =
     (channel: "smtp" | "imap"): DeliverMessage =>
     async (input, source) => {
-      const received = await receiveInput({ store, db: options.database.db, ...options.limits }, input, {
-        channel,
-        source,
-        metadata: { causedBy: `process:${channel}`, correlationId: source },
-      });
+      let received: Awaited<ReturnType<typeof receiveInput>>;
+      try {
+        received = await receiveInput({ store, db: options.database.db, ...options.limits }, input, {
+          channel,
+          source,
+          metadata: { causedBy: `process:${channel}`, correlationId: source },
+        });
+      } catch (error) {
+        options.metrics?.inputs.inc({ channel, status: "failed" });
+        throw error;
+      }
+      options.metrics?.inputs.inc({ channel, status: received.status });
       return { source, items: received.items, lastPosition: received.lastPosition };
     };
   const stopTellingWorkerFailures =
     settings.smtp || settings.imap
-      ? startParseWorkers(options.limits?.parseThreads ?? defaultParseThreads, (reason) =>
-          logger.warn({ reason }, "parse worker failed; inputs are parsed on the event loop"),
-        )
+      ? startParseWorkers(options.limits?.parseThreads ?? defaultParseThreads, (reason) => {
+          options.metrics?.parseWorkerFailures.inc();
+          logger.warn({ reason }, "parse worker failed; inputs are parsed on the event loop");
+        })
       : () => {};
   const smtp = settings.smtp
     ? await startSmtpIntake({

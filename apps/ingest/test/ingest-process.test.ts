@@ -30,10 +30,12 @@ describe("apps/ingest/src/main.ts as a process", () => {
       DATABASE_URL: database.url,
       REPORTS_DOMAIN: "reports.test",
       SMTP_MAX_CONNECTIONS_PER_IP: "none",
+      METRICS_PORT: "lots",
     });
     expect(await exited).toBe(1);
     const fatal = lines.find((line) => line.level === 60);
     expect(fatal?.msg).toContain("SMTP_MAX_CONNECTIONS_PER_IP");
+    expect(fatal?.msg).toContain('METRICS_PORT: "lots" is not a port from 0 to 65535');
   });
 
   it("says in one JSON line, without a stack, that the database cannot be reached, and exits 1", async () => {
@@ -100,14 +102,22 @@ describe("apps/ingest/src/main.ts as a process", () => {
     expect(pretty.out()).toMatch(/INFO.*stopped/);
   });
 
-  it("receives a report, and stops cleanly on SIGTERM", async () => {
+  it("receives a report, counts it on its metrics port, and stops cleanly on SIGTERM", async () => {
     const { child, lines, exited } = await startIngestProcess({
       DATABASE_URL: database.url,
       REPORTS_DOMAIN: "reports.test",
       SMTP_PORT: "0",
       SMTP_HOST: "127.0.0.1",
+      METRICS_PORT: "0",
       LOG_LEVEL: "debug",
     });
+    const metricsAt = await waitFor(
+      () => lines.find((line) => line.msg === "metrics listening"),
+      "the metrics server to listen",
+    );
+    expect(metricsAt.host).toBe("127.0.0.1");
+    const scrape = async () => (await fetch(`http://127.0.0.1:${metricsAt.port}/metrics`)).text();
+    expect(await scrape()).not.toMatch(/intake_inputs_total\{/);
     const listening = await waitFor(
       () => lines.find((line) => line.msg === "SMTP intake listening"),
       "the SMTP intake to listen",
@@ -123,6 +133,10 @@ describe("apps/ingest/src/main.ts as a process", () => {
     expect(lines.some((line) => line.msg.startsWith("SMTP message stored") && line.channel === "smtp")).toBe(
       true,
     );
+    const metrics = await scrape();
+    expect(metrics).toMatch(/^intake_inputs_total\{channel="smtp",status="stored"\} 1$/m);
+    expect(metrics).toMatch(/^intake_parse_worker_failures_total 0$/m);
+    expect(metrics).toMatch(/^process_cpu_seconds_total \d/m);
 
     child.kill("SIGTERM");
     expect(await exited).toBe(0);

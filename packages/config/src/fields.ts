@@ -25,6 +25,22 @@ export function port(defaultPort: number) {
   return integer({ min: 0, max: 65535, default: defaultPort });
 }
 
+/** A port that turns something on: unset (or empty) is null, off. 0 asks for a free one. */
+export function optionalPort() {
+  return z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value.trim() === "") return null;
+      const parsed = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+      if (!Number.isSafeInteger(parsed) || parsed > 65535) {
+        ctx.addIssue({ code: "custom", message: `"${value}" is not a port from 0 to 65535` });
+        return z.NEVER;
+      }
+      return parsed;
+    });
+}
+
 export function oneOf<const Values extends readonly [string, ...string[]]>(
   values: Values,
   defaultValue: Values[number],

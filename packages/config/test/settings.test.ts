@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, integer, oneOf, parseSettings, port } from "../src/index.js";
+import { ConfigError, integer, oneOf, optionalPort, parseSettings, port } from "../src/index.js";
 
 const shape = {
   PORT: port(8080),
@@ -32,5 +32,18 @@ describe("parseSettings", () => {
     expect(problems.map((p) => p.variable).sort()).toEqual(["PORT", "RATE", "REGION"]);
     expect((thrown as Error).message).toContain('PORT: "abc" is not an integer from 0 to 65535');
     expect((thrown as Error).message).toContain('REGION: "EU" is not one of global, eu');
+  });
+
+  it("reads an optional port as off when unset or empty, and names a wrong one", () => {
+    const optional = { METRICS_PORT: optionalPort() };
+    expect(parseSettings(optional, {})).toEqual({ METRICS_PORT: null });
+    expect(parseSettings(optional, { METRICS_PORT: "" })).toEqual({ METRICS_PORT: null });
+    expect(parseSettings(optional, { METRICS_PORT: "9464" })).toEqual({ METRICS_PORT: 9464 });
+    expect(parseSettings(optional, { METRICS_PORT: "0" })).toEqual({ METRICS_PORT: 0 });
+    for (const wrong of ["abc", "-1", "65536", "94.64"]) {
+      expect(() => parseSettings(optional, { METRICS_PORT: wrong })).toThrow(
+        `METRICS_PORT: "${wrong}" is not a port from 0 to 65535`,
+      );
+    }
   });
 });

@@ -1,4 +1,10 @@
 export { createLogger, redactedPaths } from "./create-logger.js";
 export { exitOnStartFailure, stopOnSignal } from "./lifecycle.js";
+export {
+  type MetricsSettings,
+  metricsSettings,
+  type RunningMetricsServer,
+  startMetricsServer,
+} from "./metrics-server.js";
 export { startedByPackageManager, whenParentExits } from "./parent-watch.js";
 export { type LoggingSettings, loggingSettings, logLevels } from "./settings.js";

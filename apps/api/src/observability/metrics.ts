@@ -1,16 +1,9 @@
 import type { EventStore, PostgresEventStore } from "@dmarc-ledger/event-store";
 import { streamCategory } from "@dmarc-ledger/events";
-import {
-  type Projection,
-  projectionLags,
-  type ReadModelSchema,
-  safeSpfStatusCounts,
-} from "@dmarc-ledger/read-models";
+import type { Projection, ReadModelSchema } from "@dmarc-ledger/read-models";
+import { registerReadModelGauges } from "@dmarc-ledger/read-models/metrics";
 import type { Kysely } from "kysely";
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-
-/** Lag is counted by reading events; beyond this many the gauge says "at least". */
-export const lagCountLimit = 10_000;
+import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
 
 export interface ServiceMetrics {
   registry: Registry;
@@ -44,44 +37,7 @@ export function createServiceMetrics(sources: {
     registers: [registry],
   });
 
-  // Both gauges come from one measurement per scrape.
-  let pending: Promise<Awaited<ReturnType<typeof projectionLags>>> | null = null;
-  const measureLags = () => {
-    pending ??= projectionLags(sources.db, sources.store, sources.projections, lagCountLimit).finally(() => {
-      pending = null;
-    });
-    return pending;
-  };
-  new Gauge({
-    name: "projection_lag_events",
-    help: `Events in the store that a projection has not applied (counted up to ${lagCountLimit}).`,
-    labelNames: ["projection"] as const,
-    registers: [registry],
-    async collect() {
-      for (const lag of await measureLags()) this.set({ projection: lag.projection }, lag.events);
-    },
-  });
-  new Gauge({
-    name: "projection_lag_seconds",
-    help: "Age of the oldest event a projection has not applied; 0 when caught up.",
-    labelNames: ["projection"] as const,
-    registers: [registry],
-    async collect() {
-      for (const lag of await measureLags()) this.set({ projection: lag.projection }, lag.seconds);
-    },
-  });
-  new Gauge({
-    name: "safe_spf_domains",
-    help: "Domains by Safe SPF status (pending, computed, failed).",
-    labelNames: ["status"] as const,
-    registers: [registry],
-    async collect() {
-      const counts = await safeSpfStatusCounts(sources.db);
-      this.reset();
-      for (const status of ["pending", "computed", "failed"]) this.set({ status }, counts.get(status) ?? 0);
-      for (const [status, count] of counts) this.set({ status }, count);
-    },
-  });
+  registerReadModelGauges(registry, sources);
 
   return { registry, httpRequestDuration, eventsAppended };
 }

@@ -1,0 +1,91 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { optionalPort } from "@dmarc-ledger/config";
+import type { Logger } from "pino";
+import type { Registry } from "prom-client";
+import { z } from "zod";
+
+/**
+ * What a process without an HTTP API of its own (the intake, the projector) reads to serve its
+ * metrics: off unless METRICS_PORT is set. Loopback by default: the figures say how much mail an
+ * operator receives, which is nobody else's business; 0.0.0.0 in a container.
+ */
+export const metricsSettings = {
+  METRICS_PORT: optionalPort(),
+  METRICS_HOST: z
+    .string()
+    .optional()
+    .transform((value) => value?.trim() || "127.0.0.1"),
+};
+
+export interface MetricsSettings {
+  METRICS_PORT: number | null;
+  METRICS_HOST: string;
+}
+
+export interface RunningMetricsServer {
+  host: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Limits of the socket: a scraper asks once every few seconds, and nobody else should. */
+const limits = { maxConnections: 16, headersTimeoutMs: 5_000, requestTimeoutMs: 10_000, keepAliveMs: 5_000 };
+
+/**
+ * Serves `registry` in Prometheus's text format at GET /metrics, and GET /healthz (alive), on a
+ * small HTTP server of its own. Anything else is 404 (405 for another method on those paths).
+ * Rejects when the port cannot be bound.
+ */
+export async function startMetricsServer(
+  registry: Registry,
+  settings: { host: string; port: number },
+  logger: Logger,
+): Promise<RunningMetricsServer> {
+  const server: Server = createServer(async (request, response) => {
+    const path = new URL(request.url ?? "/", "http://metrics").pathname;
+    if (path !== "/metrics" && path !== "/healthz") {
+      response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+      return;
+    }
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      response
+        .writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain" })
+        .end("method not allowed\n");
+      return;
+    }
+    try {
+      const [type, body] =
+        path === "/healthz"
+          ? ["application/json", '{"status":"ok"}']
+          : [registry.contentType, await registry.metrics()];
+      response.writeHead(200, { "content-type": type }).end(request.method === "HEAD" ? undefined : body);
+    } catch (error) {
+      // A collector failed (the database, say): said in the log, not to the scraper.
+      logger.error({ err: error }, "collecting metrics failed");
+      response.writeHead(500, { "content-type": "text/plain" }).end("collecting metrics failed\n");
+    }
+  });
+  server.maxConnections = limits.maxConnections;
+  server.headersTimeout = limits.headersTimeoutMs;
+  server.requestTimeout = limits.requestTimeoutMs;
+  server.keepAliveTimeout = limits.keepAliveMs;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(settings.port, settings.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  logger.info({ host: address.address, port: address.port }, "metrics listening");
+  return {
+    host: address.address,
+    port: address.port,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}

@@ -1,0 +1,84 @@
+import { once } from "node:events";
+import type { AddressInfo } from "node:net";
+import { createServer } from "node:net";
+import { pino } from "pino";
+import { Counter, Gauge, Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningMetricsServer, startMetricsServer } from "../src/metrics-server.js";
+
+describe("the metrics server of a process without an API", () => {
+  const registry = new Registry();
+  const counter = new Counter({ name: "test_things_total", help: "things", registers: [registry] });
+  let failing = false;
+  new Gauge({
+    name: "test_gauge",
+    help: "a gauge whose collector can fail",
+    registers: [registry],
+    collect() {
+      if (failing) throw new Error("the database is down at postgres://user:secret@db");
+      this.set(7);
+    },
+  });
+  const logged: string[] = [];
+  const logger = pino(
+    { level: "info" },
+    {
+      write: (line: string) => {
+        logged.push(line);
+      },
+    },
+  );
+  let server: RunningMetricsServer;
+  let base: string;
+
+  beforeAll(async () => {
+    server = await startMetricsServer(registry, { host: "127.0.0.1", port: 0 }, logger);
+    base = `http://127.0.0.1:${server.port}`;
+  });
+  afterAll(() => server?.stop());
+
+  it("serves the registry in Prometheus's text format at GET /metrics, and says it is alive", async () => {
+    counter.inc(3);
+    const response = await fetch(`${base}/metrics`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("text/plain");
+    const text = await response.text();
+    expect(text).toMatch(/^test_things_total 3$/m);
+    expect(text).toMatch(/^test_gauge 7$/m);
+    const health = await fetch(`${base}/healthz`);
+    expect(await health.json()).toEqual({ status: "ok" });
+    expect(logged.some((line) => JSON.parse(line).msg === "metrics listening")).toBe(true);
+  });
+
+  it("answers 404 elsewhere and 405 to another method", async () => {
+    expect((await fetch(`${base}/api/domains`)).status).toBe(404);
+    const post = await fetch(`${base}/metrics`, { method: "POST", body: "x" });
+    expect(post.status).toBe(405);
+    expect(post.headers.get("allow")).toBe("GET, HEAD");
+  });
+
+  it("answers 500 when a collector fails, logging why and telling the scraper nothing more", async () => {
+    failing = true;
+    try {
+      const response = await fetch(`${base}/metrics`);
+      expect(response.status).toBe(500);
+      expect(await response.text()).toBe("collecting metrics failed\n");
+    } finally {
+      failing = false;
+    }
+    expect(logged.some((line) => line.includes("collecting metrics failed"))).toBe(true);
+  });
+
+  it("refuses to start on a port that is taken", async () => {
+    const taken = createServer().listen(0, "127.0.0.1");
+    await once(taken, "listening");
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      await expect(startMetricsServer(registry, { host: "127.0.0.1", port }, logger)).rejects.toThrow(
+        /EADDRINUSE/,
+      );
+    } finally {
+      taken.close();
+    }
+  });
+});
