@@ -180,6 +180,19 @@ describe("the service's processes", { timeout: 300_000 }, () => {
     }
   });
 
+  it("names every wrong variable of the standalone API at once, and exits 1", async () => {
+    const api = start(process.execPath, [...apiMain], {
+      PORT: "http",
+      DNS_TIMEOUT_MS: "soon",
+      DMARC_LEDGER_DATA_DIR: dataDir(),
+    });
+    running.push(api);
+    expect(await exitWithin(api, 10_000)).toBe(1);
+    expect(api.stderr()).toContain('PORT: "http" is not an integer from 0 to 65535');
+    expect(api.stderr()).toContain("DNS_TIMEOUT_MS: ");
+    expect(api.stdout()).toBe("");
+  });
+
   it("runs the standalone API at LOG_LEVEL=warn without an info line, and stops on SIGTERM", async () => {
     // A fixed port of this project's test range: at warn no line says which port 0 became.
     const port = 28010;

@@ -1,6 +1,6 @@
 // The API as a process of its own (production layout): `node apps/api/dist/main.js` after
 // `pnpm build`. It reads the read models; run the projector beside it to keep them current.
-import { parseSettings } from "@dmarc-ledger/config";
+import { parseSettings, readAllSettings } from "@dmarc-ledger/config";
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
 import { createLogger, exitOnStartFailure, loggingSettings, stopOnSignal } from "@dmarc-ledger/process";
 import { allProjections } from "@dmarc-ledger/read-models";
@@ -11,10 +11,12 @@ import { bindPort } from "./listen.js";
 import { countingAppends, createServiceMetrics } from "./observability/metrics.js";
 import { apiSettings } from "./settings.js";
 
-const { settings, onboarding } = exitOnStartFailure(() => ({
-  settings: parseSettings({ ...runtimeSettings, ...apiSettings, ...loggingSettings }, process.env),
-  onboarding: onboardingSettingsFromEnv(process.env),
-}));
+const { settings, onboarding } = exitOnStartFailure(() =>
+  readAllSettings({
+    settings: () => parseSettings({ ...runtimeSettings, ...apiSettings, ...loggingSettings }, process.env),
+    onboarding: () => onboardingSettingsFromEnv(process.env),
+  }),
+);
 const logger = createLogger(settings, "api");
 const server = await exitOnStartFailure(() => bindPort(settings.PORT));
 const runtime = await exitOnStartFailure(() => openRuntime(process.env));

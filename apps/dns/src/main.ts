@@ -4,8 +4,15 @@
 // DNS of report sources. Several may run at
 // once: each follows the event store into its own in-memory zone, and the refreshers share the
 // work through leases (packages/safe-spf-service), so no domain is computed twice.
-import { parseSettings } from "@dmarc-ledger/config";
-import { createLogger, exitOnStartFailure, loggingSettings, stopOnSignal } from "@dmarc-ledger/process";
+import { parseSettings, readAllSettings } from "@dmarc-ledger/config";
+import {
+  createLogger,
+  exitOnStartFailure,
+  loggingSettings,
+  metricsSettings,
+  serveProcessMetrics,
+  stopOnSignal,
+} from "@dmarc-ledger/process";
 import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
 import {
   resolverFrom,
@@ -21,18 +28,26 @@ import { startDnsServer } from "./dns-server.js";
 import { dnsSettingsFromEnv } from "./settings.js";
 
 // Every setting is checked before anything opens or listens.
-const { settings, dnsSettings, refreshSettings, sourceNames } = exitOnStartFailure(() => ({
-  settings: parseSettings({ ...runtimeSettings, ...safeSpfSettings, ...loggingSettings }, process.env),
-  dnsSettings: dnsSettingsFromEnv(process.env, { defaultPort: 53, required: true })!,
-  refreshSettings: safeSpfRefreshSettingsFromEnv(process.env),
-  // Resolving report sources is this process's job: on unless SOURCE_IP_RESOLVER=off.
-  sourceNames: sourceIpResolverSettingsFromEnv(process.env, { defaultMode: "on" }),
-}));
+const { settings, dnsSettings, refreshSettings, sourceNames } = exitOnStartFailure(() =>
+  readAllSettings({
+    settings: () =>
+      parseSettings(
+        { ...runtimeSettings, ...safeSpfSettings, ...loggingSettings, ...metricsSettings },
+        process.env,
+      ),
+    dnsSettings: () => dnsSettingsFromEnv(process.env, { defaultPort: 53, required: true })!,
+    refreshSettings: () => safeSpfRefreshSettingsFromEnv(process.env),
+    // Resolving report sources is this process's job: on unless SOURCE_IP_RESOLVER=off.
+    sourceNames: () => sourceIpResolverSettingsFromEnv(process.env, { defaultMode: "on" }),
+  }),
+);
 const logger = createLogger(settings, "dns");
 const runtime = await exitOnStartFailure(() => openRuntime(process.env));
 const dns = await exitOnStartFailure(() =>
   startDnsServer({ store: runtime.store, settings: dnsSettings, logger }),
 );
+// Off unless METRICS_PORT is set: the process's own metrics.
+const metrics = await exitOnStartFailure(() => serveProcessMetrics(settings, logger));
 const refresher = startSafeSpfRefresher({
   store: runtime.store,
   db: runtime.db,
@@ -63,6 +78,7 @@ logger.info(
 
 stopOnSignal(logger, async () => {
   await dns.stop();
+  await metrics?.stop();
   await refresher.stop();
   await sourceIpResolver?.stop();
   await runtime.close();

@@ -48,9 +48,15 @@ describe("apps/dns/src/main.ts, built, the process", () => {
   afterAll(() => database?.drop());
 
   it("names each wrong variable and exits 1 before listening", async () => {
-    const process = run({ DATABASE_URL: database.url, DNS_PORT: "99999", DNS_REPORTS_MX: "mx.example.com" });
+    const process = run({
+      DATABASE_URL: database.url,
+      DNS_PORT: "99999",
+      DNS_REPORTS_MX: "mx.example.com",
+      METRICS_PORT: "metrics",
+    });
     expect(await process.exited).toBe(1);
     expect(process.errors()).toMatch(/DNS_PORT: /);
+    expect(process.errors()).toContain('METRICS_PORT: "metrics" is not a port from 0 to 65535');
     expect(process.errors()).toMatch(/DNS_REPORTS_MX: /);
     expect(process.lines()).toEqual([]);
     const badRefresh = run({
@@ -65,12 +71,13 @@ describe("apps/dns/src/main.ts, built, the process", () => {
     expect(missingZone.errors()).toContain("SAFE_SPF_ZONE");
   });
 
-  it("answers, logs JSON at LOG_LEVEL, and stops cleanly on SIGTERM", async () => {
+  it("answers, logs JSON at LOG_LEVEL, serves its metrics, and stops cleanly on SIGTERM", async () => {
     const process = run({
       DATABASE_URL: database.url,
       SAFE_SPF_ZONE: "spf.main.test",
       DNS_HOST: "127.0.0.1",
       DNS_PORT: "0",
+      METRICS_PORT: "0",
       LOG_LEVEL: "info",
     });
     let port = 0;
@@ -82,6 +89,9 @@ describe("apps/dns/src/main.ts, built, the process", () => {
     expect(port).toBeGreaterThan(0);
     const soa = await dig(port, "spf.main.test", "SOA");
     expect(soa.answers[0]!.data).toMatch(/^ns1\.spf\.main\.test\. hostmaster\.spf\.main\.test\. /);
+    const metricsAt = process.lines().find((line) => line.msg === "metrics listening");
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsAt?.port}/metrics`)).text();
+    expect(metrics).toMatch(/^nodejs_eventloop_lag_seconds \d/m);
     process.child.kill("SIGTERM");
     expect(await process.exited).toBe(0);
     expect(process.lines().at(-1)).toMatchObject({ msg: "stopped", name: "dns" });

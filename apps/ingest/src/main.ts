@@ -1,18 +1,18 @@
 // The intake as a process of its own (production layout, under DATABASE_URL):
 // `node apps/ingest/dist/main.js` after `pnpm build`. Several may run at once: reports are stored
 // once whoever gets them.
-import { ConfigError, parseSettings, type SettingProblem } from "@dmarc-ledger/config";
+import { ConfigError, parseSettings, readAllSettings } from "@dmarc-ledger/config";
 import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/ingestion";
 import {
   createLogger,
   loggingSettings,
   metricsSettings,
-  startMetricsServer,
+  serveProcessMetrics,
   stopOnSignal,
 } from "@dmarc-ledger/process";
 import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
 import { pino } from "pino";
-import { collectDefaultMetrics, Registry } from "prom-client";
+import { Registry } from "prom-client";
 import { createIntakeMetrics } from "./intake-metrics.js";
 import { ingestSettingsFromEnv } from "./settings.js";
 import { startIngest } from "./start-ingest.js";
@@ -27,24 +27,19 @@ function fail(message: string, fields: Record<string, unknown> = {}): never {
 }
 
 // Every setting is checked before anything opens or listens, and every wrong one is named.
-const problems: SettingProblem[] = [];
-function check<T>(read: () => T): T | null {
+const { settings, ingest, intake } = (() => {
   try {
-    return read();
+    return readAllSettings({
+      settings: () =>
+        parseSettings({ ...runtimeSettings, ...loggingSettings, ...metricsSettings }, process.env),
+      ingest: () => ingestSettingsFromEnv(process.env),
+      intake: () => intakeSettingsFromEnv(process.env),
+    });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    problems.push(...error.problems);
-    return null;
+    return fail(error.message, { problems: error.problems });
   }
-}
-const settings = check(() =>
-  parseSettings({ ...runtimeSettings, ...loggingSettings, ...metricsSettings }, process.env),
-);
-const ingest = check(() => ingestSettingsFromEnv(process.env));
-const intake = check(() => intakeSettingsFromEnv(process.env));
-if (!settings || !ingest || !intake) {
-  fail(new ConfigError(problems).message, { problems });
-}
+})();
 const logger = createLogger(settings, "ingest");
 if (!ingest.smtp && !ingest.imap) {
   fail(
@@ -58,18 +53,10 @@ const runtime = await openRuntime(process.env).catch((error: unknown) =>
 );
 // Counted always (cheap); served, with the process's own metrics, when METRICS_PORT is set.
 const registry = new Registry();
-if (settings.METRICS_PORT !== null) collectDefaultMetrics({ register: registry });
-const metrics =
-  settings.METRICS_PORT === null
-    ? null
-    : await startMetricsServer(
-        registry,
-        { host: settings.METRICS_HOST, port: settings.METRICS_PORT },
-        logger,
-      ).catch(async (error: unknown) => {
-        await runtime.close();
-        return fail(`cannot serve metrics: ${reason(error)}`);
-      });
+const metrics = await serveProcessMetrics(settings, logger, registry).catch(async (error: unknown) => {
+  await runtime.close();
+  return fail(`cannot serve metrics: ${reason(error)}`);
+});
 const running = await startIngest({
   store: runtime.store,
   database: runtime.database,

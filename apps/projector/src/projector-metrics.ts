@@ -1,9 +1,9 @@
-import { type MetricsSettings, type RunningMetricsServer, startMetricsServer } from "@dmarc-ledger/process";
+import { type MetricsSettings, type RunningMetricsServer, serveProcessMetrics } from "@dmarc-ledger/process";
 import { allProjections } from "@dmarc-ledger/read-models";
 import { registerReadModelGauges } from "@dmarc-ledger/read-models/metrics";
 import type { Runtime } from "@dmarc-ledger/runtime";
 import type { Logger } from "pino";
-import { collectDefaultMetrics, Registry } from "prom-client";
+import { Registry } from "prom-client";
 
 /**
  * The projector's /metrics on METRICS_PORT (null when unset): its process metrics, and the
@@ -17,7 +17,6 @@ export async function serveProjectorMetrics(
 ): Promise<RunningMetricsServer | null> {
   if (settings.METRICS_PORT === null) return null;
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
   registerReadModelGauges(registry, { db: runtime.db, store: runtime.store, projections: allProjections });
-  return startMetricsServer(registry, { host: settings.METRICS_HOST, port: settings.METRICS_PORT }, logger);
+  return serveProcessMetrics(settings, logger, registry);
 }

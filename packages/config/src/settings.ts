@@ -36,3 +36,24 @@ export function parseSettings<Shape extends z.ZodRawShape>(
     })),
   );
 }
+
+/**
+ * Runs every reader of a process's settings (each may throw a ConfigError) and throws one
+ * ConfigError naming the wrong variables of all of them, so that a person fixes them in one go.
+ */
+export function readAllSettings<Readers extends Record<string, () => unknown>>(
+  readers: Readers,
+): { [K in keyof Readers]: ReturnType<Readers[K]> } {
+  const problems: SettingProblem[] = [];
+  const read: Record<string, unknown> = {};
+  for (const [name, reader] of Object.entries(readers)) {
+    try {
+      read[name] = reader();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(...error.problems);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return read as { [K in keyof Readers]: ReturnType<Readers[K]> };
+}

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, integer, oneOf, optionalPort, parseSettings, port } from "../src/index.js";
+import {
+  ConfigError,
+  integer,
+  oneOf,
+  optionalPort,
+  parseSettings,
+  port,
+  readAllSettings,
+} from "../src/index.js";
 
 const shape = {
   PORT: port(8080),
@@ -45,5 +53,27 @@ describe("parseSettings", () => {
         `METRICS_PORT: "${wrong}" is not a port from 0 to 65535`,
       );
     }
+  });
+
+  it("names the wrong variables of every reader at once", () => {
+    const env = { PORT: "abc", METRICS_PORT: "x", RATE: "5" };
+    let thrown: unknown;
+    try {
+      readAllSettings({
+        first: () => parseSettings({ PORT: port(8080) }, env),
+        fine: () => parseSettings({ RATE: integer({ min: 1, max: 10, default: 1 }) }, env),
+        second: () => parseSettings({ METRICS_PORT: optionalPort() }, env),
+      });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ConfigError);
+    expect((thrown as ConfigError).problems.map((p) => p.variable)).toEqual(["PORT", "METRICS_PORT"]);
+    expect(
+      readAllSettings({
+        rate: () => parseSettings({ RATE: integer({ min: 1, max: 10, default: 1 }) }, env),
+        other: () => "read",
+      }),
+    ).toEqual({ rate: { RATE: 5 }, other: "read" });
   });
 });

@@ -4,6 +4,7 @@ export {
   type MetricsSettings,
   metricsSettings,
   type RunningMetricsServer,
+  serveProcessMetrics,
   startMetricsServer,
 } from "./metrics-server.js";
 export { startedByPackageManager, whenParentExits } from "./parent-watch.js";

@@ -29,6 +29,22 @@ export interface RunningMetricsServer {
   stop(): Promise<void>;
 }
 
+/**
+ * Serves `registry` (a new one by default) with the process's own metrics (CPU, memory, event-loop
+ * lag, GC) on METRICS_PORT; null, and nothing loaded, when it is unset.
+ */
+export async function serveProcessMetrics(
+  settings: MetricsSettings,
+  logger: Logger,
+  registry?: Registry,
+): Promise<RunningMetricsServer | null> {
+  if (settings.METRICS_PORT === null) return null;
+  const { collectDefaultMetrics, Registry } = await import("prom-client");
+  const served = registry ?? new Registry();
+  collectDefaultMetrics({ register: served });
+  return startMetricsServer(served, { host: settings.METRICS_HOST, port: settings.METRICS_PORT }, logger);
+}
+
 /** Limits of the socket: a scraper asks once every few seconds, and nobody else should. */
 const limits = { maxConnections: 16, headersTimeoutMs: 5_000, requestTimeoutMs: 10_000, keepAliveMs: 5_000 };
 
