@@ -59,7 +59,15 @@ export async function startMetricsServer(
   logger: Logger,
 ): Promise<RunningMetricsServer> {
   const server: Server = createServer(async (request, response) => {
-    const path = new URL(request.url ?? "/", "http://metrics").pathname;
+    // A target that is no URL (an absolute form such as "http://[") must not throw in here: an
+    // error in this handler would end the process.
+    const path = URL.canParse(request.url ?? "", "http://metrics")
+      ? new URL(request.url ?? "", "http://metrics").pathname
+      : null;
+    if (path === null) {
+      response.writeHead(400, { "content-type": "text/plain" }).end("bad request\n");
+      return;
+    }
     if (path !== "/metrics" && path !== "/healthz") {
       response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
       return;

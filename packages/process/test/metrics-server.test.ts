@@ -1,6 +1,6 @@
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
 import { pino } from "pino";
 import { Counter, Gauge, Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -55,6 +55,16 @@ describe("the metrics server of a process without an API", () => {
     const post = await fetch(`${base}/metrics`, { method: "POST", body: "x" });
     expect(post.status).toBe(405);
     expect(post.headers.get("allow")).toBe("GET, HEAD");
+  });
+
+  it("answers 400 to a request target that is no URL, and goes on serving", async () => {
+    const socket = connect(server.port, "127.0.0.1");
+    await once(socket, "connect");
+    socket.end("GET http://[ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    let answer = "";
+    for await (const chunk of socket) answer += chunk;
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
   });
 
   it("answers 500 when a collector fails, logging why and telling the scraper nothing more", async () => {
