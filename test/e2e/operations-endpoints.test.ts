@@ -76,7 +76,7 @@ describe("health, readiness, metrics, the access log and the public OpenAPI docu
     expect(text).toMatch(/nodejs_heap_size_used_bytes \d/);
   });
 
-  it("stores an upload's events and its archive row in one commit, and counts the events it appended", async () => {
+  it("stores an upload's events and its archive row in one commit, and counts it and its events", async () => {
     const xml =
       '<?xml version="1.0"?><feedback><report_metadata><org_name>ops.example</org_name>' +
       "<email>r@ops.example</email><report_id>ops-upload-1</report_id><date_range><begin>1700000000</begin>" +
@@ -101,6 +101,7 @@ describe("health, readiness, metrics, the access log and the public OpenAPI docu
     expect(rows[0]!.archived).toBe(rows[0]!.events);
     const text = await (await fetch(`${origin}/metrics`)).text();
     expect(text).toMatch(/eventstore_events_appended_total\{category="aggregate-report"\} 1\b/);
+    expect(text).toMatch(/^intake_inputs_total\{channel="upload",status="stored"\} 1$/m);
   });
 
   it("logs one JSON line per request with its id, tenant, route, status and duration, and never a key", async () => {

@@ -81,11 +81,12 @@ async function answerUnrouted(ctx: ApiContext, next: () => Promise<void>) {
 
 export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ApiDeps }> {
   const app = new Koa<ApiState, { deps: ApiDeps }>({ proxy: false });
-  app.context.deps = deps;
+  const metrics = deps.metrics ?? createServiceMetrics(deps);
+  // Routes count into the same metrics (uploads, say), made here when the caller gave none.
+  app.context.deps = { ...deps, metrics };
   // Koa would print stacks of unhandled errors to stderr; ours are logged by errorHandler.
   app.silent = true;
 
-  const metrics = deps.metrics ?? createServiceMetrics(deps);
   // Health, metrics and the API's description answer without a key.
   const publicRoutes = operationsRouter(metrics.registry);
   publicRoutes.get("/api/openapi.json", async (ctx) => {

@@ -10,12 +10,7 @@ import {
 } from "@dmarc-ledger/api";
 import { parseSettings } from "@dmarc-ledger/config";
 import { dnsSettingsFromEnv, startDnsServer } from "@dmarc-ledger/dns";
-import {
-  createIntakeMetrics,
-  ingestSettingsFromEnv,
-  type RunningIngest,
-  startIngest,
-} from "@dmarc-ledger/ingest";
+import { ingestSettingsFromEnv, type RunningIngest, startIngest } from "@dmarc-ledger/ingest";
 import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/ingestion";
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
 import { projectorSettings, rankingMaintenanceFrom, runProjector } from "@dmarc-ledger/projector";
@@ -173,7 +168,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       limits: intake,
       settings: ingestSettings,
       logger,
-      metrics: createIntakeMetrics(metrics.registry),
+      metrics: metrics.intake,
     });
     running.push(ingest);
     const control =

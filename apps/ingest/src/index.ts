@@ -1,4 +1,3 @@
-export { createIntakeMetrics, type IntakeMetrics } from "./intake-metrics.js";
 export { type IngestSettings, ingestSettingsFromEnv, ingestSettingsShape } from "./settings.js";
 export type { DeliverMessage, RunningSmtpIntake } from "./smtp/smtp-intake.js";
 export { type SmtpSettings, smtpSettingsFromEnv, smtpSettingsShape } from "./smtp/smtp-settings.js";

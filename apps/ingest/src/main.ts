@@ -3,6 +3,7 @@
 // once whoever gets them.
 import { ConfigError, parseSettings, readAllSettings } from "@dmarc-ledger/config";
 import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/ingestion";
+import { createIntakeMetrics } from "@dmarc-ledger/ingestion/metrics";
 import {
   createLogger,
   loggingSettings,
@@ -13,7 +14,6 @@ import {
 import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
 import { pino } from "pino";
 import { Registry } from "prom-client";
-import { createIntakeMetrics } from "./intake-metrics.js";
 import { ingestSettingsFromEnv } from "./settings.js";
 import { startIngest } from "./start-ingest.js";
 

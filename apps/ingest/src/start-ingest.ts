@@ -6,9 +6,9 @@ import {
   receiveInput,
   startParseWorkers,
 } from "@dmarc-ledger/ingestion";
+import type { IntakeMetrics } from "@dmarc-ledger/ingestion/metrics";
 import type { Logger } from "pino";
 import { describeImap, type ImapIntake, openImapProgressStore, startImapIntake } from "./imap/index.js";
-import type { IntakeMetrics } from "./intake-metrics.js";
 import type { IngestSettings } from "./settings.js";
 import { type DeliverMessage, type RunningSmtpIntake, startSmtpIntake } from "./smtp/smtp-intake.js";
 

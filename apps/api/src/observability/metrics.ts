@@ -1,5 +1,6 @@
 import type { EventStore, PostgresEventStore } from "@dmarc-ledger/event-store";
 import { streamCategory } from "@dmarc-ledger/events";
+import { createIntakeMetrics, type IntakeMetrics } from "@dmarc-ledger/ingestion/metrics";
 import type { Projection, ReadModelSchema } from "@dmarc-ledger/read-models";
 import { registerReadModelGauges } from "@dmarc-ledger/read-models/metrics";
 import type { Kysely } from "kysely";
@@ -9,6 +10,8 @@ export interface ServiceMetrics {
   registry: Registry;
   httpRequestDuration: Histogram<"method" | "route" | "status">;
   eventsAppended: Counter<"category">;
+  /** Inputs by channel and outcome: uploads here, SMTP and IMAP where `start` runs the intake. */
+  intake: IntakeMetrics;
 }
 
 /**
@@ -39,7 +42,7 @@ export function createServiceMetrics(sources: {
 
   registerReadModelGauges(registry, sources);
 
-  return { registry, httpRequestDuration, eventsAppended };
+  return { registry, httpRequestDuration, eventsAppended, intake: createIntakeMetrics(registry) };
 }
 
 /**

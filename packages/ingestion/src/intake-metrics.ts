@@ -1,6 +1,9 @@
 import { Counter, type Registry } from "prom-client";
 
-/** What the intake's channels count, for /metrics: `start`'s, or the ingest process's own. */
+/**
+ * What the intake's channels count, for /metrics: `start`'s and the API's (uploads), or the ingest
+ * process's own. A subpath of its own, so that `import` does not load prom-client.
+ */
 export interface IntakeMetrics {
   inputs: Counter<"channel" | "status">;
   parseWorkerFailures: Counter;
@@ -10,7 +13,7 @@ export function createIntakeMetrics(registry: Registry): IntakeMetrics {
   return {
     inputs: new Counter({
       name: "intake_inputs_total",
-      help: "Messages the SMTP and IMAP channels received, by channel and outcome: stored, duplicate, rejected (kept with the reason), or failed (not stored: SMTP answered 4xx, IMAP left it to try again).",
+      help: "Inputs the SMTP, IMAP and upload channels received, by channel and outcome: stored, duplicate, rejected (kept with the reason), or failed (not stored: SMTP answered 4xx, IMAP tries again, the upload got an error).",
       labelNames: ["channel", "status"] as const,
       registers: [registry],
     }),
