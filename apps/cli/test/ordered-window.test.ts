@@ -151,10 +151,13 @@ describe("an ordered window", () => {
     const later = gate<string>();
     await window.add(1, "x", () => failing.promise);
     await window.add(1, "y", () => later.promise);
+    await window.add(1, "thrown", () => {
+      throw new Error("thrown before any promise");
+    });
     failing.fail(new Error("database down"));
     later.open("fine");
     await window.drain();
-    expect(delivered).toEqual(["x!database down", "y=fine"]);
+    expect(delivered).toEqual(["x!database down", "y=fine", "thrown!thrown before any promise"]);
 
     const pending = gate<string>();
     await window.add(1, "z", () => pending.promise);

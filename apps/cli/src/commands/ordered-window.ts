@@ -39,7 +39,13 @@ export class OrderedWindow<T, M> {
     }
     this.running++;
     this.runningBytes += bytes;
-    const result = work();
+    let result: Promise<T>;
+    try {
+      result = work();
+    } catch (error) {
+      // Delivered in its turn like any failure, and its place given back.
+      result = Promise.reject(error);
+    }
     // Delivered when its turn comes; until then a failure must not count as unhandled.
     result.catch(() => {});
     const slot: Slot<T, M> = { result, meta, finished: false };
