@@ -14,6 +14,26 @@ const request = (bytes: Uint8Array): PrepareRequest => ({
   maxHeldBytes: holdMaxBytes,
 });
 
+/**
+ * A worker that loads, takes an input and never answers: it surely still holds the input when it
+ * is ended. The real worker, given a small input, can answer before terminate() takes effect.
+ */
+const stuckWorker = () =>
+  new Worker(
+    "const { parentPort } = require('node:worker_threads'); parentPort.postMessage({ ready: true }); parentPort.on('message', () => {});",
+    { eval: true },
+  );
+
+/** Fails the test soon, rather than at the test timeout, when a promise never settles. */
+function withinTenSeconds<T>(promise: Promise<T>): Promise<T> {
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error("did not settle within 10 s")), 10_000),
+    ),
+  ]);
+}
+
 describe("parse workers", () => {
   const pool = new ParsePool(2);
   beforeAll(() => pool.warm());
@@ -57,14 +77,14 @@ describe("parse workers", () => {
   });
 
   it("say so when a worker fails, rather than an answer about the input", async () => {
-    const closing = new ParsePool(1);
+    const closing = new ParsePool(1, stuckWorker);
     await closing.warm();
     const bytes = new Uint8Array(readFileSync(filesUnder(corpus)[0]!));
     const reasons: string[] = [];
     closing.onWorkerFailure((reason) => reasons.push(reason));
     const inFlightAndQueued = Promise.allSettled([onWorker(closing, bytes), onWorker(closing, bytes)]);
     await closing.close();
-    const settled = await inFlightAndQueued;
+    const settled = await withinTenSeconds(inFlightAndQueued);
     expect(settled.map((result) => result.status)).toEqual(["rejected", "rejected"]);
     for (const result of settled)
       expect((result as PromiseRejectedResult).reason).toBeInstanceOf(ParseWorkerFailedError);
@@ -73,7 +93,7 @@ describe("parse workers", () => {
   });
 
   it("tell of a worker that dies with an input", async () => {
-    const dying = new ParsePool(1);
+    const dying = new ParsePool(1, stuckWorker);
     const reasons: string[] = [];
     dying.onWorkerFailure((reason) => reasons.push(reason));
     try {
@@ -83,7 +103,7 @@ describe("parse workers", () => {
       const prepared = onWorker(dying, bytes);
       const [worker] = (dying as unknown as { workers: Set<Worker> }).workers;
       await worker!.terminate();
-      await expect(prepared).rejects.toBeInstanceOf(ParseWorkerFailedError);
+      await expect(withinTenSeconds(prepared)).rejects.toBeInstanceOf(ParseWorkerFailedError);
       expect(reasons).toEqual([expect.stringContaining("a parse worker failed with an input")]);
     } finally {
       await dying.close();
