@@ -89,8 +89,14 @@ describe("apps/dns/src/main.ts, built, the process", () => {
     expect(port).toBeGreaterThan(0);
     const soa = await dig(port, "spf.main.test", "SOA");
     expect(soa.answers[0]!.data).toMatch(/^ns1\.spf\.main\.test\. hostmaster\.spf\.main\.test\. /);
-    const metricsAt = process.lines().find((line) => line.msg === "metrics listening");
-    const metrics = await (await fetch(`http://127.0.0.1:${metricsAt?.port}/metrics`)).text();
+    // The metrics server starts after the DNS server: its line may come a little later.
+    let metricsPort = 0;
+    for (let attempt = 0; attempt < 600 && !metricsPort; attempt++) {
+      const listening = process.lines().find((line) => line.msg === "metrics listening");
+      metricsPort = (listening?.port as number | undefined) ?? 0;
+      if (!metricsPort) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     expect(metrics).toMatch(/^nodejs_eventloop_lag_seconds \d/m);
     process.child.kill("SIGTERM");
     expect(await process.exited).toBe(0);
