@@ -47,17 +47,33 @@ if (!ingest.smtp && !ingest.imap) {
   );
 }
 
+// Registered before anything starts: a SIGTERM while the process starts (a supervisor that
+// changes its mind, or a port that answers before the process has said so) stops what has
+// started and exits 0, rather than ending it by the signal's default. No new messages; those in
+// flight are stored and answered first.
+const started: {
+  runtime?: Awaited<ReturnType<typeof openRuntime>>;
+  metrics?: Awaited<ReturnType<typeof serveProcessMetrics>>;
+  intake?: Awaited<ReturnType<typeof startIngest>>;
+} = {};
+stopOnSignal(logger, async () => {
+  await started.intake?.stop();
+  await started.metrics?.stop();
+  await started.runtime?.close();
+});
+
 const reason = (error: unknown) => (error instanceof Error ? error.message : String(error));
 const runtime = await openRuntime(process.env).catch((error: unknown) =>
   fail(`cannot open the database: ${reason(error)}`),
 );
+started.runtime = runtime;
 // Counted always (cheap); served, with the process's own metrics, when METRICS_PORT is set.
 const registry = new Registry();
-const metrics = await serveProcessMetrics(settings, logger, registry).catch(async (error: unknown) => {
+started.metrics = await serveProcessMetrics(settings, logger, registry).catch(async (error: unknown) => {
   await runtime.close();
   return fail(`cannot serve metrics: ${reason(error)}`);
 });
-const running = await startIngest({
+started.intake = await startIngest({
   store: runtime.store,
   database: runtime.database,
   limits: intakeLimits(intake),
@@ -65,15 +81,8 @@ const running = await startIngest({
   logger,
   metrics: createIntakeMetrics(registry),
 }).catch(async (error: unknown) => {
-  await metrics?.stop();
+  await started.metrics?.stop();
   await runtime.close();
   return fail(`cannot start the intake: ${reason(error)}`);
 });
-logger.info({ channels: running.channels }, `receiving reports (${runtime.description})`);
-
-// No new messages; those in flight are stored and answered first.
-stopOnSignal(logger, async () => {
-  await running.stop();
-  await metrics?.stop();
-  await runtime.close();
-});
+logger.info({ channels: started.intake.channels }, `receiving reports (${runtime.description})`);

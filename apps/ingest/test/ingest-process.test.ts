@@ -51,6 +51,27 @@ describe("apps/ingest/src/main.ts as a process", () => {
     expect(`${JSON.stringify(lines)}${stderr()}`).not.toMatch(/\n\s+at /);
   });
 
+  it("stops cleanly, exit 0, on a SIGTERM that comes while it is still opening the database", async () => {
+    // A "database" that takes the connection and never answers: the process waits in its start.
+    const silent = createServer((socket) => socket.on("error", () => {}));
+    const connected = once(silent, "connection");
+    silent.listen(0, "127.0.0.1");
+    await once(silent, "listening");
+    try {
+      const { child, lines, exited } = await startIngestProcess({
+        DATABASE_URL: `postgres://postgres@127.0.0.1:${(silent.address() as AddressInfo).port}/never`,
+        REPORTS_DOMAIN: "reports.test",
+        SMTP_PORT: "0",
+      });
+      await connected;
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+      expect(lines.map((line) => line.msg)).toEqual(["stopping", "stopped"]);
+    } finally {
+      silent.close();
+    }
+  });
+
   it("says so when the SMTP port is taken, and exits 1", async () => {
     const taken = createServer().listen(0, "127.0.0.1");
     await once(taken, "listening");
