@@ -44,18 +44,11 @@ export async function startIngest(options: IngestOptions): Promise<RunningIngest
   const deliverBy =
     (channel: "smtp" | "imap"): DeliverMessage =>
     async (input, source) => {
-      let received: Awaited<ReturnType<typeof receiveInput>>;
-      try {
-        received = await receiveInput({ store, db: options.database.db, ...options.limits }, input, {
-          channel,
-          source,
-          metadata: { causedBy: `process:${channel}`, correlationId: source },
-        });
-      } catch (error) {
-        options.metrics?.inputs.inc({ channel, status: "failed" });
-        throw error;
-      }
-      options.metrics?.inputs.inc({ channel, status: received.status });
+      const received = await receiveInput(
+        { store, db: options.database.db, ...options.limits, metrics: options.metrics },
+        input,
+        { channel, source, metadata: { causedBy: `process:${channel}`, correlationId: source } },
+      );
       return { source, items: received.items, lastPosition: received.lastPosition };
     };
   const stopTellingWorkerFailures =

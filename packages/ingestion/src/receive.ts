@@ -16,6 +16,7 @@ import { CommitGroup } from "./commit-group.js";
 import { defaultHoldBudgetBytes, HoldBudget } from "./hold-budget.js";
 import { type IngestedItem, type IngestOutcome, ingest, storeParsed } from "./ingest.js";
 import { bytesInput, type InputBytes } from "./input-bytes.js";
+import type { IntakeMetrics } from "./intake-metrics.js";
 import { holdMaxBytes, type ParsedInput, parseInput } from "./parse-input.js";
 import { ParseWorkerFailedError, parsePool } from "./parse-pool.js";
 import { prepareInput } from "./prepare.js";
@@ -41,6 +42,8 @@ export interface IntakeDeps {
   holdMaxBytes?: number;
   /** Parse worker threads (see parse-pool.ts); 0 parses on the calling thread. Default: cores - 1, at least 1. */
   parseThreads?: number;
+  /** Counts each input by channel and outcome, where the process serves metrics. */
+  metrics?: Pick<IntakeMetrics, "inputs">;
 }
 
 export interface ReceiveOptions {
@@ -87,6 +90,23 @@ export const parseFirstMaxBytes = 8 * 1024 * 1024;
  * is picked up by `dmarc-ledger reprocess`.
  */
 export async function receiveInput(
+  deps: IntakeDeps,
+  input: InputBytes,
+  options: ReceiveOptions,
+): Promise<ReceivedInput> {
+  const counted = deps.metrics?.inputs;
+  let result: ReceivedInput;
+  try {
+    result = await receiveUncounted(deps, input, options);
+  } catch (error) {
+    counted?.inc({ channel: options.channel, status: "failed" });
+    throw error;
+  }
+  counted?.inc({ channel: options.channel, status: result.status });
+  return result;
+}
+
+async function receiveUncounted(
   deps: IntakeDeps,
   input: InputBytes,
   options: ReceiveOptions,

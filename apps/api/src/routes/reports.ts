@@ -45,7 +45,6 @@ async function handleUpload(ctx: ApiContext): Promise<void> {
       "The body is empty; send a report file (XML, gzip, zip) or a mail.",
     );
   }
-  const counted = ctx.deps.metrics?.intake.inputs;
   const received = await receiveInput(
     {
       store: ctx.deps.store,
@@ -53,6 +52,7 @@ async function handleUpload(ctx: ApiContext): Promise<void> {
       archiveMaxBytes: ctx.deps.config.archiveMaxBytes,
       parseOptions: { maxDecompressedBytes: ctx.deps.config.maxDecompressedBytes },
       parseThreads: ctx.deps.config.parseThreads,
+      metrics: ctx.deps.metrics?.intake,
     },
     body,
     {
@@ -60,11 +60,7 @@ async function handleUpload(ctx: ApiContext): Promise<void> {
       source: `upload:${ctx.state.requestId}`,
       metadata: { causedBy: `key:${holder.keyId}`, correlationId: ctx.state.requestId },
     },
-  ).catch((error: unknown) => {
-    counted?.inc({ channel: "upload", status: "failed" });
-    throw error;
-  });
-  counted?.inc({ channel: "upload", status: received.status });
+  );
   await awaitProjection(ctx, received.lastPosition);
   ctx.status = 202;
   ctx.body = {
