@@ -61,9 +61,7 @@ export async function startMetricsServer(
   const server: Server = createServer(async (request, response) => {
     // A target that is no URL (an absolute form such as "http://[") must not throw in here: an
     // error in this handler would end the process.
-    const path = URL.canParse(request.url ?? "", "http://metrics")
-      ? new URL(request.url ?? "", "http://metrics").pathname
-      : null;
+    const path = pathOf(request.url ?? "");
     if (path === null) {
       response.writeHead(400, { "content-type": "text/plain" }).end("bad request\n");
       return;
@@ -112,4 +110,13 @@ export async function startMetricsServer(
         server.closeIdleConnections();
       }),
   };
+}
+
+/** The request target's path; null when it is no URL. */
+function pathOf(target: string): string | null {
+  try {
+    return new URL(target, "http://metrics").pathname;
+  } catch {
+    return null;
+  }
 }

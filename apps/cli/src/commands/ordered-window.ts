@@ -46,10 +46,9 @@ export class OrderedWindow<T, M> {
       // Delivered in its turn like any failure, and its place given back.
       result = Promise.reject(error);
     }
-    // Delivered when its turn comes; until then a failure must not count as unhandled.
-    result.catch(() => {});
     const slot: Slot<T, M> = { result, meta, finished: false };
     this.slots.push(slot);
+    // Delivered when its turn comes; this handler also keeps a failure from counting as unhandled.
     void result
       .catch(() => {})
       .finally(() => {
@@ -65,7 +64,6 @@ export class OrderedWindow<T, M> {
   async drain(): Promise<void> {
     while (this.slots.length > 0) {
       const slot = this.slots.shift()!;
-      await slot.result.catch(() => {});
       await this.deliver(slot.result, slot.meta);
     }
   }
