@@ -1,70 +1,9 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { builtEntry } from "../../../../test/support/built-processes.js";
+import { type BuiltProcess, startBuiltProcess } from "../../../../test/support/start-built-process.js";
 
-const repoRoot = fileURLToPath(new URL("../../../../", import.meta.url));
+export { type LogLine, waitFor } from "../../../../test/support/start-built-process.js";
+export type IngestProcess = BuiltProcess;
 
-export interface LogLine {
-  level: number;
-  msg: string;
-  [key: string]: unknown;
-}
-
-export interface IngestProcess {
-  child: ChildProcess;
-  /** Its JSON log lines (stdout), as they come. */
-  lines: LogLine[];
-  /** What it wrote to stderr (the last 64 KiB), for failure messages. */
-  stderr(): string;
-  /** The exit code, -1 when it was ended by a signal (then `child.signalCode` says which). */
-  exited: Promise<number>;
-}
-
-/**
- * apps/ingest/src/main.ts, built, as its own process as production runs it, with only PATH and
- * `env` in its environment.
- */
-export async function startIngestProcess(env: NodeJS.ProcessEnv): Promise<IngestProcess> {
-  const child = spawn(process.execPath, await builtEntry("apps/ingest/dist/main.js"), {
-    cwd: repoRoot,
-    env: { PATH: process.env.PATH, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  // A test run that dies must not leave an intake behind, reconnecting forever.
-  const killOnExit = () => child.kill("SIGKILL");
-  process.once("exit", killOnExit);
-  const lines: LogLine[] = [];
-  let pending = "";
-  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
-    pending += chunk;
-    const parts = pending.split("\n");
-    pending = parts.pop()!;
-    for (const part of parts) if (part.trim()) lines.push(JSON.parse(part) as LogLine);
-  });
-  // Read as it comes, so that a chatty stderr cannot fill its pipe and stall the process.
-  let stderr = "";
-  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr = (stderr + chunk).slice(-65_536);
-  });
-  // "close", not "exit": by then every log line it wrote has been read.
-  const exited = new Promise<number>((resolve) =>
-    child.once("close", (code) => {
-      process.off("exit", killOnExit);
-      resolve(code ?? -1);
-    }),
-  );
-  return { child, lines, stderr: () => stderr, exited };
-}
-
-/** Polls `find` every 50 ms until it returns something (up to 30 s). */
-export async function waitFor<T>(
-  find: () => T | undefined | Promise<T | undefined>,
-  what: string,
-): Promise<T> {
-  for (let attempt = 0; attempt < 600; attempt++) {
-    const found = await find();
-    if (found !== undefined) return found;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
+/** apps/ingest/src/main.ts, built, as its own process as production runs it. */
+export function startIngestProcess(env: NodeJS.ProcessEnv): Promise<IngestProcess> {
+  return startBuiltProcess("apps/ingest/dist/main.js", env);
 }
