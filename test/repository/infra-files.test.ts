@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import ignore from "@balena/dockerignore";
+import dockerignore from "@balena/dockerignore";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 
@@ -23,7 +23,8 @@ const root = fileURLToPath(new URL("../../", import.meta.url));
 const read = (path: string) => readFileSync(`${root}${path}`, "utf8");
 
 describe("the image's build context (.dockerignore)", () => {
-  const rules = ignore().add(read(".dockerignore").split("\n"));
+  // A CommonJS module whose types declare an ES default export: its factory is also its `default`.
+  const rules = dockerignore.default().add(read(".dockerignore").split("\n"));
 
   it("leaves out what a host made: data, .git, node_modules, build output", () => {
     for (const path of [
