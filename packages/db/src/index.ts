@@ -1,4 +1,4 @@
-export { type DatabaseConfig, databaseConfigFromEnv, describeDatabase } from "./config.js";
+export { type DatabaseConfig, databaseConfigFromEnv, describeDatabase, redactPassword } from "./config.js";
 export { DataDirLockedError, lockDataDir } from "./data-dir-lock.js";
 export { MigrationFailedError, type MigrationSet, migrateToLatest } from "./migrations.js";
 export { type Database, type OpenOptions, openDatabase } from "./open-database.js";

@@ -6,13 +6,14 @@ import {
   describeDatabase,
   migrateToLatest,
   openDatabase,
+  redactPassword,
 } from "@dmarc-ledger/db";
 import { createPostgresEventStore, type EventStore, eventStoreMigrations } from "@dmarc-ledger/event-store";
 // The subpath, not the index: that would load the report parser for a migration list.
 import { intakeMigrations } from "@dmarc-ledger/ingestion/migrations";
 import type { ReadModelSchema } from "@dmarc-ledger/read-models";
 import { readModelMigrations } from "@dmarc-ledger/read-models/migrations";
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { runtimeSettings } from "./settings.js";
 
 /** The database, event store and read models a process works on, as its environment selects them. */
@@ -49,6 +50,7 @@ export async function openRuntime(
   const database = await openDatabase(config, { shortLived: options.shortLived ?? false });
   const db = database.withSchema<ReadModelSchema>();
   try {
+    if (config.kind === "postgres") await connectOnce(database, options.database ? null : "DATABASE_URL");
     const eventStoreUrl =
       options.eventStoreUrl === undefined ? settings.EVENTSTORE_URL : options.eventStoreUrl;
     // The raw archive of every input lives beside the read models, whichever store holds events.
@@ -75,5 +77,24 @@ export async function openRuntime(
   } catch (error) {
     await database.close();
     throw error;
+  }
+}
+
+/**
+ * The first connection, on its own: when it fails, the message names the variable (and the URL,
+ * without its password) that pointed here, not only the socket's `connect ECONNREFUSED …`.
+ */
+async function connectOnce(database: Database, variable: string | null): Promise<void> {
+  try {
+    await sql`select 1`.execute(database.db);
+  } catch (error) {
+    const url = database.config.kind === "postgres" ? redactPassword(database.config.url) : "";
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(
+      `cannot connect to the PostgreSQL server of ${variable ?? "the database"} (${url}): ${reason}`,
+      {
+        cause: error,
+      },
+    );
   }
 }

@@ -1,15 +1,14 @@
 import { bindPort } from "@dmarc-ledger/api/listen";
-import { ConfigError, parseSettings, type SettingProblem } from "@dmarc-ledger/config";
 import { createLogger, startedByPackageManager, whenParentExits } from "@dmarc-ledger/process";
 import type { CliIO } from "../io.js";
-import { serviceSettings } from "../settings.js";
+import { startSettings } from "../settings.js";
 import { withRuntime } from "../with-runtime.js";
 
 /** `start`: the service in this process until SIGINT or SIGTERM. */
 export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void> {
   // In this order: every setting checked, then the port bound, then the data opened; so a
   // process that cannot serve stops at once, before it has created anything.
-  const settings = await checkAllSettings(env);
+  const settings = startSettings(env);
   const logger = createLogger(settings, "dmarc-ledger");
   const server = await bindPort(settings.PORT);
   let runtimeOpened = false;
@@ -76,45 +75,4 @@ function printBootstrapKey(io: CliIO, apiRoot: string, created: { tenantId: stri
     `  curl -X PUT -H "Authorization: Bearer ${created.apiKey}" -d domain=example.com ${apiRoot}add-domain`,
   );
   io.err(`  curl -H "Authorization: Bearer ${created.apiKey}" "${apiRoot}aggregate_by_domain?start=0"`);
-}
-
-/**
- * Every setting `start` reads: its own and those of the parts it runs beside the API (intake,
- * DNS server, refresher, source names, onboarding), checked before the port is bound or the data
- * directory opened, every wrong variable of every part named in one message.
- */
-async function checkAllSettings(env: NodeJS.ProcessEnv) {
-  const [ingest, ingestion, dns, safeSpf, sourceNames, onboarding] = await Promise.all([
-    import("@dmarc-ledger/ingest"),
-    import("@dmarc-ledger/ingestion"),
-    import("@dmarc-ledger/dns"),
-    import("@dmarc-ledger/safe-spf-service"),
-    import("@dmarc-ledger/source-names"),
-    import("@dmarc-ledger/onboarding"),
-  ]);
-  let settings: ReturnType<typeof parseSettings<typeof serviceSettings>> | undefined;
-  const checks = [
-    () => {
-      settings = parseSettings(serviceSettings, env);
-    },
-    () => ingest.ingestSettingsFromEnv(env),
-    () => ingestion.intakeSettingsFromEnv(env),
-    () => dns.dnsSettingsFromEnv(env, { defaultPort: 5353, required: false }),
-    () => safeSpf.safeSpfRefreshSettingsFromEnv(env),
-    () => sourceNames.sourceIpResolverSettingsFromEnv(env),
-    () => onboarding.onboardingSettingsFromEnv(env),
-  ];
-  const problems: SettingProblem[] = [];
-  for (const check of checks) {
-    try {
-      check();
-    } catch (error) {
-      if (!(error instanceof ConfigError)) throw error;
-      for (const problem of error.problems) {
-        if (!problems.some((p) => p.variable === problem.variable)) problems.push(problem);
-      }
-    }
-  }
-  if (problems.length > 0 || !settings) throw new ConfigError(problems);
-  return settings;
 }

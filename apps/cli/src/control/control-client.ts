@@ -13,7 +13,8 @@ export async function runInRunningService(
   argv: string[],
   io: CliIO,
 ): Promise<number | null> {
-  if (env.DATABASE_URL || argv[0] === "start") return null;
+  // `start` too: the service answers that it runs already (control-server.ts).
+  if (env.DATABASE_URL) return null;
   const path = embeddedControlSocketPath(env);
   if (!existsSync(path)) return null;
   return new Promise((resolve, reject) => {
@@ -45,5 +46,17 @@ export async function runInRunningService(
         else resolve(exit);
       }
     });
+  });
+}
+
+/** Whether a service listens on the control socket at `path` (not a socket left by one that died). */
+export function serviceAnswers(path: string): Promise<boolean> {
+  if (!existsSync(path)) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const socket = connect(path, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.on("error", () => resolve(false));
   });
 }

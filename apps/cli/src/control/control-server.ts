@@ -4,7 +4,13 @@ import type { Runtime } from "@dmarc-ledger/runtime";
 import type { Logger } from "pino";
 import type { CliIO } from "../io.js";
 import { attachedRuntime } from "./attached-runtime.js";
-import { type ControlAnswer, type ControlRequest, controlSocketPath, maxRequestBytes } from "./protocol.js";
+import {
+  alreadyRunningMessage,
+  type ControlAnswer,
+  type ControlRequest,
+  controlSocketPath,
+  maxRequestBytes,
+} from "./protocol.js";
 
 export interface ControlServer {
   path: string;
@@ -109,14 +115,14 @@ function readRequest(socket: Socket): Promise<ControlRequest | null> {
 async function runRequest(
   socket: Socket,
   request: ControlRequest,
-  options: { runtime: Runtime; run: (argv: string[], io: CliIO) => Promise<number> },
+  options: { dataDir: string; runtime: Runtime; run: (argv: string[], io: CliIO) => Promise<number> },
 ): Promise<void> {
   const send = (answer: ControlAnswer) => {
     if (!socket.destroyed) socket.write(`${JSON.stringify(answer)}\n`);
   };
   let exit: number;
   if (request.argv[0] === "start") {
-    send({ err: "error: the service is already running on this data directory." });
+    send({ err: `error: ${alreadyRunningMessage(options.dataDir)}` });
     exit = 1;
   } else {
     const io: CliIO = {
