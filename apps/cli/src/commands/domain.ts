@@ -1,6 +1,6 @@
 import type { DomainStatus } from "@dmarc-ledger/onboarding";
 import type { Command } from "commander";
-import { CliError, type CliIO } from "../io.js";
+import { CliError, type CliIO, jsonDocument } from "../io.js";
 import { catchUpTenantTables, resolveTenant } from "../tenant-ref.js";
 import { withRuntime } from "../with-runtime.js";
 
@@ -48,7 +48,7 @@ export function registerDomainCommands(program: Command, io: CliIO, env: NodeJS.
     .command("list")
     .description("list the domains of a tenant, or of every tenant")
     .argument("[tenant]", "the tenant's id or name")
-    .option("--json", "print one JSON object per line")
+    .option("--json", "print them as one JSON array")
     .action(async (reference: string | undefined, options: { json?: boolean }) => {
       const domains = await withRuntime(env, async (runtime) => {
         await catchUpTenantTables(runtime);
@@ -56,11 +56,13 @@ export function registerDomainCommands(program: Command, io: CliIO, env: NodeJS.
           reference === undefined ? undefined : (await resolveTenant(runtime, reference)).tenantId;
         return (await readModels()).listTenantDomains(runtime.db, tenantId);
       });
+      if (options.json) {
+        io.out(jsonDocument(domains.map((d) => ({ ...d, addedAt: d.addedAt.toISOString() }))));
+        return;
+      }
       for (const d of domains) {
         io.out(
-          options.json
-            ? JSON.stringify({ ...d, addedAt: d.addedAt.toISOString() })
-            : `${d.domain}  tenant ${d.tenantId}  ${d.group === null ? "no group" : `group "${d.group}"`}  added ${d.addedAt.toISOString().slice(0, 19)}Z`,
+          `${d.domain}  tenant ${d.tenantId}  ${d.group === null ? "no group" : `group "${d.group}"`}  added ${d.addedAt.toISOString().slice(0, 19)}Z`,
         );
       }
     });
@@ -96,7 +98,7 @@ export function registerDomainCommands(program: Command, io: CliIO, env: NodeJS.
         throw error;
       }
       const status = await domainStatusChecker(onboardingSettingsFromEnv(env))(domainName);
-      if (flags.json) io.out(JSON.stringify(status, null, 2));
+      if (flags.json) io.out(jsonDocument(status));
       else for (const line of statusLines(status)) io.out(line);
       // Exit status 2 when something is to change, so that scripts can wait for a good setup.
       if (status.problems.length > 0) throw new CliError("", 2);
