@@ -2,7 +2,13 @@
 // `pnpm build`. It reads the read models; run the projector beside it to keep them current.
 import { parseSettings, readAllSettings } from "@dmarc-ledger/config";
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
-import { createLogger, exitOnStartFailure, loggingSettings, stopOnSignal } from "@dmarc-ledger/process";
+import {
+  createLogger,
+  exitOnStartFailure,
+  loggingSettings,
+  processMetrics,
+  stopOnSignal,
+} from "@dmarc-ledger/process";
 import { allProjections } from "@dmarc-ledger/read-models";
 import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
 import { createApiApp } from "./app.js";
@@ -18,10 +24,15 @@ const { settings, onboarding } = exitOnStartFailure(() =>
   }),
 );
 const logger = createLogger(settings, "api");
-const server = await exitOnStartFailure(() => bindPort(settings.PORT));
+// /metrics answers from the moment the port is bound, with the process metrics until the rest is.
+const registry = await processMetrics();
+const server = await exitOnStartFailure(() => bindPort(settings.PORT, undefined, { metrics: registry }));
 const runtime = await exitOnStartFailure(() => openRuntime(process.env));
 const config = apiConfigFrom(settings, server.port);
-const metrics = createServiceMetrics({ db: runtime.db, store: runtime.store, projections: allProjections });
+const metrics = createServiceMetrics(
+  { db: runtime.db, store: runtime.store, projections: allProjections },
+  registry,
+);
 const app = createApiApp({
   db: runtime.db,
   store: countingAppends(runtime.store, metrics.eventsAppended),

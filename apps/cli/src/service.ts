@@ -29,6 +29,7 @@ import {
 } from "@dmarc-ledger/source-names";
 import { createTenant } from "@dmarc-ledger/tenancy";
 import type { Logger } from "pino";
+import type { Registry } from "prom-client";
 import { startControlServer } from "./control/control-server.js";
 import type { CliIO } from "./io.js";
 
@@ -64,6 +65,8 @@ export interface ServiceOptions {
    * with this (the CLI's own entry point), since this process holds the directory.
    */
   controlCommands?: (argv: string[], io: CliIO) => Promise<number>;
+  /** The registry the bound port has served /metrics from while the service started (processMetrics). */
+  metricsRegistry?: Registry;
 }
 
 /**
@@ -86,11 +89,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const config = apiConfigFrom(settings, bound.port);
   const running: { stop(): Promise<void> }[] = [];
   try {
-    const metrics = createServiceMetrics({
-      db: runtime.db,
-      store: runtime.store,
-      projections: allProjections,
-    });
+    const metrics = createServiceMetrics(
+      { db: runtime.db, store: runtime.store, projections: allProjections },
+      options.metricsRegistry,
+    );
     const store = countingAppends(runtime.store, metrics.eventsAppended);
     // Catch up before answering, so the first requests see everything stored so far.
     await catchUp({ store, db: runtime.db, projections: allProjections });

@@ -3,6 +3,7 @@ export { exitOnStartFailure, stopOnSignal } from "./lifecycle.js";
 export {
   type MetricsSettings,
   metricsSettings,
+  processMetrics,
   type RunningMetricsServer,
   serveProcessMetrics,
   startMetricsServer,

@@ -1,5 +1,10 @@
 import { bindPort } from "@dmarc-ledger/api/listen";
-import { createLogger, startedByPackageManager, whenParentExits } from "@dmarc-ledger/process";
+import {
+  createLogger,
+  processMetrics,
+  startedByPackageManager,
+  whenParentExits,
+} from "@dmarc-ledger/process";
 import type { CliIO } from "../io.js";
 import { startSettings } from "../settings.js";
 import { withRuntime } from "../with-runtime.js";
@@ -10,7 +15,9 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
   // process that cannot serve stops at once, before it has created anything.
   const settings = startSettings(env);
   const logger = createLogger(settings, "dmarc-ledger");
-  const server = await bindPort(settings.PORT);
+  // /metrics answers from the moment the port is bound, with the process metrics until the rest is.
+  const metricsRegistry = await processMetrics();
+  const server = await bindPort(settings.PORT, undefined, { metrics: metricsRegistry });
   let runtimeOpened = false;
   try {
     await withRuntime(
@@ -30,6 +37,7 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
           server,
           logger,
           bootstrapTenant: true,
+          metricsRegistry,
           controlCommands: (argv, commandIO) => runCliHere(argv, commandIO, env),
         });
         logger.info(
