@@ -6,6 +6,7 @@
 import { spawn } from "node:child_process";
 import { stat, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { runCliHere, startService } from "@dmarc-ledger/cli";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
@@ -22,7 +23,7 @@ async function cliProcess(
   env: NodeJS.ProcessEnv,
   cwd: string,
   ...argv: string[]
-): Promise<{ code: number; out: string }> {
+): Promise<{ code: number; out: string; pid: number }> {
   const cli = await builtEntry("apps/cli/dist/main.js");
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...cli, ...argv], {
@@ -35,7 +36,7 @@ async function cliProcess(
       out += String(chunk);
     });
     child.once("error", reject);
-    child.once("close", (code) => resolve({ code: code ?? -1, out }));
+    child.once("close", (code) => resolve({ code: code ?? -1, out, pid: child.pid ?? -1 }));
   });
 }
 
@@ -43,15 +44,23 @@ describe("the CLI beside a running embedded service", () => {
   let backend: Backend;
   let runtime: Runtime;
   let stop: () => Promise<void>;
+  // The service's log, as JSON lines.
+  const logged: string[] = [];
 
   beforeAll(async () => {
     backend = await pgliteBackend();
     runtime = await openRuntime(backend.env);
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        logged.push(...String(chunk).split("\n").filter(Boolean));
+        done();
+      },
+    });
     const service = await startService({
       runtime,
       env: backend.env,
       port: 0,
-      logger: pino({ level: "silent" }),
+      logger: pino({ level: "info" }, sink),
       bootstrapTenant: false,
       controlCommands: (argv, io) => runCliHere(argv, io, backend.env),
     });
@@ -106,5 +115,42 @@ describe("the CLI beside a running embedded service", () => {
     const listed = await cli({ DMARC_LEDGER_DATA_DIR: dataDir }, "tenant", "list");
     expect(listed.code).toBe(0);
     expect(listed.out).toContain("No tenants yet");
+  });
+
+  it("logs each command it runs: who handed it over, what, the outcome; never a key or a secret", async () => {
+    const created = await cliProcess(backend.env, root, "tenant", "create", "logged", "--json");
+    expect(created.code).toBe(0);
+    const { apiKey } = JSON.parse(created.out) as { apiKey: string };
+    // A key given where a key id belongs (refused), and a secret-looking option (unknown).
+    const refused = await cliProcess(backend.env, root, "tenant", "key", "revoke", "logged", apiKey);
+    expect(refused.code).toBe(1);
+    const unknown = await cliProcess(backend.env, root, "domain", "list", "--api-token", "hunter2");
+    expect(unknown.code).toBe(1);
+
+    const lines = logged.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const byPid = (pid: number) => lines.find((line) => (line.caller as { pid: number } | null)?.pid === pid);
+    expect(byPid(created.pid)).toMatchObject({
+      level: 30,
+      msg: "control command",
+      caller: { pid: created.pid, user: expect.any(String) },
+      argv: ["tenant", "create", "logged", "--json"],
+      cwd: root.replace(/\/$/, ""),
+      exit: 0,
+      durationMs: expect.any(Number),
+    });
+    expect(byPid(refused.pid)).toMatchObject({
+      level: 40,
+      msg: "control command failed",
+      argv: ["tenant", "key", "revoke", "logged", `${apiKey.slice(0, "dlk_global_".length + 6)}…[redacted]`],
+      exit: 1,
+      error: expect.stringContaining("has no API key"),
+    });
+    expect(byPid(unknown.pid)).toMatchObject({
+      argv: ["domain", "list", "--api-token", "[redacted]"],
+      exit: 1,
+    });
+    const all = logged.join("\n");
+    expect(all).not.toContain(apiKey);
+    expect(all).not.toContain("hunter2");
   });
 });

@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { connect } from "node:net";
+import { userInfo } from "node:os";
 import type { CliIO } from "../io.js";
-import { type ControlAnswer, embeddedControlSocketPath } from "./protocol.js";
+import { type ControlAnswer, type ControlRequest, embeddedControlSocketPath } from "./protocol.js";
 
 /**
  * Hands a command to the service running on the embedded data directory, when one answers on its
@@ -23,7 +24,12 @@ export async function runInRunningService(
     let buffered = "";
     const socket = connect(path, () => {
       connected = true;
-      socket.write(`${JSON.stringify({ argv, cwd: process.cwd() })}\n`);
+      const request: ControlRequest = {
+        argv,
+        cwd: process.cwd(),
+        caller: { pid: process.pid, user: userName() },
+      };
+      socket.write(`${JSON.stringify(request)}\n`);
     });
     socket.on("data", (chunk) => {
       buffered += String(chunk);
@@ -59,4 +65,13 @@ export function serviceAnswers(path: string): Promise<boolean> {
     });
     socket.on("error", () => resolve(false));
   });
+}
+
+function userName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    // A uid without a passwd entry (some containers).
+    return String(process.getuid?.() ?? "unknown");
+  }
 }
