@@ -10,6 +10,7 @@ import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { runCliHere, startService } from "@dmarc-ledger/cli";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import { startFixtureDnsServer } from "@dmarc-ledger/safe-spf/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtEntry } from "../support/built-processes.js";
@@ -152,5 +153,35 @@ describe("the CLI beside a running embedded service", () => {
     const all = logged.join("\n");
     expect(all).not.toContain(apiKey);
     expect(all).not.toContain("hunter2");
+  });
+
+  it("runs the DNS commands here, with the caller's settings, as it would without the service", async () => {
+    const reportsDomain = "reports.beside.test";
+    const dns = await startFixtureDnsServer({
+      "_dmarc.beside-ledger.com": [{ TXT: `v=DMARC1; p=none; rua=mailto:agg@${reportsDomain}` }],
+      [`beside-ledger.com._report._dmarc.${reportsDomain}`]: [{ TXT: "v=DMARC1" }],
+      "beside-ledger.com": [{ TXT: "v=spf1 redirect=beside-ledger.com.spf.beside.test" }],
+      "beside-ledger.com.spf.beside.test": [{ TXT: "v=spf1 ip4:192.0.2.0/24 -all" }],
+    });
+    try {
+      // The service runs without any of these: handed over, the commands would read its settings.
+      const env = {
+        ...backend.env,
+        DNS_NAMESERVERS: dns.address,
+        DNS_TIMEOUT_MS: "300",
+        REPORTS_DOMAIN: reportsDomain,
+        SAFE_SPF_ZONE: "spf.beside.test",
+      };
+      const status = await cli(env, "domain", "status", "beside-ledger.com");
+      expect(status.out).toContain("Nothing to change.");
+      expect(status.code).toBe(0);
+      const check = await cli(env, "spf", "check", "beside-ledger.com", "--ip", "192.0.2.7");
+      expect(check.out).toMatch(/^pass: 192\.0\.2\.7/);
+      expect(check.code).toBe(0);
+      // And the service logged no command: they never reached it.
+      expect(logged.join("\n")).not.toContain('"argv":["domain","status"');
+    } finally {
+      await dns.close();
+    }
   });
 });

@@ -15,7 +15,7 @@ export async function runInRunningService(
   io: CliIO,
 ): Promise<number | null> {
   // `start` too: the service answers that it runs already (control-server.ts).
-  if (env.DATABASE_URL) return null;
+  if (env.DATABASE_URL || !opensTheDataDirectory(argv)) return null;
   const path = embeddedControlSocketPath(env);
   if (!existsSync(path)) return null;
   return new Promise((resolve, reject) => {
@@ -53,6 +53,19 @@ export async function runInRunningService(
       }
     });
   });
+}
+
+/**
+ * Commands that never open the data directory (DNS checks, help, the version) run in this process,
+ * with its environment, beside a service or not: handed over, they read the service's settings
+ * (DNS_NAMESERVERS, REPORTS_DOMAIN…) instead of the caller's.
+ */
+const withoutDataDirectory = [["spf"], ["domain", "status"]];
+
+function opensTheDataDirectory(argv: string[]): boolean {
+  if (argv.length === 0 || argv.some((arg) => ["-h", "--help", "-V", "--version"].includes(arg)))
+    return false;
+  return !withoutDataDirectory.some((words) => words.every((word, index) => argv[index] === word));
 }
 
 /** Whether a service listens on the control socket at `path` (not a socket left by one that died). */
