@@ -2,4 +2,5 @@ export { type DatabaseConfig, databaseConfigFromEnv, describeDatabase, redactPas
 export { DataDirLockedError, lockDataDir } from "./data-dir-lock.js";
 export { MigrationFailedError, type MigrationSet, migrateToLatest } from "./migrations.js";
 export { type Database, type OpenOptions, openDatabase } from "./open-database.js";
+export { makePgliteTemplate, pgliteTemplateDir } from "./pglite-initdb.js";
 export { type DatabaseSettings, databaseConfigFrom, databaseSettings } from "./settings.js";
