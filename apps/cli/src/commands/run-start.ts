@@ -19,17 +19,17 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
   const metricsRegistry = await processMetrics();
   const server = await bindPort(settings.PORT, undefined, { metrics: metricsRegistry });
   let runtimeOpened = false;
+  // The service's modules load (a second or more through tsx) while the data directory opens (a
+  // first start makes its database then: seconds, in a child process, on the other core). A start
+  // that cannot open it stops all the same: the loading is dropped with the process.
+  const serviceModules = Promise.all([import("../program.js"), import("../service.js")]);
+  serviceModules.catch(() => {});
   try {
     await withRuntime(
       env,
       async (runtime) => {
         runtimeOpened = true;
-        // Imported once the data is open: the service's modules take seconds to load, and a start
-        // that cannot serve (a wrong setting, a taken port, a held data directory) stops before.
-        const [{ runCliHere }, { startService }] = await Promise.all([
-          import("../program.js"),
-          import("../service.js"),
-        ]);
+        const [{ runCliHere }, { startService }] = await serviceModules;
         const service = await startService({
           runtime,
           env,
