@@ -2,7 +2,14 @@
 // `pnpm build`. It reads the read models; run the projector beside it to keep them current.
 import { parseSettings, readAllSettings } from "@dmarc-ledger/config";
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
-import { createLogger, exitOnStartFailure, loggingSettings, stopOnSignal } from "@dmarc-ledger/process";
+import {
+  connectionLost,
+  createLogger,
+  exitOnStartFailure,
+  loggingSettings,
+  stopOnSignal,
+  stopSettings,
+} from "@dmarc-ledger/process";
 import { allProjections } from "@dmarc-ledger/read-models";
 import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
 import { createApiApp } from "./app.js";
@@ -13,13 +20,16 @@ import { apiSettings } from "./settings.js";
 
 const { settings, onboarding } = exitOnStartFailure(() =>
   readAllSettings({
-    settings: () => parseSettings({ ...runtimeSettings, ...apiSettings, ...loggingSettings }, process.env),
+    settings: () =>
+      parseSettings({ ...runtimeSettings, ...apiSettings, ...loggingSettings, ...stopSettings }, process.env),
     onboarding: () => onboardingSettingsFromEnv(process.env),
   }),
 );
 const logger = createLogger(settings, "api");
 const server = await exitOnStartFailure(() => bindPort(settings.PORT));
-const runtime = await exitOnStartFailure(() => openRuntime(process.env));
+const runtime = await exitOnStartFailure(() =>
+  openRuntime(process.env, { onConnectionError: connectionLost(logger), service: true }),
+);
 const config = apiConfigFrom(settings, server.port);
 const metrics = createServiceMetrics({ db: runtime.db, store: runtime.store, projections: allProjections });
 const app = createApiApp({
@@ -34,7 +44,11 @@ const app = createApiApp({
 server.serve(app.callback());
 logger.info({ apiRoot: config.publicBaseUrl, data: runtime.description }, "listening");
 
-stopOnSignal(logger, async () => {
-  await server.close();
-  await runtime.close();
-});
+stopOnSignal(
+  logger,
+  async () => {
+    await server.close();
+    await runtime.close();
+  },
+  { timeoutMs: settings.STOP_TIMEOUT_MS, cancelQueries: () => runtime.database.cancelQueries() },
+);

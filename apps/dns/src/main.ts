@@ -6,12 +6,14 @@
 // work through leases (packages/safe-spf-service), so no domain is computed twice.
 import { parseSettings, readAllSettings } from "@dmarc-ledger/config";
 import {
+  connectionLost,
   createLogger,
   exitOnStartFailure,
   loggingSettings,
   metricsSettings,
   serveProcessMetrics,
   stopOnSignal,
+  stopSettings,
 } from "@dmarc-ledger/process";
 import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
 import {
@@ -32,7 +34,7 @@ const { settings, dnsSettings, refreshSettings, sourceNames } = exitOnStartFailu
   readAllSettings({
     settings: () =>
       parseSettings(
-        { ...runtimeSettings, ...safeSpfSettings, ...loggingSettings, ...metricsSettings },
+        { ...runtimeSettings, ...safeSpfSettings, ...loggingSettings, ...stopSettings, ...metricsSettings },
         process.env,
       ),
     dnsSettings: () => dnsSettingsFromEnv(process.env, { defaultPort: 53, required: true })!,
@@ -42,7 +44,9 @@ const { settings, dnsSettings, refreshSettings, sourceNames } = exitOnStartFailu
   }),
 );
 const logger = createLogger(settings, "dns");
-const runtime = await exitOnStartFailure(() => openRuntime(process.env));
+const runtime = await exitOnStartFailure(() =>
+  openRuntime(process.env, { onConnectionError: connectionLost(logger), service: true }),
+);
 const dns = await exitOnStartFailure(() =>
   startDnsServer({ store: runtime.store, settings: dnsSettings, logger }),
 );
@@ -76,10 +80,14 @@ logger.info(
   "serving DNS (UDP and TCP) and keeping Safe SPF records current",
 );
 
-stopOnSignal(logger, async () => {
-  await dns.stop();
-  await metrics?.stop();
-  await refresher.stop();
-  await sourceIpResolver?.stop();
-  await runtime.close();
-});
+stopOnSignal(
+  logger,
+  async () => {
+    await dns.stop();
+    await metrics?.stop();
+    await refresher.stop();
+    await sourceIpResolver?.stop();
+    await runtime.close();
+  },
+  { timeoutMs: settings.STOP_TIMEOUT_MS, cancelQueries: () => runtime.database.cancelQueries() },
+);

@@ -2,11 +2,13 @@
 // after `pnpm build`.
 import { parseSettings } from "@dmarc-ledger/config";
 import {
+  connectionLost,
   createLogger,
   exitOnStartFailure,
   loggingSettings,
   metricsSettings,
   stopOnSignal,
+  stopSettings,
 } from "@dmarc-ledger/process";
 import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
 import { resolverFrom, safeSpfSettings, startSafeSpfWorker } from "@dmarc-ledger/safe-spf-service";
@@ -17,12 +19,21 @@ import { projectorSettings } from "./settings.js";
 
 const settings = exitOnStartFailure(() =>
   parseSettings(
-    { ...runtimeSettings, ...safeSpfSettings, ...projectorSettings, ...loggingSettings, ...metricsSettings },
+    {
+      ...runtimeSettings,
+      ...safeSpfSettings,
+      ...projectorSettings,
+      ...loggingSettings,
+      ...stopSettings,
+      ...metricsSettings,
+    },
     process.env,
   ),
 );
 const logger = createLogger(settings, "projector");
-const runtime = await exitOnStartFailure(() => openRuntime(process.env));
+const runtime = await exitOnStartFailure(() =>
+  openRuntime(process.env, { onConnectionError: connectionLost(logger), service: true }),
+);
 // Off unless METRICS_PORT is set: the process's own metrics and the projections' lag.
 const metrics = await exitOnStartFailure(() => serveProjectorMetrics(settings, runtime, logger));
 const projector = runProjector(runtime, logger, rankingMaintenanceFrom(settings));
@@ -36,9 +47,13 @@ const safeSpf = startSafeSpfWorker({
 });
 logger.info({ data: runtime.description }, "projecting");
 
-stopOnSignal(logger, async () => {
-  await safeSpf.stop();
-  await projector.stop();
-  await metrics?.stop();
-  await runtime.close();
-});
+stopOnSignal(
+  logger,
+  async () => {
+    await safeSpf.stop();
+    await projector.stop();
+    await metrics?.stop();
+    await runtime.close();
+  },
+  { timeoutMs: settings.STOP_TIMEOUT_MS, cancelQueries: () => runtime.database.cancelQueries() },
+);
