@@ -76,6 +76,25 @@ describe("date ranges", () => {
     expect(error.code).toBe("invalid_date_range");
   });
 
+  it("each wrong range says what is wrong with it", async () => {
+    const said = async (begin: string, end: string) => {
+      const error = await refusal(report({ begin, end }));
+      return { code: error.code, message: error.message };
+    };
+    expect(await said("1700086399", "1700000000")).toEqual({
+      code: "invalid_date_range",
+      message: "date_range from 1700086399 to 1700000000 ends before it begins",
+    });
+    expect(await said("1700000000", String(1700000000 + 32 * 86400))).toEqual({
+      code: "invalid_date_range",
+      message: "date_range from 1700000000 to 1702764800 spans more than 31 days",
+    });
+    expect(await said("1700000000", "253402300800")).toEqual({
+      code: "invalid_date_range",
+      message: "date_range from 1700000000 to 253402300800 lies past 9999-12-31T23:59:59Z",
+    });
+  });
+
   it("a range of years, and times past year 9999, are refused", async () => {
     expect((await refusal(report({ begin: "0", end: "1700000000" }))).code).toBe("invalid_date_range");
     expect((await refusal(report({ begin: "99999999999999999999", end: "99999999999999999999" }))).code).toBe(
@@ -132,6 +151,34 @@ describe("text is never buffered past its cap", () => {
   it("a long field inside a row (a DKIM selector in CDATA) refuses the report", async () => {
     const selector = `<dkim><domain>example.com</domain><selector><![CDATA[${"s".repeat(5000)}]]></selector><result>pass</result></dkim>`;
     expect((await refusal(report({ records: record("1", selector) }))).code).toBe("field_too_long");
+  });
+
+  it("field_too_long says which field: its elements, and its record", async () => {
+    const said = async (input: Buffer) => {
+      const error = await refusal(input);
+      return { code: error.code, message: error.message };
+    };
+    const long = "d".repeat(MAX_FIELD_CHARS + 1);
+    expect(await said(report({ orgName: long }))).toEqual({
+      code: "field_too_long",
+      message: "<report_metadata><org_name> is longer than 1024 characters",
+    });
+    expect(await said(report({ domain: long }))).toEqual({
+      code: "field_too_long",
+      message: "<policy_published><domain> is longer than 1024 characters",
+    });
+    const spf = `<spf><domain>${long}</domain><result>pass</result></spf>`;
+    expect(await said(report({ records: record("1") + record("1", spf) }))).toEqual({
+      code: "field_too_long",
+      message: "<auth_results><spf><domain> of record 2 is longer than 1024 characters",
+    });
+  });
+
+  it("CDATA between elements is no field: it is bounded as an XML node, not refused as a field", async () => {
+    const cdata = `<![CDATA[${"c".repeat(MAX_FIELD_CHARS * 4)}]]>`;
+    const [parsed] = await parseReports(report({ metadataExtra: cdata }));
+    if (parsed?.kind !== "aggregate") throw new Error("expected an aggregate report");
+    expect(parsed.report.orgName).toBe("x.org");
   });
 
   for (const [what, node] of [

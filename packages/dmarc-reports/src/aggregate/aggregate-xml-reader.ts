@@ -64,12 +64,12 @@ export class AggregateXmlReader {
   private xmlErrors = 0;
   private droppedRows = 0;
   private readonly stack: number[] = [];
+  /** The tag names of `stack`, as written: a refusal names the field it is about. */
+  private readonly names: string[] = [];
   private text = "";
   private collecting = false;
   /** Characters given to the parser since it last completed a node: what it holds buffered. */
   private charsSinceNode = 0;
-  /** Tag name of the element whose text is being collected, for messages. */
-  private field = "";
   private messages = 0;
 
   private sawFeedback = false;
@@ -130,7 +130,7 @@ export class AggregateXmlReader {
     });
     this.parser.on("cdata", (text) => {
       completed();
-      this.collect(text);
+      if (this.collecting) this.collect(text);
     });
   }
 
@@ -158,7 +158,7 @@ export class AggregateXmlReader {
     if (this.text.length + text.length > MAX_FIELD_CHARS) {
       throw new ReportParseError(
         "field_too_long",
-        `<${this.field.slice(0, 40)}> is longer than ${MAX_FIELD_CHARS} characters`,
+        `${this.fieldPath()} is longer than ${MAX_FIELD_CHARS} characters`,
       );
     }
     this.text += text;
@@ -251,10 +251,30 @@ export class AggregateXmlReader {
         break;
     }
     this.stack.push(code);
-    this.field = tag.name;
+    this.names.push(tag.name);
     this.text = "";
     this.collecting =
       !isContainer(code) && !((code === El.dkim || code === El.spf) && parent === El.authResults);
+  }
+
+  /**
+   * The field being read, as its elements below <feedback> or <record> (the last four, each cut
+   * at 40 characters: an input may nest without end), and its record: `<auth_results><dkim><selector>
+   * of record 3`. One element name alone does not say which of a report's domains it is.
+   */
+  private fieldPath(): string {
+    let from = 0;
+    for (let i = this.stack.length - 1; i >= 0; i--) {
+      if (this.stack[i] === El.record || this.stack[i] === El.feedback) {
+        from = i + 1;
+        break;
+      }
+    }
+    const path = this.names
+      .slice(Math.max(from, this.names.length - 4))
+      .map((name) => `<${name.slice(0, 40)}>`)
+      .join("");
+    return this.row ? `${path} of record ${this.rowNumber}` : path;
   }
 
   private noteNamespaces(tag: SaxesTag): void {
@@ -269,6 +289,7 @@ export class AggregateXmlReader {
   // is the element being closed and the tag name need not be looked at again.
   private onClose(): void {
     const code = this.stack.pop() ?? El.other;
+    this.names.pop();
     const parent = this.stack.length > 0 ? this.stack[this.stack.length - 1]! : El.other;
     // Character references can make lone surrogates, which are not text (and not valid JSON).
     const value = this.collecting ? this.text.trim().replace(LONE_SURROGATE, "\uFFFD") : "";
@@ -451,10 +472,17 @@ export class AggregateXmlReader {
     }
     const begin = Number(this.begin);
     const end = Number(this.end);
-    if (begin > MAX_TIMESTAMP || end > MAX_TIMESTAMP || begin > end || end - begin > MAX_DATE_RANGE_SECONDS) {
+    const range = `date_range from ${this.begin.slice(0, 24)} to ${this.end.slice(0, 24)}`;
+    if (begin > MAX_TIMESTAMP || end > MAX_TIMESTAMP) {
+      throw new ReportParseError("invalid_date_range", `${range} lies past 9999-12-31T23:59:59Z`);
+    }
+    if (end < begin) {
+      throw new ReportParseError("invalid_date_range", `${range} ends before it begins`);
+    }
+    if (end - begin > MAX_DATE_RANGE_SECONDS) {
       throw new ReportParseError(
         "invalid_date_range",
-        `date_range from ${this.begin.slice(0, 24)} to ${this.end.slice(0, 24)} is not a range of at most ${MAX_DATE_RANGE_SECONDS / 86_400} days`,
+        `${range} spans more than ${MAX_DATE_RANGE_SECONDS / 86_400} days`,
       );
     }
     const domain = hostNameOf(this.policy.domain);
