@@ -1,14 +1,10 @@
 import { type IngestedItem, InputTooLargeError, receiveInput, spool } from "@dmarc-ledger/ingestion";
-import { ApiError } from "../api-error.js";
+import { ApiError, bodyTooLarge } from "../api-error.js";
 import type { Endpoint } from "../endpoints.js";
 import { awaitProjection } from "../read-your-writes.js";
 import type { ApiContext } from "../state.js";
 
-const tooLarge = (limit: number) =>
-  new ApiError(413, "body_too_large", `Report bodies are limited to ${limit} bytes (MAX_REPORT_BYTES).`, {
-    // The rest of the body is not read; the connection cannot be reused.
-    Connection: "close",
-  });
+const tooLarge = (limit: number) => bodyTooLarge("Report bodies", limit, "MAX_REPORT_BYTES");
 
 /** One entry per report found, or one for an input that could not be read (kept with the reason). */
 function describeItem(item: IngestedItem) {
