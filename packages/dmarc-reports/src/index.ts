@@ -1,3 +1,4 @@
+export { describeDropped, droppedRowCount } from "./dropped-rows.js";
 export { ReportParseError, type ReportParseErrorCode } from "./errors.js";
 export {
   DEFAULT_MAX_COMPRESSION_RATIO,
@@ -20,6 +21,8 @@ export type {
   AggregateReport,
   AggregateRow,
   DkimAuthResult,
+  DroppedRowReason,
+  DroppedRows,
   FailureReport,
   ParsedReport,
   ParseOptions,

@@ -1,5 +1,6 @@
 import { hostNameOf } from "@dmarc-ledger/domain-names";
 import { SaxesParser, type SaxesTag } from "saxes";
+import { DroppedRowTally, describeDropped } from "../dropped-rows.js";
 import { ReportParseError } from "../errors.js";
 import { identityOf } from "../identity.js";
 import {
@@ -15,6 +16,7 @@ import type {
   AggregateHeader,
   AggregateRow,
   DkimAuthResult,
+  DroppedRowReason,
   PolicyOverrideReason,
   PolicyPublished,
   ReportItem,
@@ -45,6 +47,8 @@ interface RowDraft {
   envelopeTo: string | null;
   dkim: DkimAuthResult[];
   spf: SpfAuthResult[];
+  /** The first field of the row that held an entity reference the parser left unexpanded. */
+  entityIn: string | null;
 }
 
 function orNull(value: string): string | null {
@@ -62,7 +66,14 @@ export class AggregateXmlReader {
   private readonly ready: ReportItem[] = [];
   private readonly warnings: string[] = [];
   private xmlErrors = 0;
-  private droppedRows = 0;
+  private readonly dropped = new DroppedRowTally();
+  private keptRows = 0;
+  /**
+   * The parser met an entity it does not know (DTDs are never read, so every entity but the five
+   * of XML) in the text it is about to hand over; `fieldHasEntity`: the field being read holds one.
+   */
+  private entityPending = false;
+  private fieldHasEntity = false;
   private readonly stack: number[] = [];
   /** The tag names of `stack`, as written: a refusal names the field it is about. */
   private readonly names: string[] = [];
@@ -118,6 +129,8 @@ export class AggregateXmlReader {
     this.parser.on("processinginstruction", completed);
     this.parser.on("opentag", (tag) => {
       completed();
+      // An entity in an attribute value: attributes are no fields.
+      this.entityPending = false;
       this.onOpen(tag);
     });
     this.parser.on("closetag", () => {
@@ -126,7 +139,11 @@ export class AggregateXmlReader {
     });
     this.parser.on("text", (text) => {
       completed();
-      if (this.collecting) this.collect(text);
+      if (this.collecting) {
+        if (this.entityPending) this.fieldHasEntity = true;
+        this.collect(text);
+      }
+      this.entityPending = false;
     });
     this.parser.on("cdata", (text) => {
       completed();
@@ -179,17 +196,26 @@ export class AggregateXmlReader {
     }
     this.emitHeader();
     this.flushRows();
-    if (this.droppedRows > MAX_DROPPED_ROW_WARNINGS) {
-      this.warnings.push(`dropped ${this.droppedRows - MAX_DROPPED_ROW_WARNINGS} more rows`);
+    const droppedRows = this.dropped.total;
+    if (droppedRows > MAX_DROPPED_ROW_WARNINGS) {
+      this.warnings.push(`dropped ${droppedRows - MAX_DROPPED_ROW_WARNINGS} more rows`);
+    }
+    if (droppedRows > 0 && this.keptRows === 0) {
+      // Stored, it would be a report of no rows that says nothing of what it held.
+      throw new ReportParseError(
+        "no_valid_rows",
+        `every row of the report was dropped: ${describeDropped(this.dropped.list())}`,
+      );
     }
     if (this.xmlErrors > MAX_XML_WARNINGS) {
       this.warnings.push(`recovered from invalid XML: ${this.xmlErrors - MAX_XML_WARNINGS} more errors`);
     }
-    this.ready.push({ kind: "aggregate-end", warnings: this.warnings });
+    this.ready.push({ kind: "aggregate-end", warnings: this.warnings, dropped: this.dropped.list() });
     return this.ready.splice(0);
   }
 
   private onXmlError(error: Error): void {
+    if (error.message.startsWith("undefined entity")) this.entityPending = true;
     this.xmlErrors++;
     if (this.xmlErrors <= MAX_XML_WARNINGS) {
       this.warnings.push(`recovered from invalid XML: ${error.message.replace(/\.$/, "")}`);
@@ -237,6 +263,7 @@ export class AggregateXmlReader {
           envelopeTo: null,
           dkim: [],
           spf: [],
+          entityIn: null,
         };
         break;
       case El.reason:
@@ -253,6 +280,7 @@ export class AggregateXmlReader {
     this.stack.push(code);
     this.names.push(tag.name);
     this.text = "";
+    this.fieldHasEntity = false;
     this.collecting =
       !isContainer(code) && !((code === El.dkim || code === El.spf) && parent === El.authResults);
   }
@@ -262,7 +290,7 @@ export class AggregateXmlReader {
    * at 40 characters: an input may nest without end), and its record: `<auth_results><dkim><selector>
    * of record 3`. One element name alone does not say which of a report's domains it is.
    */
-  private fieldPath(): string {
+  private fieldPath(withRecord = true): string {
     let from = 0;
     for (let i = this.stack.length - 1; i >= 0; i--) {
       if (this.stack[i] === El.record || this.stack[i] === El.feedback) {
@@ -274,7 +302,7 @@ export class AggregateXmlReader {
       .slice(Math.max(from, this.names.length - 4))
       .map((name) => `<${name.slice(0, 40)}>`)
       .join("");
-    return this.row ? `${path} of record ${this.rowNumber}` : path;
+    return this.row && withRecord ? `${path} of record ${this.rowNumber}` : path;
   }
 
   private noteNamespaces(tag: SaxesTag): void {
@@ -288,13 +316,18 @@ export class AggregateXmlReader {
   // saxes reports closing tags in the order it opened them, also when it recovers, so the stack's top
   // is the element being closed and the tag name need not be looked at again.
   private onClose(): void {
-    const code = this.stack.pop() ?? El.other;
-    this.names.pop();
-    const parent = this.stack.length > 0 ? this.stack[this.stack.length - 1]! : El.other;
+    const depth = this.stack.length;
+    const code = depth > 0 ? this.stack[depth - 1]! : El.other;
+    const parent = depth > 1 ? this.stack[depth - 2]! : El.other;
     // Character references can make lone surrogates, which are not text (and not valid JSON).
     const value = this.collecting ? this.text.trim().replace(LONE_SURROGATE, "\uFFFD") : "";
+    // While the field is still on the stack, so that a refusal can name it.
+    if (this.collecting && this.fieldHasEntity) this.onEntityIn(code, parent, value);
+    this.stack.pop();
+    this.names.pop();
     this.text = "";
     this.collecting = false;
+    this.fieldHasEntity = false;
     switch (parent) {
       case El.feedback:
         if (code === El.version) this.version = value;
@@ -405,17 +438,25 @@ export class AggregateXmlReader {
     const draft = this.row;
     this.row = null;
     if (!draft) return;
+    if (draft.entityIn !== null) {
+      this.dropRow("unexpanded_entity", `${draft.entityIn} holds an entity reference that is never expanded`);
+      return;
+    }
     if (draft.sourceIp === null || draft.sourceIp === "") {
-      this.dropRow("missing source_ip");
+      this.dropRow("missing_source_ip", "missing source_ip");
       return;
     }
     const sourceIp = normaliseIp(draft.sourceIp);
     if (sourceIp === null) {
-      this.dropRow(`invalid source_ip "${draft.sourceIp.slice(0, 64)}"`);
+      this.dropRow("invalid_source_ip", `invalid source_ip "${draft.sourceIp.slice(0, 64)}"`);
       return;
     }
-    if (draft.count === null || !/^\d+$/.test(draft.count)) {
-      this.dropRow(draft.count === null ? "missing count" : `invalid count "${draft.count.slice(0, 32)}"`);
+    if (draft.count === null) {
+      this.dropRow("missing_count", "missing count");
+      return;
+    }
+    if (!/^\d+$/.test(draft.count)) {
+      this.dropRow("invalid_count", `invalid count "${draft.count.slice(0, 32)}"`);
       return;
     }
     const count = Number(draft.count);
@@ -432,6 +473,7 @@ export class AggregateXmlReader {
         `the report counts more than ${MAX_REPORT_MESSAGES} messages (at row ${this.rowNumber})`,
       );
     }
+    this.keptRows++;
     this.batch.push({
       sourceIp,
       count,
@@ -449,11 +491,29 @@ export class AggregateXmlReader {
     if (this.batch.length >= this.limits.rowBatch) this.flushRows();
   }
 
-  private dropRow(why: string): void {
-    this.droppedRows++;
+  private dropRow(reason: DroppedRowReason, why: string): void {
+    this.dropped.add(reason, `row ${this.rowNumber}: ${why}`);
     // A report of only bad rows must not grow an unbounded warning list either.
-    if (this.droppedRows <= MAX_DROPPED_ROW_WARNINGS)
+    if (this.dropped.total <= MAX_DROPPED_ROW_WARNINGS)
       this.warnings.push(`dropped row ${this.rowNumber}: ${why}`);
+  }
+
+  /**
+   * A field held an entity reference the parser left as it was (`&xxe;`): never a value to keep.
+   * In a row, the row is dropped; in the report's own fields, the report is refused. The policy
+   * domain is left to the host-name check, which no entity passes (invalid_domain).
+   */
+  private onEntityIn(code: number, parent: number, value: string): void {
+    if (this.row) {
+      this.row.entityIn ??= this.fieldPath(false);
+      return;
+    }
+    if (parent === El.policyPublished && code === El.domain) return;
+    const entity = /&[^\s&;]{1,40};/.exec(value)?.[0];
+    throw new ReportParseError(
+      "unexpanded_entity",
+      `${this.fieldPath()} holds an entity reference${entity ? ` (${entity})` : ""} that is never expanded: DTDs are not read`,
+    );
   }
 
   private flushRows(): void {
@@ -497,6 +557,13 @@ export class AggregateXmlReader {
     this.policy.domain = domain;
     if (this.reportId === "") this.warnings.push("report_metadata has no report_id");
     const organization = organizationOf(this.orgName, this.email);
+    if (organization === null) {
+      const named =
+        this.orgName.trim() !== ""
+          ? `org_name "${this.orgName.trim().slice(0, 80)}"`
+          : `the domain of email "${this.email.trim().slice(0, 80)}"`;
+      throw new ReportParseError("invalid_organization", `${named} is not a name: it has an empty label`);
+    }
     const reportId = normaliseReportId(this.reportId);
     this.header = {
       schema: this.schema(),
