@@ -248,6 +248,7 @@ describe.each(backends)(
           bytes: junk.byteLength,
           archive: "new",
           outcome: "rejected",
+          rowsDropped: 0,
           items: [{ kind: "rejected", code: "not_a_report", reason: expect.any(String), status: "kept" }],
         },
       });

@@ -12,7 +12,7 @@ function describeItem(item: IngestedItem) {
     case "aggregate":
       return { ...item };
     case "failure":
-      return { ...item, rows: null, messages: null };
+      return { ...item, rows: null, messages: null, dropped: null };
     case "rejected":
       return { kind: item.kind, code: item.code, reason: item.reason, status: item.status };
   }
@@ -65,6 +65,8 @@ async function handleUpload(ctx: ApiContext): Promise<void> {
     bytes: received.size,
     archive: received.archive,
     outcome: received.status,
+    // The rows its reports left out, in all; each aggregate item says which and why.
+    rowsDropped: received.dropped.rows,
     items: received.items.map(describeItem),
   };
 }
