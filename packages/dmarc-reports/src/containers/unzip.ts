@@ -25,12 +25,17 @@ const LISTED_NAMES_CHARS = 300;
 /** A name longer than this is shown cut, with an ellipsis, so that one name cannot fill the list. */
 const LISTED_NAME_CHARS = 100;
 
+/** A name as a refusal shows it: whole up to LISTED_NAME_CHARS, else cut, with an ellipsis. */
+function nameShown(name: string): string {
+  return name.length > LISTED_NAME_CHARS ? `${name.slice(0, LISTED_NAME_CHARS)}…` : name;
+}
+
 /** The entries' names, whole, as many as fit in LISTED_NAMES_CHARS (at least one), and how many more. */
 function namesOf(files: readonly yauzl.Entry[]): string {
   const shown: string[] = [];
   let chars = 0;
   for (const { fileName } of files) {
-    const name = fileName.length > LISTED_NAME_CHARS ? `${fileName.slice(0, LISTED_NAME_CHARS)}…` : fileName;
+    const name = nameShown(fileName);
     if (shown.length > 0 && chars + 2 + name.length > LISTED_NAMES_CHARS) break;
     shown.push(name);
     chars += (shown.length > 1 ? 2 : 0) + name.length;
@@ -68,7 +73,7 @@ export async function* unzipReport(archive: Buffer, limits: Limits): ByteSource 
   if (entry.uncompressedSize > limits.maxDecompressedBytes) {
     throw new ReportParseError(
       "decompressed_too_large",
-      `zip entry ${entry.fileName} declares ${entry.uncompressedSize} bytes, over the limit of ${limits.maxDecompressedBytes}`,
+      `zip entry ${nameShown(entry.fileName)} declares ${entry.uncompressedSize} bytes, over the limit of ${limits.maxDecompressedBytes}`,
     );
   }
   if (
@@ -77,11 +82,11 @@ export async function* unzipReport(archive: Buffer, limits: Limits): ByteSource 
   ) {
     throw new ReportParseError(
       "compression_ratio_exceeded",
-      `zip entry ${entry.fileName} expands more than ${limits.maxCompressionRatio} times`,
+      `zip entry ${nameShown(entry.fileName)} expands more than ${limits.maxCompressionRatio} times`,
     );
   }
   const openReadStream = promisify(zip.openReadStream.bind(zip));
-  const budget = new OutputBudget(limits, `zip entry ${entry.fileName}`);
+  const budget = new OutputBudget(limits, `zip entry ${nameShown(entry.fileName)}`);
   let stream: NodeJS.ReadableStream;
   try {
     stream = await openReadStream(entry);
