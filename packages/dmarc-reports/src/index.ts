@@ -1,4 +1,3 @@
-export { describeDropped, droppedRowCount } from "./dropped-rows.js";
 export { ReportParseError, type ReportParseErrorCode } from "./errors.js";
 export {
   DEFAULT_MAX_COMPRESSION_RATIO,
