@@ -1,3 +1,10 @@
+export {
+  addressKey,
+  type ConnectionLimiter,
+  type ConnectionLimits,
+  limitConnections,
+  limitHttpConnections,
+} from "./connection-limits.js";
 export { connectionLost } from "./connection-lost.js";
 export { createLogger, redactedPaths } from "./create-logger.js";
 export {
