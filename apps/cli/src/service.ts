@@ -10,8 +10,12 @@ import {
 } from "@dmarc-ledger/api";
 import { parseSettings } from "@dmarc-ledger/config";
 import { dnsSettingsFromEnv, startDnsServer } from "@dmarc-ledger/dns";
-import { ingestSettingsFromEnv, type RunningIngest, startIngest } from "@dmarc-ledger/ingest";
-import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/ingestion";
+import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/intake";
+import {
+  intakeChannelSettingsFromEnv,
+  type RunningIntake,
+  startIntakeApp,
+} from "@dmarc-ledger/intake-process";
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
 import { projectorSettings, rankingMaintenanceFrom, runProjector } from "@dmarc-ledger/projector";
 import { allProjections, catchUp, countTenants } from "@dmarc-ledger/read-models";
@@ -39,7 +43,7 @@ export interface RunningService {
   /** Set on the first start of an empty service: the key of the tenant created for the reader. */
   bootstrapKey: { tenantId: string; apiKey: string } | null;
   /** The report intake channels (SMTP when REPORTS_DOMAIN is set, IMAP when IMAP_URL is). */
-  ingest: RunningIngest;
+  intake: RunningIntake;
   /** The DNS server's port (UDP and TCP), or null when SAFE_SPF_ZONE is unset and it does not run. */
   dnsPort: number | null;
   /**
@@ -75,8 +79,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const { runtime, env, logger } = options;
   // Every variable checked (ConfigError) before the port is bound or a row written.
   const settings = parseSettings({ ...apiSettings, ...safeSpfSettings, ...projectorSettings }, env);
-  const ingestSettings = ingestSettingsFromEnv(env);
-  const intake = intakeLimits(intakeSettingsFromEnv(env));
+  const intakeChannels = intakeChannelSettingsFromEnv(env);
+  const intakeLimitsOfStart = intakeLimits(intakeSettingsFromEnv(env));
   // DNS_PORT defaults to 5353 here (53 needs privileges).
   const dnsSettings = dnsSettingsFromEnv(env, { defaultPort: 5353, required: false });
   const refreshSettings = safeSpfRefreshSettingsFromEnv(env);
@@ -162,15 +166,15 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       checkDomainStatus: domainStatusChecker(onboarding),
     });
     bound.serve(app.callback());
-    const ingest = await startIngest({
+    const intake = await startIntakeApp({
       store,
       database: runtime.database,
-      limits: intake,
-      settings: ingestSettings,
+      limits: intakeLimitsOfStart,
+      settings: intakeChannels,
       logger,
       metrics: metrics.intake,
     });
-    running.push(ingest);
+    running.push(intake);
     const control =
       options.controlCommands && !env.DATABASE_URL
         ? await startControlServer({
@@ -186,16 +190,16 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       apiRoot: config.publicBaseUrl,
       config,
       bootstrapKey,
-      ingest,
+      intake,
       dnsPort: dns?.ports.udp ?? null,
       async stop() {
         // No new commands or reports first, then no new requests; then the background parts,
         // the Safe SPF processes before the projector (they append events it then applies).
         if (control) await control.stop();
-        await ingest.stop();
+        await intake.stop();
         await bound.close();
         for (const part of [...running].reverse()) {
-          if (part !== control && part !== ingest) await part.stop();
+          if (part !== control && part !== intake) await part.stop();
         }
       },
     };

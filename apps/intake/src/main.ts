@@ -1,9 +1,9 @@
 // The intake as a process of its own (production layout, under DATABASE_URL):
-// `node apps/ingest/dist/main.js` after `pnpm build`. Several may run at once: reports are stored
+// `node apps/intake/dist/main.js` after `pnpm build`. Several may run at once: reports are stored
 // once whoever gets them.
 import { ConfigError, parseSettings, readAllSettings } from "@dmarc-ledger/config";
-import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/ingestion";
-import { createIntakeMetrics } from "@dmarc-ledger/ingestion/metrics";
+import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/intake";
+import { createIntakeMetrics } from "@dmarc-ledger/intake/metrics";
 import {
   createLogger,
   loggingSettings,
@@ -14,34 +14,34 @@ import {
 import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
 import { pino } from "pino";
 import { Registry } from "prom-client";
-import { ingestSettingsFromEnv } from "./settings.js";
-import { startIngest } from "./start-ingest.js";
+import { intakeChannelSettingsFromEnv } from "./settings.js";
+import { startIntakeApp } from "./start-intake.js";
 
 /**
  * Start-up failures are one JSON line (fatal) on stdout and exit 1, with what is wrong and no
  * stack: before the settings are read there is no logger of the process's own yet.
  */
 function fail(message: string, fields: Record<string, unknown> = {}): never {
-  pino({ name: "ingest" }, pino.destination({ dest: 1, sync: true })).fatal(fields, message);
+  pino({ name: "intake" }, pino.destination({ dest: 1, sync: true })).fatal(fields, message);
   process.exit(1);
 }
 
 // Every setting is checked before anything opens or listens, and every wrong one is named.
-const { settings, ingest, intake } = (() => {
+const { settings, channels, limits } = (() => {
   try {
     return readAllSettings({
       settings: () =>
         parseSettings({ ...runtimeSettings, ...loggingSettings, ...metricsSettings }, process.env),
-      ingest: () => ingestSettingsFromEnv(process.env),
-      intake: () => intakeSettingsFromEnv(process.env),
+      channels: () => intakeChannelSettingsFromEnv(process.env),
+      limits: () => intakeSettingsFromEnv(process.env),
     });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     return fail(error.message, { problems: error.problems });
   }
 })();
-const logger = createLogger(settings, "ingest");
-if (!ingest.smtp && !ingest.imap) {
+const logger = createLogger(settings, "intake");
+if (!channels.smtp && !channels.imap) {
   fail(
     "no intake channel is configured: set REPORTS_DOMAIN to receive reports by SMTP, or IMAP_URL to read a mailbox",
   );
@@ -54,7 +54,7 @@ if (!ingest.smtp && !ingest.imap) {
 const started: {
   runtime?: Awaited<ReturnType<typeof openRuntime>>;
   metrics?: Awaited<ReturnType<typeof serveProcessMetrics>>;
-  intake?: Awaited<ReturnType<typeof startIngest>>;
+  intake?: Awaited<ReturnType<typeof startIntakeApp>>;
 } = {};
 stopOnSignal(logger, async () => {
   await started.intake?.stop();
@@ -73,11 +73,11 @@ started.metrics = await serveProcessMetrics(settings, logger, registry).catch(as
   await runtime.close();
   return fail(`cannot serve metrics: ${reason(error)}`);
 });
-started.intake = await startIngest({
+started.intake = await startIntakeApp({
   store: runtime.store,
   database: runtime.database,
-  limits: intakeLimits(intake),
-  settings: ingest,
+  limits: intakeLimits(limits),
+  settings: channels,
   logger,
   metrics: createIntakeMetrics(registry),
 }).catch(async (error: unknown) => {

@@ -2,9 +2,9 @@ import { type ImapSettings, imapSettingsFromEnv, imapSettingsShape } from "./ima
 import { type SmtpSettings, smtpSettingsFromEnv, smtpSettingsShape } from "./smtp/smtp-settings.js";
 
 /** Every environment variable the intake channels read, by name, for a process to compose. */
-export const ingestSettingsShape = { ...smtpSettingsShape, ...imapSettingsShape };
+export const intakeChannelSettingsShape = { ...smtpSettingsShape, ...imapSettingsShape };
 
-export interface IngestSettings {
+export interface IntakeChannelSettings {
   /** null: the SMTP channel is off (REPORTS_DOMAIN unset). */
   smtp: SmtpSettings | null;
   /** null: the IMAP channel is off (IMAP_URL unset). */
@@ -12,6 +12,6 @@ export interface IngestSettings {
 }
 
 /** Checks every intake variable; throws a ConfigError naming each wrong one. */
-export function ingestSettingsFromEnv(env: NodeJS.ProcessEnv): IngestSettings {
+export function intakeChannelSettingsFromEnv(env: NodeJS.ProcessEnv): IntakeChannelSettings {
   return { smtp: smtpSettingsFromEnv(env), imap: imapSettingsFromEnv(env) };
 }

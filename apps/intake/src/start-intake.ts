@@ -1,24 +1,19 @@
 import type { Database } from "@dmarc-ledger/db";
 import type { EventStore } from "@dmarc-ledger/event-store";
-import {
-  defaultParseThreads,
-  type IntakeDeps,
-  receiveInput,
-  startParseWorkers,
-} from "@dmarc-ledger/ingestion";
-import type { IntakeMetrics } from "@dmarc-ledger/ingestion/metrics";
+import { defaultParseThreads, type IntakeDeps, receiveInput, startParseWorkers } from "@dmarc-ledger/intake";
+import type { IntakeMetrics } from "@dmarc-ledger/intake/metrics";
 import type { Logger } from "pino";
 import { describeImap, type ImapIntake, openImapProgressStore, startImapIntake } from "./imap/index.js";
-import type { IngestSettings } from "./settings.js";
+import type { IntakeChannelSettings } from "./settings.js";
 import { type DeliverMessage, type RunningSmtpIntake, startSmtpIntake } from "./smtp/smtp-intake.js";
 
-export interface IngestOptions {
+export interface IntakeAppOptions {
   store: EventStore;
   /** Where the IMAP channel keeps its progress (UIDs handled per folder). */
   database: Database;
-  settings: IngestSettings;
+  settings: IntakeChannelSettings;
   logger: Logger;
-  /** Archive and parser limits for receiveInput (intakeLimits of packages/ingestion). */
+  /** Archive and parser limits for receiveInput (intakeLimits of packages/intake). */
   limits?: Pick<IntakeDeps, "archiveMaxBytes" | "parseOptions" | "parseThreads">;
   /** How a received message is stored; by default receiveInput: archived raw, then parsed. */
   deliver?: DeliverMessage;
@@ -26,7 +21,7 @@ export interface IngestOptions {
   metrics?: IntakeMetrics;
 }
 
-export interface RunningIngest {
+export interface RunningIntake {
   /** null when the channel is not configured. */
   smtp: RunningSmtpIntake | null;
   imap: ImapIntake | null;
@@ -36,8 +31,8 @@ export interface RunningIngest {
   stop(): Promise<void>;
 }
 
-/** Starts the configured intake channels. Several ingest processes may run on one store. */
-export async function startIngest(options: IngestOptions): Promise<RunningIngest> {
+/** Starts the configured intake channels. Several intake processes may run on one store. */
+export async function startIntakeApp(options: IntakeAppOptions): Promise<RunningIntake> {
   const { store, settings, logger } = options;
   // Every channel goes through receiveInput: archived raw and committed before it returns, so a
   // channel acknowledges (SMTP 250, IMAP move) only what is durably stored.

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
 import type { RecordedEvent } from "@dmarc-ledger/event-store";
-import { ingest } from "@dmarc-ledger/ingestion";
+import { ingest } from "@dmarc-ledger/intake";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import pino from "pino";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";

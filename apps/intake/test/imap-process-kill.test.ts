@@ -7,10 +7,10 @@ import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { startTestDovecot, type TestDovecot } from "./support/dovecot.js";
 import { append, corpusFile, folderSubjects, folders, openMailbox, reportMail } from "./support/imap-mail.js";
-import { type IngestProcess, startIngestProcess, waitFor } from "./support/ingest-process.js";
+import { type IntakeProcess, startIntakeProcess, waitFor } from "./support/intake-process.js";
 
 // Issue #11: a restart in the middle of a batch loses no report and counts none twice. Here the
-// ingest is its own process (apps/ingest/src/main.ts), killed with SIGKILL; the code under test
+// the intake is its own process (apps/intake/src/main.ts), killed with SIGKILL; the code under test
 // has no hook for it: the moment is chosen from outside, in the test's database.
 
 /** Plain-XML aggregate reports of the corpus; each is sent several times under new report ids. */
@@ -66,7 +66,7 @@ async function reportBatch(): Promise<Batch> {
 /** The advisory lock key that holds the k-th delivery's commit. */
 const commitLock = 110_011;
 
-const running: IngestProcess[] = [];
+const running: IntakeProcess[] = [];
 let database: TestDatabase | undefined;
 let runtime: Runtime | undefined;
 let dovecot: TestDovecot | undefined;
@@ -75,10 +75,10 @@ let mailbox: ImapFlow | undefined;
 
 afterEach(async () => {
   // A test that failed half-way must not leave an intake behind.
-  for (const ingest of running.splice(0)) {
-    if (ingest.child.exitCode === null && ingest.child.signalCode === null) {
-      ingest.child.kill("SIGKILL");
-      await ingest.exited;
+  for (const intake of running.splice(0)) {
+    if (intake.child.exitCode === null && intake.child.signalCode === null) {
+      intake.child.kill("SIGKILL");
+      await intake.exited;
     }
   }
   await mailbox?.logout().catch(() => {});
@@ -88,17 +88,17 @@ afterEach(async () => {
   await database?.drop();
 });
 
-async function start(env: NodeJS.ProcessEnv): Promise<IngestProcess> {
-  const ingest = await startIngestProcess(env);
-  running.push(ingest);
-  return ingest;
+async function start(env: NodeJS.ProcessEnv): Promise<IntakeProcess> {
+  const intake = await startIntakeProcess(env);
+  running.push(intake);
+  return intake;
 }
 
-function handledLines(ingest: IngestProcess) {
-  return ingest.lines.filter((line) => line.msg === "IMAP message handled");
+function handledLines(intake: IntakeProcess) {
+  return intake.lines.filter((line) => line.msg === "IMAP message handled");
 }
 
-describe("the ingest process killed in the middle of an IMAP batch", () => {
+describe("the intake process killed in the middle of an IMAP batch", () => {
   it("loses no report and counts none twice after a SIGKILL, and the next start finishes the batch", async () => {
     database = await createTestDatabase("dl_imapkill");
     [dovecot, runtime] = await Promise.all([
@@ -118,7 +118,7 @@ describe("the ingest process killed in the middle of an IMAP batch", () => {
     };
 
     // The kill lands where a crash does the most harm: the k-th delivery is committed (its
-    // events, archive row and receipt in one transaction, packages/ingestion receive.ts) but the
+    // events, archive row and receipt in one transaction, packages/intake receive.ts) but the
     // mail is not moved yet. A trigger in the test database (none in the code under test) holds
     // that delivery's COMMIT on an advisory lock the test owns; the process is frozen (SIGSTOP)
     // while it waits, the lock is let go, and once the commit is announced (NOTIFY is sent on
@@ -146,7 +146,7 @@ describe("the ingest process killed in the middle of an IMAP batch", () => {
     const env = { DATABASE_URL: database.url, IMAP_URL: dovecot.url, LOG_LEVEL: "info" };
     const first = await start(env);
     await waitFor(async () => {
-      if (first.child.exitCode !== null) throw new Error(`the ingest process exited: ${first.stderr()}`);
+      if (first.child.exitCode !== null) throw new Error(`the intake process exited: ${first.stderr()}`);
       const waiting = await watcher!.query(
         "select 1 from pg_locks where locktype = 'advisory' and not granted and objid = $1",
         [commitLock],

@@ -1,5 +1,5 @@
 import { ConfigError } from "@dmarc-ledger/config";
-import type { IngestOutcome } from "@dmarc-ledger/ingestion";
+import type { IngestOutcome } from "@dmarc-ledger/intake";
 import { describe, expect, it } from "vitest";
 import { classifyOutcome, describeImap, imapSettingsFromEnv } from "../src/imap/index.js";
 

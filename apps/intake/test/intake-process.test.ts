@@ -8,7 +8,7 @@ import { openRuntime } from "@dmarc-ledger/runtime";
 import nodemailer from "nodemailer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtEntry } from "../../../test/support/built-processes.js";
-import { startIngestProcess, waitFor } from "./support/ingest-process.js";
+import { startIntakeProcess, waitFor } from "./support/intake-process.js";
 
 const report = fileURLToPath(
   new URL(
@@ -17,16 +17,16 @@ const report = fileURLToPath(
   ),
 );
 
-describe("apps/ingest/src/main.ts as a process", () => {
+describe("apps/intake/src/main.ts as a process", () => {
   let database: TestDatabase;
 
   beforeAll(async () => {
-    database = await createTestDatabase("dl_ingest_proc");
+    database = await createTestDatabase("dl_intake_proc");
   });
   afterAll(async () => database?.drop());
 
   it("refuses to start on a wrong setting, naming it, in JSON", async () => {
-    const { lines, exited } = await startIngestProcess({
+    const { lines, exited } = await startIntakeProcess({
       DATABASE_URL: database.url,
       REPORTS_DOMAIN: "reports.test",
       SMTP_MAX_CONNECTIONS_PER_IP: "none",
@@ -39,14 +39,14 @@ describe("apps/ingest/src/main.ts as a process", () => {
   });
 
   it("says in one JSON line, without a stack, that the database cannot be reached, and exits 1", async () => {
-    const { lines, exited, stderr } = await startIngestProcess({
+    const { lines, exited, stderr } = await startIntakeProcess({
       DATABASE_URL: "postgres://postgres@127.0.0.1:1/nowhere",
       REPORTS_DOMAIN: "reports.test",
       SMTP_PORT: "0",
     });
     expect(await exited).toBe(1);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 60, name: "ingest" });
+    expect(lines[0]).toMatchObject({ level: 60, name: "intake" });
     expect(lines[0]!.msg).toMatch(/^cannot open the database: .*ECONNREFUSED/);
     expect(`${JSON.stringify(lines)}${stderr()}`).not.toMatch(/\n\s+at /);
   });
@@ -58,7 +58,7 @@ describe("apps/ingest/src/main.ts as a process", () => {
     silent.listen(0, "127.0.0.1");
     await once(silent, "listening");
     try {
-      const { child, lines, exited } = await startIngestProcess({
+      const { child, lines, exited } = await startIntakeProcess({
         DATABASE_URL: `postgres://postgres@127.0.0.1:${(silent.address() as AddressInfo).port}/never`,
         REPORTS_DOMAIN: "reports.test",
         SMTP_PORT: "0",
@@ -76,7 +76,7 @@ describe("apps/ingest/src/main.ts as a process", () => {
     const taken = createServer().listen(0, "127.0.0.1");
     await once(taken, "listening");
     try {
-      const { lines, exited } = await startIngestProcess({
+      const { lines, exited } = await startIntakeProcess({
         DATABASE_URL: database.url,
         REPORTS_DOMAIN: "reports.test",
         SMTP_HOST: "127.0.0.1",
@@ -92,7 +92,7 @@ describe("apps/ingest/src/main.ts as a process", () => {
 
   it("writes human lines with LOG_FORMAT=pretty, honours LOG_LEVEL, and stops on SIGTERM", async () => {
     const run = async (env: NodeJS.ProcessEnv) => {
-      const child = spawn(process.execPath, await builtEntry("apps/ingest/dist/main.js"), {
+      const child = spawn(process.execPath, await builtEntry("apps/intake/dist/main.js"), {
         env: { PATH: process.env.PATH, DATABASE_URL: database.url, REPORTS_DOMAIN: "reports.test", ...env },
         stdio: ["ignore", "pipe", "pipe"],
       });
@@ -124,7 +124,7 @@ describe("apps/ingest/src/main.ts as a process", () => {
   });
 
   it("receives a report, counts it on its metrics port, and stops cleanly on SIGTERM", async () => {
-    const { child, lines, exited } = await startIngestProcess({
+    const { child, lines, exited } = await startIntakeProcess({
       DATABASE_URL: database.url,
       REPORTS_DOMAIN: "reports.test",
       SMTP_PORT: "0",

@@ -7,14 +7,14 @@ import { ConfigError } from "@dmarc-ledger/config";
 import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
 import type { RecordedEvent } from "@dmarc-ledger/event-store";
 import type { AggregateReportReceived, ForensicReportReceived } from "@dmarc-ledger/events";
-import { ingest } from "@dmarc-ledger/ingestion";
+import { ingest } from "@dmarc-ledger/intake";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import nodemailer, { type Transporter } from "nodemailer";
 import MailComposer from "nodemailer/lib/mail-composer";
 import pg from "pg";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningIngest, smtpSettingsFromEnv, startIngest } from "../src/index.js";
+import { type RunningIntake, smtpSettingsFromEnv, startIntakeApp } from "../src/index.js";
 import { SmtpDialogue } from "./support/smtp-dialogue.js";
 
 const corpus = new URL("../../../../shared/corpus/dmarc/parsedmarc/", import.meta.url).pathname;
@@ -50,13 +50,13 @@ async function sendFails(send: Promise<unknown>): Promise<SmtpFailure> {
 describe("SMTP intake over loopback, on PostgreSQL", () => {
   let database: TestDatabase;
   let runtime: Runtime;
-  let running: RunningIngest;
+  let running: RunningIntake;
   let transport: Transporter;
 
   beforeAll(async () => {
     database = await createTestDatabase("dl_smtp");
     runtime = await openRuntime({ DATABASE_URL: database.url });
-    running = await startIngest({
+    running = await startIntakeApp({
       store: runtime.store,
       database: runtime.database,
       settings: { smtp: smtpSettingsFromEnv(baseEnv), imap: null },
@@ -257,7 +257,7 @@ describe("SMTP intake over loopback, on PostgreSQL", () => {
   });
 
   it("closes a connection whose DATA does not end within the deadline, storing nothing", async () => {
-    const slow = await startIngest({
+    const slow = await startIntakeApp({
       store: runtime.store,
       database: runtime.database,
       settings: { smtp: smtpSettingsFromEnv({ ...baseEnv, SMTP_DATA_TIMEOUT_MS: "1000" }), imap: null },
@@ -414,7 +414,7 @@ describe("SMTP intake with STARTTLS, and stopping with a message in flight", () 
       SMTP_TLS_CERT: join(certDir, "cert.pem"),
       SMTP_TLS_KEY: join(certDir, "key.pem"),
     });
-    const running = await startIngest({
+    const running = await startIntakeApp({
       store: runtime.store,
       database: runtime.database,
       settings: { smtp: settings, imap: null },
@@ -455,7 +455,7 @@ describe("SMTP intake with STARTTLS, and stopping with a message in flight", () 
     const inDelivery = new Promise<void>((resolve) => {
       arrived = resolve;
     });
-    const running = await startIngest({
+    const running = await startIntakeApp({
       store: runtime.store,
       database: runtime.database,
       settings: { smtp: smtpSettingsFromEnv(baseEnv), imap: null },

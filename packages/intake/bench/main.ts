@@ -1,5 +1,5 @@
 /**
- * `pnpm bench ingestion`: what the raw archive costs. The same distinct reports (the corpus's
+ * `pnpm bench packages/intake`: what the raw archive costs. The same distinct reports (the corpus's
  * 909 KB, 2,286-record report under new report ids) go through `ingest` alone (the baseline, no
  * archive) and through `receiveInput` (hash, gzip, archive row and receipt, then ingest, then
  * the outcome), on PGlite in memory and on PostgreSQL when it is reachable. Prints each rate and

@@ -10,7 +10,7 @@ export {
   type ReceivedInput,
   type ReceiveOptions,
   receiveInput,
-} from "./receive.js";
+} from "./receive-input.js";
 export { type ReprocessedInput, reprocessArchived } from "./reprocess.js";
 export type { ArchiveStatus, IntakeSchema, RawInputTable } from "./schema.js";
 export {

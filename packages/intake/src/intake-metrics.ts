@@ -1,7 +1,7 @@
 import { Counter, type Registry } from "prom-client";
 
 /**
- * What the intake's channels count, for /metrics: `start`'s and the API's (uploads), or the ingest
+ * What the intake's channels count, for /metrics: `start`'s and the API's (uploads), or the intake
  * process's own. A subpath of its own, so that `import` does not load prom-client.
  */
 export interface IntakeMetrics {

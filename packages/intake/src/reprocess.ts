@@ -2,7 +2,7 @@ import type { EventMetadata } from "@dmarc-ledger/events";
 import type { Kysely } from "kysely";
 import { recordOutcome, statusOf } from "./archive.js";
 import { type IngestedItem, ingest } from "./ingest.js";
-import type { IntakeDeps } from "./receive.js";
+import type { IntakeDeps } from "./receive-input.js";
 import type { ArchiveStatus, IntakeSchema } from "./schema.js";
 import { compressedInput } from "./spool.js";
 

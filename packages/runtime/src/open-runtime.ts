@@ -9,7 +9,7 @@ import {
 } from "@dmarc-ledger/db";
 import { createPostgresEventStore, type EventStore, eventStoreMigrations } from "@dmarc-ledger/event-store";
 // The subpath, not the index: that would load the report parser for a migration list.
-import { intakeMigrations } from "@dmarc-ledger/ingestion/migrations";
+import { intakeMigrations } from "@dmarc-ledger/intake/migrations";
 import type { ReadModelSchema } from "@dmarc-ledger/read-models";
 import { readModelMigrations } from "@dmarc-ledger/read-models/migrations";
 import type { Kysely } from "kysely";

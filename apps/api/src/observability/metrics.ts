@@ -1,6 +1,6 @@
 import type { EventStore, PostgresEventStore } from "@dmarc-ledger/event-store";
 import { streamCategory } from "@dmarc-ledger/events";
-import { createIntakeMetrics, type IntakeMetrics } from "@dmarc-ledger/ingestion/metrics";
+import { createIntakeMetrics, type IntakeMetrics } from "@dmarc-ledger/intake/metrics";
 import type { Projection, ReadModelSchema } from "@dmarc-ledger/read-models";
 import { registerReadModelGauges } from "@dmarc-ledger/read-models/metrics";
 import type { Kysely } from "kysely";

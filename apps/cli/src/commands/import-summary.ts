@@ -1,4 +1,4 @@
-import type { IngestedItem } from "@dmarc-ledger/ingestion";
+import type { IngestedItem } from "@dmarc-ledger/intake";
 
 /** What an import found, counted per report (and per rejected input), for the closing summary. */
 export class ImportTally {

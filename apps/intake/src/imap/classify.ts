@@ -1,4 +1,4 @@
-import type { IngestOutcome } from "@dmarc-ledger/ingestion";
+import type { IngestOutcome } from "@dmarc-ledger/intake";
 
 /** Where a message goes once its reports are stored. */
 export type MessageDisposition = "processed" | "invalid" | "not_report";

@@ -1,5 +1,5 @@
 import { rootCertificates } from "node:tls";
-import { bytesInput, type IngestOutcome, type InputBytes } from "@dmarc-ledger/ingestion";
+import { bytesInput, type IngestOutcome, type InputBytes } from "@dmarc-ledger/intake";
 import { ImapFlow } from "imapflow";
 import type { Logger } from "pino";
 import { classifyOutcome, type MessageDisposition } from "./classify.js";
@@ -7,7 +7,7 @@ import type { ImapProgressStore } from "./progress.js";
 import { describeImap, type ImapSettings } from "./settings.js";
 import { Wakeup } from "./wakeup.js";
 
-/** Hands one input to ingestion; resolves once what it held is durably stored. */
+/** Hands one input to the intake (receiveInput); resolves once what it held is durably stored. */
 export type DeliverInput = (input: InputBytes, source: string) => Promise<IngestOutcome>;
 
 export interface HandledMessage {
@@ -41,9 +41,9 @@ class ConnectionLost extends Error {
 
 /**
  * Reads reports from an IMAP folder until stopped: each new message (by UID) is delivered to
- * ingestion, then moved to the processed, invalid or not-a-report folder, then its UID is recorded.
+ * the intake, then moved to the processed, invalid or not-a-report folder, then its UID is recorded.
  * A crash between delivery and the move delivers the message again on the next run, which
- * ingestion recognises as a duplicate; a crash between the move and the record finds the message
+ * the intake recognises as a duplicate; a crash between the move and the record finds the message
  * gone. Waits with IDLE where the server offers it, else polls; reconnects with capped exponential
  * backoff after the connection drops.
  */

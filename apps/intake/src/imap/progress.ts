@@ -4,7 +4,7 @@ import { type Kysely, sql } from "kysely";
 /**
  * How far the intake got in one folder: the folder's UIDVALIDITY and the highest UID whose message
  * was delivered and moved away. A new UIDVALIDITY (the server renumbered the folder) starts over
- * from UID 1; ingestion's deduplication makes that harmless.
+ * from UID 1; the intake's deduplication makes that harmless.
  */
 export interface FolderProgress {
   uidValidity: bigint;

@@ -1,4 +1,4 @@
-import type { IngestedItem, IngestOutcome } from "@dmarc-ledger/ingestion";
+import type { IngestedItem, IngestOutcome } from "@dmarc-ledger/intake";
 
 function describeItem(item: IngestedItem): string {
   if (item.kind === "rejected") return `no report (${item.code}); message kept`;

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import type { IngestOutcome, InputBytes } from "@dmarc-ledger/ingestion";
+import type { IngestOutcome, InputBytes } from "@dmarc-ledger/intake";
 import pLimit from "p-limit";
 import type { Logger } from "pino";
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";

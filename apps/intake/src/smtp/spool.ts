@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { type FileHandle, open, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { bytesInput, fileInput, type InputBytes } from "@dmarc-ledger/ingestion";
+import { bytesInput, fileInput, type InputBytes } from "@dmarc-ledger/intake";
 
 /** Enough of the message's start to read its header fields from; the rest goes to disk only. */
 const HEADER_SNIFF_BYTES = 64 * 1024;

@@ -1,9 +1,9 @@
 import { type BuiltProcess, startBuiltProcess } from "../../../../test/support/start-built-process.js";
 
 export { type LogLine, waitFor } from "../../../../test/support/start-built-process.js";
-export type IngestProcess = BuiltProcess;
+export type IntakeProcess = BuiltProcess;
 
-/** apps/ingest/src/main.ts, built, as its own process as production runs it. */
-export function startIngestProcess(env: NodeJS.ProcessEnv): Promise<IngestProcess> {
-  return startBuiltProcess("apps/ingest/dist/main.js", env);
+/** apps/intake/src/main.ts, built, as its own process as production runs it. */
+export function startIntakeProcess(env: NodeJS.ProcessEnv): Promise<IntakeProcess> {
+  return startBuiltProcess("apps/intake/dist/main.js", env);
 }
