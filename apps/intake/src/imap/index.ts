@@ -6,12 +6,8 @@ export {
   type ImapIntakeOptions,
   startImapIntake,
 } from "./intake.js";
-export {
-  type FolderProgress,
-  type ImapProgressStore,
-  imapProgressMigrations,
-  openImapProgressStore,
-} from "./progress.js";
+export { imapProgressMigrations } from "./migrations/index.js";
+export { type FolderProgress, type ImapProgressStore, openImapProgressStore } from "./progress.js";
 export {
   connectionFromUrl,
   describeImap,

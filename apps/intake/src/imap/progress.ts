@@ -1,5 +1,6 @@
-import { type Database, type MigrationSet, migrateToLatest } from "@dmarc-ledger/db";
-import { type Kysely, sql } from "kysely";
+import { type Database, migrateToLatest } from "@dmarc-ledger/db";
+import type { Kysely } from "kysely";
+import { imapProgressMigrations } from "./migrations/index.js";
 
 /**
  * How far the intake got in one folder: the folder's UIDVALIDITY and the highest UID whose message
@@ -24,26 +25,6 @@ interface ProgressSchema {
     updated_at: Date;
   };
 }
-
-export const imapProgressMigrations: MigrationSet = {
-  name: "imap_intake",
-  migrations: {
-    "001_imap_progress": {
-      // biome-ignore lint/suspicious/noExplicitAny: migrations run before the schema exists
-      async up(db: Kysely<any>) {
-        await db.schema
-          .createTable("imap_progress")
-          // "user@host:port/folder": one row per folder the intake reads.
-          .addColumn("mailbox", "text", (column) => column.primaryKey())
-          // UIDVALIDITY is an unsigned 32-bit number; kept as text like every other bigint we read.
-          .addColumn("uid_validity", "text", (column) => column.notNull())
-          .addColumn("last_uid", "bigint", (column) => column.notNull())
-          .addColumn("updated_at", "timestamptz", (column) => column.notNull().defaultTo(sql`now()`))
-          .execute();
-      },
-    },
-  },
-};
 
 /** The progress table in our database (PostgreSQL or PGlite); creates it when missing. */
 export async function openImapProgressStore(database: Database): Promise<ImapProgressStore> {
