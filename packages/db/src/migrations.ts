@@ -1,14 +1,21 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from "kysely";
 
 /**
- * Each package that owns tables (event store, read models) keeps its own ordered migrations and
- * its own bookkeeping table, so that packages can be migrated, and dropped, independently.
+ * Each package that owns tables (event store, intake, projection engine, tenancy, …) keeps its
+ * own ordered migrations and its own bookkeeping table, so that packages can be migrated, and
+ * dropped, independently.
  */
 export interface MigrationSet {
   /** Names the bookkeeping tables: `<name>_migration` and `<name>_migration_lock`. */
   name: string;
   /** Keys sort in the order they run: prefix them with a number ("001_events"). */
   migrations: Record<string, Migration>;
+  /**
+   * Where this set's tables were migrated before they moved to it (when a package was split):
+   * for each of its migrations that another set ran first, that set's migration which did the
+   * same work. See carryOver.
+   */
+  formerly?: { set: string; migrations: Readonly<Record<string, string>> };
 }
 
 export class MigrationFailedError extends Error {
@@ -28,7 +35,54 @@ export async function migrateToLatest(db: Kysely<any>, ...sets: MigrationSet[]):
   const executed = await executedMigrations(db, sets);
   for (const set of sets) {
     if (executed && sameMigrations(executed.get(set.name) ?? [], set)) continue;
+    if (set.formerly) await carryOver(db, set, set.formerly);
     await runMigrator(db, set);
+  }
+}
+
+/**
+ * Records as run, in the set's own bookkeeping, the migrations whose work its former set did on
+ * this database, so that the Migrator finds them done and creates nothing twice. Only while the
+ * set has recorded nothing of its own: once it has, its bookkeeping is the truth. The former
+ * set's bookkeeping is left as it was. The carried migrations are a prefix of the set's (its
+ * migrations keep the former order of the tables they touch), so the Migrator then runs the rest
+ * in order. Recorded with one timestamp, so that the Migrator orders them by name.
+ */
+async function carryOver(
+  // biome-ignore lint/suspicious/noExplicitAny: see migrateToLatest
+  db: Kysely<any>,
+  set: MigrationSet,
+  formerly: NonNullable<MigrationSet["formerly"]>,
+): Promise<void> {
+  const former = await recordedNames(db, formerly.set);
+  const carried = Object.entries(formerly.migrations)
+    .filter(([, formerName]) => former?.includes(formerName))
+    .map(([name]) => name);
+  if (carried.length === 0) return;
+  const own = await recordedNames(db, set.name);
+  if (own && own.length > 0) return;
+  // The Migrator's own bookkeeping tables, made by the Migrator (with no migrations to run).
+  if (own === null) await runMigrator(db, { name: set.name, migrations: {} });
+  const table = sql.table(`${set.name}_migration`);
+  const timestamp = new Date().toISOString();
+  // One statement: two processes starting at once record the carried migrations once.
+  await sql`insert into ${table} (name, "timestamp")
+    select carried.name, ${timestamp} from unnest(${carried}::text[]) as carried(name)
+    where not exists (select 1 from ${table})
+    on conflict (name) do nothing`.execute(db);
+}
+
+/** The names of a set's executed migrations; null when its bookkeeping table does not exist. */
+// biome-ignore lint/suspicious/noExplicitAny: see migrateToLatest
+async function recordedNames(db: Kysely<any>, setName: string): Promise<string[] | null> {
+  try {
+    const { rows } = await sql<{
+      name: string;
+    }>`select name from ${sql.table(`${setName}_migration`)}`.execute(db);
+    return rows.map((row) => row.name);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "42P01") return null;
+    throw error;
   }
 }
 
