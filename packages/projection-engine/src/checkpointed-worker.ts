@@ -1,12 +1,66 @@
-import type { FromPosition } from "@dmarc-ledger/event-store";
+import type { AnySchema } from "@dmarc-ledger/db";
+import { type EventStore, type FromPosition, followStore } from "@dmarc-ledger/event-store";
+import { type DomainEvent, decodeEvent, type EventType } from "@dmarc-ledger/events";
 import { type Kysely, sql } from "kysely";
-import type { ReadModelSchema } from "./schema.js";
+import type { ProjectionCheckpointSchema } from "./schema.js";
+
+export interface CheckpointedWorkerOptions {
+  store: EventStore;
+  db: Kysely<AnySchema>;
+  /**
+   * Its row in projection_checkpoint, beside the projections' (which it is not one of):
+   * "process:<name>", so that no projection can take the name.
+   */
+  name: string;
+  /** The event types it reacts to: only these are decoded (decoding validates the whole payload). */
+  handles: ReadonlySet<EventType>;
+  /**
+   * Reacts to a batch's events of those types, in order (none, for a batch without any). Resolves
+   * "incomplete" when it was cut short (the worker stopping): the checkpoint then stays where it
+   * was, and the next start sees the batch again.
+   */
+  onEvents(events: DomainEvent[]): Promise<void | "incomplete">;
+  /** Called when a batch fails; the batch comes again after a pause, from the checkpoint. */
+  onError?: (error: unknown) => void;
+  maxBatch?: number;
+}
+
+export interface RunningWorker {
+  /** Stops following; waits for the batch being handled. */
+  stop(): Promise<void>;
+}
 
 /**
- * Where a background worker that follows the event store (the Safe SPF process, the source-IP
- * resolver) stopped: a row of its own in projection_checkpoint, so that it resumes there.
+ * A background worker that follows the event store from a checkpoint of its own (the Safe SPF
+ * process, the source-IP resolver): unlike a projection, it acts on the world (DNS, appends) and
+ * its checkpoint moves after each batch is handled, not in one transaction with its effects, so
+ * what it does must be safe to do again (appends with an expected revision).
  */
-export async function readWorkerCheckpoint(db: Kysely<ReadModelSchema>, name: string): Promise<FromPosition> {
+export function startCheckpointedWorker(options: CheckpointedWorkerOptions): RunningWorker {
+  const { store, db, name, handles } = options;
+  return followStore({
+    store,
+    from: () => readWorkerCheckpoint(db, name),
+    onBatch: async (batch) => {
+      const events: DomainEvent[] = [];
+      for (const recorded of batch) {
+        if (!handles.has(recorded.type as EventType)) continue;
+        const event = decodeEvent(recorded);
+        if (event && handles.has(event.type)) events.push(event);
+      }
+      if ((await options.onEvents(events)) === "incomplete") return;
+      await writeWorkerCheckpoint(db, name, batch.at(-1)!.position);
+    },
+    ...(options.onError ? { onError: options.onError } : {}),
+    maxBatch: options.maxBatch ?? 100,
+  });
+}
+
+/** Where the worker stopped; "start" before its first batch. */
+async function readWorkerCheckpoint(
+  db: Kysely<ProjectionCheckpointSchema>,
+  name: string,
+): Promise<FromPosition> {
   const row = await db
     .selectFrom("projection_checkpoint")
     .select(sql<string>`position::text`.as("position"))
@@ -15,8 +69,8 @@ export async function readWorkerCheckpoint(db: Kysely<ReadModelSchema>, name: st
   return row && BigInt(row.position) >= 0n ? BigInt(row.position) : "start";
 }
 
-export async function writeWorkerCheckpoint(
-  db: Kysely<ReadModelSchema>,
+async function writeWorkerCheckpoint(
+  db: Kysely<ProjectionCheckpointSchema>,
   name: string,
   position: bigint,
 ): Promise<void> {

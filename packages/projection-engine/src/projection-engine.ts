@@ -1,3 +1,4 @@
+import type { AnySchema } from "@dmarc-ledger/db";
 import {
   type EventStore,
   type FromPosition,
@@ -6,15 +7,16 @@ import {
 } from "@dmarc-ledger/event-store";
 import { type DomainEvent, decodeEvent } from "@dmarc-ledger/events";
 import { type Kysely, sql, type Transaction } from "kysely";
-import type { Projection } from "./projections/projection.js";
-import type { ReadModelSchema } from "./schema.js";
+import type { Projection } from "./projection.js";
+import type { ProjectionCheckpointSchema } from "./schema.js";
 
 /** Checkpoint value of a projection that has applied nothing yet. */
 const noPosition = "-1";
 
 export interface ProjectorOptions {
   store: EventStore;
-  db: Kysely<ReadModelSchema>;
+  /** Any handle on the database: each projection sees it through its own tables. */
+  db: Kysely<AnySchema>;
   projections: readonly Projection[];
   maxBatch?: number;
   /** Called when a batch fails; the projector retries it after a pause. */
@@ -33,7 +35,7 @@ export interface RunningProjector {
  * processes working at once, or a batch redelivered after a crash, never count anything twice.
  */
 export async function applyBatch(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<AnySchema>,
   projections: readonly Projection[],
   batch: readonly RecordedEvent[],
 ): Promise<void> {
@@ -43,7 +45,7 @@ export async function applyBatch(
 
 /** applyBatch inside the caller's transaction (the rebuild sets its search path first). */
 export async function applyBatchWithin(
-  trx: Transaction<ReadModelSchema>,
+  trx: Transaction<AnySchema>,
   projections: readonly Projection[],
   batch: readonly RecordedEvent[],
 ): Promise<void> {
@@ -66,7 +68,10 @@ export async function applyBatchWithin(
   }
 }
 
-async function lockCheckpoint(trx: Transaction<ReadModelSchema>, projection: string): Promise<bigint> {
+async function lockCheckpoint(
+  trx: Transaction<ProjectionCheckpointSchema>,
+  projection: string,
+): Promise<bigint> {
   await trx
     .insertInto("projection_checkpoint")
     .values({ projection, position: noPosition, updated_at: new Date() })
@@ -83,7 +88,7 @@ async function lockCheckpoint(trx: Transaction<ReadModelSchema>, projection: str
 
 /** The lowest checkpoint among the projections: where a shared subscription must start. */
 export async function lowestCheckpoint(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<AnySchema>,
   projections: readonly Projection[],
 ): Promise<FromPosition> {
   const positions = await checkpointsOf(db, projections);
@@ -96,7 +101,7 @@ export async function lowestCheckpoint(
 
 /** Whether every projection has applied everything up to `position`. */
 export async function projectionsReached(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<AnySchema>,
   projections: readonly Projection[],
   position: bigint,
 ): Promise<boolean> {
@@ -106,7 +111,7 @@ export async function projectionsReached(
 
 /** The projections' checkpoints; null while one of them has none yet. */
 async function checkpointsOf(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<ProjectionCheckpointSchema>,
   projections: readonly Projection[],
 ): Promise<bigint[] | null> {
   const rows = await db
@@ -126,7 +131,7 @@ async function checkpointsOf(
  * `position` or the time is up. Returns whether they reached it.
  */
 export async function waitForProjections(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<AnySchema>,
   projections: readonly Projection[],
   position: bigint,
   timeoutMs: number,
@@ -179,7 +184,7 @@ export function startProjector(options: ProjectorOptions): RunningProjector {
  * the first event.
  */
 export async function resetProjections(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<AnySchema>,
   projections: readonly Projection[],
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {

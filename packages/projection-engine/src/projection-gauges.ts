@@ -1,21 +1,21 @@
+import type { AnySchema } from "@dmarc-ledger/db";
 import type { EventStore } from "@dmarc-ledger/event-store";
 import type { Kysely } from "kysely";
 import { Gauge, type Registry } from "prom-client";
-import type { Projection } from "./projections/projection.js";
-import { projectionLags, safeSpfStatusCounts } from "./queries/operations.js";
-import type { ReadModelSchema } from "./schema.js";
+import type { Projection } from "./projection.js";
+import { projectionLags } from "./projection-lags.js";
 
 /** Lag is counted by reading events; beyond this many the gauge says "at least". */
 export const lagCountLimit = 10_000;
 
 /**
- * The read models' gauges, read when scraped: each projection's lag in events and in seconds,
- * and the domains by Safe SPF status. Any process with the database may serve them: the API,
- * `start`, the projector.
+ * Each projection's lag in events and in seconds, read when scraped. Any process with the
+ * database may serve them: the API, `start`, the projector. A subpath of its own
+ * (`@dmarc-ledger/projection-engine/metrics`), so that the engine does not load prom-client.
  */
-export function registerReadModelGauges(
+export function registerProjectionGauges(
   registry: Registry,
-  sources: { db: Kysely<ReadModelSchema>; store: EventStore; projections: readonly Projection[] },
+  sources: { db: Kysely<AnySchema>; store: EventStore; projections: readonly Projection[] },
 ): void {
   // Both lag gauges come from one measurement per scrape.
   let pending: Promise<Awaited<ReturnType<typeof projectionLags>>> | null = null;
@@ -41,18 +41,6 @@ export function registerReadModelGauges(
     registers: [registry],
     async collect() {
       for (const lag of await measureLags()) this.set({ projection: lag.projection }, lag.seconds);
-    },
-  });
-  new Gauge({
-    name: "safe_spf_domains",
-    help: "Domains by Safe SPF status (pending, computed, failed).",
-    labelNames: ["status"] as const,
-    registers: [registry],
-    async collect() {
-      const counts = await safeSpfStatusCounts(sources.db);
-      this.reset();
-      for (const status of ["pending", "computed", "failed"]) this.set({ status }, counts.get(status) ?? 0);
-      for (const [status, count] of counts) this.set({ status }, count);
     },
   });
 }

@@ -1,7 +1,8 @@
+import type { AnySchema } from "@dmarc-ledger/db";
 import type { EventStore, FromPosition } from "@dmarc-ledger/event-store";
 import { type Kysely, sql } from "kysely";
-import type { Projection } from "../projections/projection.js";
-import type { ReadModelSchema } from "../schema.js";
+import type { Projection } from "./projection.js";
+import type { ProjectionCheckpointSchema } from "./schema.js";
 
 export interface ProjectionLag {
   projection: string;
@@ -17,12 +18,13 @@ export interface ProjectionLag {
  * on one shared subscription, so their checkpoints are almost always one and the same.
  */
 export async function projectionLags(
-  db: Kysely<ReadModelSchema>,
+  handle: Kysely<AnySchema>,
   store: EventStore,
   projections: readonly Projection[],
   countUpTo: number,
   now: Date = new Date(),
 ): Promise<ProjectionLag[]> {
+  const db: Kysely<ProjectionCheckpointSchema> = handle;
   const rows = await db
     .selectFrom("projection_checkpoint")
     .select(["projection", sql<string>`position::text`.as("position")])
@@ -53,14 +55,4 @@ export async function projectionLags(
       return { projection: projection.name, ...(await measure(from)) };
     }),
   );
-}
-
-/** How many domains are in each Safe SPF status (pending, computed, failed), over all tenants. */
-export async function safeSpfStatusCounts(db: Kysely<ReadModelSchema>): Promise<Map<string, number>> {
-  const rows = await db
-    .selectFrom("safe_spf")
-    .select(["status", sql<string>`count(*)::text`.as("count")])
-    .groupBy("status")
-    .execute();
-  return new Map(rows.map((row) => [row.status, Number(row.count)]));
 }

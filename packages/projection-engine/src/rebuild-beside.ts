@@ -1,13 +1,13 @@
 import { randomBytes } from "node:crypto";
+import type { AnySchema } from "@dmarc-ledger/db";
 import type { EventStore, FromPosition } from "@dmarc-ledger/event-store";
 import { type Kysely, sql, type Transaction } from "kysely";
+import type { Projection } from "./projection.js";
 import { applyBatchWithin } from "./projection-engine.js";
-import type { Projection } from "./projections/projection.js";
-import type { ReadModelSchema } from "./schema.js";
 
 export interface RebuildOptions {
   store: EventStore;
-  db: Kysely<ReadModelSchema>;
+  db: Kysely<AnySchema>;
   projections: readonly Projection[];
   /**
    * Whether other sessions may be writing meanwhile (a PostgreSQL pool; not PGlite, whose one
@@ -36,19 +36,16 @@ export async function rebuildBeside(options: RebuildOptions): Promise<void> {
   const names = projections.map((projection) => projection.name);
   let processed = 0;
 
-  const inRebuild = <T>(trx: Transaction<ReadModelSchema>, work: () => Promise<T>) =>
+  const inRebuild = <T>(trx: Transaction<AnySchema>, work: () => Promise<T>) =>
     sql`select set_config('search_path', ${`${schema}, public`}, true)`.execute(trx).then(work);
 
   /** Applies events after `from` into the rebuild schema; returns where it stopped. */
-  const catchUpFrom = async (
-    from: FromPosition,
-    trx?: Transaction<ReadModelSchema>,
-  ): Promise<FromPosition> => {
+  const catchUpFrom = async (from: FromPosition, trx?: Transaction<AnySchema>): Promise<FromPosition> => {
     let position = from;
     for (;;) {
       const batch = await store.readAll(position, options.batchSize ?? 1000);
       if (batch.length === 0) return position;
-      const apply = (t: Transaction<ReadModelSchema>) =>
+      const apply = (t: Transaction<AnySchema>) =>
         inRebuild(t, () => applyBatchWithin(t, projections, batch));
       if (trx) await apply(trx);
       else await db.transaction().execute(apply);
@@ -109,7 +106,7 @@ export async function rebuildBeside(options: RebuildOptions): Promise<void> {
  * Creates the live table's primary key and unique constraints on the rebuilt one, under the same
  * names (names are unique per schema, so both can exist until the swap).
  */
-async function copyConstraints(db: Kysely<ReadModelSchema>, table: string, schema: string): Promise<void> {
+async function copyConstraints(db: Kysely<AnySchema>, table: string, schema: string): Promise<void> {
   const { rows: constraints } = await sql<{ name: string; definition: string }>`
     select conname as name, pg_get_constraintdef(c.oid) as definition
     from pg_constraint c join pg_class t on t.oid = c.conrelid join pg_namespace n on n.oid = t.relnamespace
@@ -122,7 +119,7 @@ async function copyConstraints(db: Kysely<ReadModelSchema>, table: string, schem
 }
 
 /** Creates the live table's other indexes on the rebuilt one, under the same names. */
-async function copyIndexes(db: Kysely<ReadModelSchema>, table: string, schema: string): Promise<void> {
+async function copyIndexes(db: Kysely<AnySchema>, table: string, schema: string): Promise<void> {
   const { rows: indexes } = await sql<{ definition: string }>`
     select indexdef as definition from pg_indexes
     where schemaname = 'public' and tablename = ${table}
