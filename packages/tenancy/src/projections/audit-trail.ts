@@ -1,7 +1,8 @@
-import type { Projection } from "./projection.js";
+import type { Projection } from "@dmarc-ledger/projection-engine";
+import type { TenancySchema } from "../schema.js";
 
 /** Every event of every domain stream, in order, with who caused it: GET history reads it. */
-export const auditTrailProjection: Projection = {
+export const auditTrailProjection: Projection<TenancySchema> = {
   name: "audit_trail",
   tables: ["audit_event"],
   handles: new Set([

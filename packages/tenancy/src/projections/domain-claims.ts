@@ -1,7 +1,8 @@
-import type { Projection } from "./projection.js";
+import type { Projection } from "@dmarc-ledger/projection-engine";
+import type { TenancySchema } from "../schema.js";
 
 /** The claims in force in the domain trees (see DomainClaimTable). */
-export const domainClaimsProjection: Projection = {
+export const domainClaimsProjection: Projection<TenancySchema> = {
   name: "domain-claims",
   tables: ["domain_claim"],
   handles: new Set(["DomainReserved", "DomainReleased"]),

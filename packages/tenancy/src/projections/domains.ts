@@ -1,7 +1,8 @@
-import type { Projection } from "./projection.js";
+import type { Projection } from "@dmarc-ledger/projection-engine";
+import type { TenancySchema } from "../schema.js";
 
 /** The tenant's domains and the group each is in now. */
-export const domainsProjection: Projection = {
+export const domainsProjection: Projection<TenancySchema> = {
   name: "domains",
   tables: ["domain"],
   handles: new Set(["DomainAdded", "DomainRemoved", "DomainGroupSet"]),

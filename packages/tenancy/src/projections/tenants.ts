@@ -1,7 +1,8 @@
-import type { Projection } from "./projection.js";
+import type { Projection } from "@dmarc-ledger/projection-engine";
+import type { TenancySchema } from "../schema.js";
 
 /** Tenants and their API keys (hashes only), for authentication. */
-export const tenantsProjection: Projection = {
+export const tenantsProjection: Projection<TenancySchema> = {
   name: "tenants",
   tables: ["tenant", "api_key"],
   handles: new Set(["TenantCreated", "ApiKeyIssued", "ApiKeyRevoked"]),

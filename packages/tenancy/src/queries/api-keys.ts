@@ -1,6 +1,6 @@
 import type { Scope } from "@dmarc-ledger/events";
 import type { Kysely } from "kysely";
-import type { ReadModelSchema } from "../schema.js";
+import type { TenancySchema } from "../schema.js";
 
 export interface KeyHolder {
   keyId: string;
@@ -10,7 +10,7 @@ export interface KeyHolder {
 }
 
 /** The live key with this hash, or null when unknown or revoked. */
-export async function findApiKey(db: Kysely<ReadModelSchema>, keyHash: string): Promise<KeyHolder | null> {
+export async function findApiKey(db: Kysely<TenancySchema>, keyHash: string): Promise<KeyHolder | null> {
   const row = await db
     .selectFrom("api_key")
     .select(["key_id", "tenant_id", "region", "scopes"])
@@ -26,7 +26,7 @@ export async function findApiKey(db: Kysely<ReadModelSchema>, keyHash: string): 
   };
 }
 
-export async function countTenants(db: Kysely<ReadModelSchema>): Promise<number> {
+export async function countTenants(db: Kysely<TenancySchema>): Promise<number> {
   const row = await db
     .selectFrom("tenant")
     .select((eb) => eb.fn.countAll<string>().as("n"))

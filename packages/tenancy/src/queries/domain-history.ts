@@ -1,5 +1,5 @@
 import { type Kysely, sql } from "kysely";
-import type { ReadModelSchema } from "../schema.js";
+import type { TenancySchema } from "../schema.js";
 import { describeDomainEvents } from "./describe-domain-event.js";
 
 export interface HistoryRecord {
@@ -15,7 +15,7 @@ export interface HistoryRecord {
 
 /** GET history: every event of one of the tenant's domains, in order; null when not the tenant's. */
 export async function domainHistory(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<TenancySchema>,
   tenantId: string,
   domain: string,
 ): Promise<HistoryRecord[] | null> {

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from "kysely";
-import type { ReadModelSchema } from "../schema.js";
+import type { TenancySchema } from "../schema.js";
 
 export interface TenantSummary {
   tenantId: string;
@@ -11,7 +11,7 @@ export interface TenantSummary {
 }
 
 /** Every tenant, oldest first, with its number of active keys and of domains (the admin listing). */
-export async function listTenants(db: Kysely<ReadModelSchema>): Promise<TenantSummary[]> {
+export async function listTenants(db: Kysely<TenancySchema>): Promise<TenantSummary[]> {
   const rows = await db
     .selectFrom("tenant as t")
     .select([
@@ -46,7 +46,7 @@ export interface TenantDomain {
 
 /** Domains, alphabetical: of one tenant, or of every tenant. */
 export async function listTenantDomains(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<TenancySchema>,
   tenantId?: string,
 ): Promise<TenantDomain[]> {
   let query = db.selectFrom("domain").select(["domain", "tenant_id", "group_name", "added_at"]);
