@@ -3,8 +3,9 @@ import { createPgliteDataDir, type TestDataDir } from "@dmarc-ledger/db/testing"
 import { MAX_REPORT_MESSAGES } from "@dmarc-ledger/dmarc-reports";
 import type { AggregateReportReceived, ReportRejected } from "@dmarc-ledger/events";
 import { bytesInput, ingest, rowsPerChunk } from "@dmarc-ledger/intake";
-import { allProjections, catchUp } from "@dmarc-ledger/read-models";
+import { catchUp } from "@dmarc-ledger/projection-engine";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**

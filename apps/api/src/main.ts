@@ -3,8 +3,8 @@
 import { parseSettings, readAllSettings } from "@dmarc-ledger/config";
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
 import { createLogger, exitOnStartFailure, loggingSettings, stopOnSignal } from "@dmarc-ledger/process";
-import { allProjections } from "@dmarc-ledger/read-models";
 import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { createApiApp } from "./app.js";
 import { apiConfigFrom } from "./config.js";
 import { bindPort } from "./listen.js";

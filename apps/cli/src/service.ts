@@ -17,9 +17,10 @@ import {
   startIntakeApp,
 } from "@dmarc-ledger/intake-process";
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
+import { catchUp } from "@dmarc-ledger/projection-engine";
 import { projectorSettings, rankingMaintenanceFrom, runProjector } from "@dmarc-ledger/projector";
-import { allProjections, catchUp, countTenants } from "@dmarc-ledger/read-models";
 import type { Runtime } from "@dmarc-ledger/runtime";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import {
   resolverFrom,
   safeSpfRefreshSettingsFromEnv,
@@ -31,7 +32,7 @@ import {
   sourceIpResolverSettingsFromEnv,
   startSourceIpResolverFromSettings,
 } from "@dmarc-ledger/source-names";
-import { createTenant } from "@dmarc-ledger/tenancy";
+import { countTenants, createTenant } from "@dmarc-ledger/tenancy";
 import type { Logger } from "pino";
 import { startControlServer } from "./control/control-server.js";
 import type { CliIO } from "./io.js";

@@ -19,6 +19,7 @@ export interface CheckpointedWorkerOptions {
    * "incomplete" when it was cut short (the worker stopping): the checkpoint then stays where it
    * was, and the next start sees the batch again.
    */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing finished its batch
   onEvents(events: DomainEvent[]): Promise<void | "incomplete">;
   /** Called when a batch fails; the batch comes again after a pause, from the checkpoint. */
   onError?: (error: unknown) => void;

@@ -4,7 +4,7 @@
  */
 import type { DomainEvent } from "@dmarc-ledger/events";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCheckpointedWorker } from "../src/checkpointed-worker.js";
+import { type CheckpointedWorkerOptions, startCheckpointedWorker } from "../src/checkpointed-worker.js";
 import { allEvents, checkpointOf, type EngineWorld, openEngineWorld } from "./support.js";
 
 const tenantOf = (event: DomainEvent) => (event.type === "TenantCreated" ? event.data.tenantId : event.type);
@@ -27,7 +27,7 @@ describe("startCheckpointedWorker", () => {
   it("resumes after its checkpoint, and sees again a batch it did not finish", async () => {
     await world.createTenants(5);
     const seen: string[] = [];
-    const start = (onEvents: (events: DomainEvent[]) => Promise<void | "incomplete">) =>
+    const start = (onEvents: CheckpointedWorkerOptions["onEvents"]) =>
       startCheckpointedWorker({
         store: world.store,
         db: world.db,

@@ -1,10 +1,10 @@
+import type { CounterFields } from "@dmarc-ledger/report-read-models";
+import { tenantReportDomains } from "@dmarc-ledger/report-read-models";
 import { type Kysely, sql } from "kysely";
-import type { CounterFields } from "../counters.js";
-import type { ReadModelSchema } from "../schema.js";
 import { counterSelect, toCounterFields } from "./counter-columns.js";
 import { groupedPage } from "./grouped-page.js";
 import type { Page, PageQuery } from "./page.js";
-import { tenantReportDomains } from "./tenant-domain-filter.js";
+import type { QuerySchema } from "./schema.js";
 
 export interface AggregateByDomainGroupRecord extends CounterFields {
   DomainGroup: string;
@@ -16,7 +16,7 @@ export interface AggregateByDomainGroupRecord extends CounterFields {
  * of the tenant's domains above it; domains in no group are left out.
  */
 export async function aggregateByDomainGroup(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<QuerySchema>,
   query: PageQuery,
 ): Promise<Page<AggregateByDomainGroupRecord>> {
   const owners = (await tenantReportDomains(db, query.tenantId)).filter((owner) => owner.group !== null);

@@ -1,10 +1,10 @@
+import type { CounterFields } from "@dmarc-ledger/report-read-models";
+import { inDomains, tenantReportDomains } from "@dmarc-ledger/report-read-models";
 import { type Kysely, sql } from "kysely";
-import type { CounterFields } from "../counters.js";
-import type { ReadModelSchema } from "../schema.js";
 import { counterSelect, toCounterFields } from "./counter-columns.js";
 import { groupedPage } from "./grouped-page.js";
 import type { Page, PageQuery } from "./page.js";
-import { inDomains, tenantReportDomains } from "./tenant-domain-filter.js";
+import type { QuerySchema } from "./schema.js";
 
 export interface AggregateByDomainRecord extends CounterFields {
   Domain: string;
@@ -12,7 +12,7 @@ export interface AggregateByDomainRecord extends CounterFields {
 
 /** GET aggregate_by_domain: one record per policy domain, by Volume descending then Domain. */
 export async function aggregateByDomain(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<QuerySchema>,
   query: PageQuery,
 ): Promise<Page<AggregateByDomainRecord>> {
   const domains = await tenantReportDomains(db, query.tenantId);

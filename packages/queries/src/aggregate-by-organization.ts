@@ -1,10 +1,10 @@
+import type { CounterFields } from "@dmarc-ledger/report-read-models";
+import { inDomains, tenantReportDomains } from "@dmarc-ledger/report-read-models";
 import { type Kysely, sql } from "kysely";
-import type { CounterFields } from "../counters.js";
-import type { ReadModelSchema } from "../schema.js";
 import { counterSelect, toCounterFields } from "./counter-columns.js";
 import { groupedPage } from "./grouped-page.js";
 import type { Page, PageQuery } from "./page.js";
-import { inDomains, tenantReportDomains } from "./tenant-domain-filter.js";
+import type { QuerySchema } from "./schema.js";
 
 export interface AggregateByOrganizationRecord extends CounterFields {
   Organization: string;
@@ -12,7 +12,7 @@ export interface AggregateByOrganizationRecord extends CounterFields {
 
 /** GET aggregate_by_organization: one record per reporting organisation over the tenant's domains. */
 export async function aggregateByOrganization(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<QuerySchema>,
   query: PageQuery,
 ): Promise<Page<AggregateByOrganizationRecord>> {
   const domains = await tenantReportDomains(db, query.tenantId);

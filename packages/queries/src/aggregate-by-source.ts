@@ -1,13 +1,12 @@
+import type { CounterFields, RankingScope } from "@dmarc-ledger/report-read-models";
+import { tenantReportDomains } from "@dmarc-ledger/report-read-models";
 import { type Kysely, sql } from "kysely";
-import type { CounterFields } from "../counters.js";
-import type { ReadModelSchema } from "../schema.js";
-import type { RankingScope } from "../source-rankings/ranking-scope.js";
 import type { Page, PageQuery } from "./page.js";
+import type { QuerySchema } from "./schema.js";
 import { sourceCounters } from "./source-group-sums.js";
 import { groupedSourcePage } from "./source-page-grouped.js";
 import { chooseRanking, rankedSourcePage } from "./source-page-ranked.js";
 import { groupId, sourcePicks } from "./source-picks.js";
-import { tenantReportDomains } from "./tenant-domain-filter.js";
 
 export interface AggregateBySourceRecord extends CounterFields {
   SourceDomain: string;
@@ -35,7 +34,7 @@ const utcDate = (seconds: string) => new Date(Number(seconds) * 1000).toISOStrin
  * closest calendar ranking when there is one (source-page-ranked.ts), else from grouping.
  */
 async function sourcePage(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<QuerySchema>,
   query: PageQuery,
   scope: RankingScope,
   options: SourcePageOptions,
@@ -80,14 +79,14 @@ async function sourcePage(
 
 /** GET aggregate_by_source: one record per (DomainPublished, SourceIp, Organization). */
 export const aggregateBySource = (
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<QuerySchema>,
   query: PageQuery,
   options: SourcePageOptions = {},
 ) => sourcePage(db, query, "all", options);
 
 /** GET aggregate_by_unaligned_source: the same, over the rows that did not pass DMARC only. */
 export const aggregateByUnalignedSource = (
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<QuerySchema>,
   query: PageQuery,
   options: SourcePageOptions = {},
 ) => sourcePage(db, query, "unaligned", options);

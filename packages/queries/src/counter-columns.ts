@@ -1,5 +1,5 @@
+import type { CounterFields } from "@dmarc-ledger/report-read-models";
 import { type RawBuilder, sql } from "kysely";
-import type { CounterFields } from "../counters.js";
 
 /** The summed counter columns every aggregate query selects, under these names. */
 export interface CounterColumns {

@@ -1,20 +1,5 @@
 import { type Kysely, sql } from "kysely";
-import type { ReadModelSchema } from "../schema.js";
-
-export interface OwnedDomain {
-  domain: string;
-  tenantId: string;
-  group: string | null;
-}
-
-export async function findDomain(db: Kysely<ReadModelSchema>, domain: string): Promise<OwnedDomain | null> {
-  const row = await db
-    .selectFrom("domain")
-    .select(["domain", "tenant_id", "group_name"])
-    .where("domain", "=", domain)
-    .executeTakeFirst();
-  return row ? { domain: row.domain, tenantId: row.tenant_id, group: row.group_name } : null;
-}
+import type { QuerySchema } from "./schema.js";
 
 export interface DomainRecord {
   Domain: string;
@@ -25,7 +10,7 @@ export interface DomainRecord {
 
 /** GET domains: the tenant's domains, alphabetical, with their group and Safe SPF status. */
 export async function listDomains(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<QuerySchema>,
   query: { tenantId: string; page: number; perPage: number },
 ): Promise<{ total: number; records: DomainRecord[] }> {
   const rows = await db
@@ -64,24 +49,4 @@ export async function listDomains(
       SafeSpfStatus: row.status ?? null,
     })),
   };
-}
-
-/**
- * Tenants' domains that hold no claim in their domain tree, oldest first: added before the tree
- * rule (a domain tree has one owner) existed, or between a claim and its catch-up.
- */
-export async function listUnclaimedDomains(
-  db: Kysely<ReadModelSchema>,
-): Promise<{ domain: string; tenantId: string }[]> {
-  const rows = await db
-    .selectFrom("domain as d")
-    .leftJoin("domain_claim as c", (join) =>
-      join.onRef("c.domain", "=", "d.domain").onRef("c.tenant_id", "=", "d.tenant_id"),
-    )
-    .select(["d.domain", "d.tenant_id"])
-    .where("c.domain", "is", null)
-    .orderBy("d.added_at")
-    .orderBy("d.domain")
-    .execute();
-  return rows.map((row) => ({ domain: row.domain, tenantId: row.tenant_id }));
 }

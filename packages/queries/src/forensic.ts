@@ -1,7 +1,7 @@
+import { inDomains, tenantReportDomains } from "@dmarc-ledger/report-read-models";
 import { type Kysely, sql } from "kysely";
-import type { ReadModelSchema } from "../schema.js";
 import { offsetOf, type PageQuery } from "./page.js";
-import { inDomains, tenantReportDomains } from "./tenant-domain-filter.js";
+import type { QuerySchema } from "./schema.js";
 
 export interface ForensicRecord {
   ForensicId: string;
@@ -23,7 +23,7 @@ interface ForensicRow {
 
 /** GET forensic: the failure reports that arrived in the period, newest first. */
 export async function forensicReports(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<QuerySchema>,
   query: PageQuery,
 ): Promise<{ total: number; records: ForensicRecord[] }> {
   const domains = await tenantReportDomains(db, query.tenantId);

@@ -1,14 +1,14 @@
 import { type Kysely, type RawBuilder, sql } from "kysely";
-import type { ReadModelSchema } from "../schema.js";
 import type { CounterColumns } from "./counter-columns.js";
 import { offsetOf, type PageQuery } from "./page.js";
+import type { QuerySchema } from "./schema.js";
 
 /**
  * Runs `grouped` (a SELECT with a GROUP BY whose first column is `key`) and returns one page of
  * it, ordered by volume descending then key, with the number of groups over all pages.
  */
 export async function groupedPage(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<QuerySchema>,
   query: PageQuery,
   grouped: RawBuilder<unknown>,
 ): Promise<{ total: number; rows: (CounterColumns & { key: string })[] }> {

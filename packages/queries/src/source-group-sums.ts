@@ -1,9 +1,10 @@
-import { type RawBuilder, sql } from "kysely";
-import type { CounterFields } from "../counters.js";
+import type { CounterFields } from "@dmarc-ledger/report-read-models";
+import { sql } from "kysely";
 
 /**
  * One (domain, source IP, organisation) group of a period with its sums, as both ways of paging
- * the by-source endpoints return it (as text: sums exceed JavaScript's integers).
+ * the by-source endpoints return it (as text: sums exceed JavaScript's integers). The columns of
+ * sourceFactSums (packages/report-read-models), under the same names.
  */
 export interface SourceGroupSums {
   domain: string;
@@ -19,13 +20,6 @@ export interface SourceGroupSums {
   /** How many agg_source rows were summed. */
   facts: string;
 }
-
-/** The sums of agg_source rows aliased `f`, grouped by the source group, under SourceGroupSums' names. */
-export const sourceFactSums: RawBuilder<unknown> = sql`f.domain, f.source_ip, f.organization,
-  sum(f.volume) as volume, coalesce(sum(f.volume) filter (where f.dmarc_pass), 0) as dmarc_pass,
-  sum(f.unaligned_arc_pass) as unaligned_arc_pass, sum(f.dkim_aligned) as dkim_aligned,
-  sum(f.spf_aligned) as spf_aligned, sum(f.dkim_pass) as dkim_pass, sum(f.spf_pass) as spf_pass,
-  count(*) as facts`;
 
 const summedColumns = [
   "volume",

@@ -1,17 +1,16 @@
+import type { RankingScope, TenantReportDomain } from "@dmarc-ledger/report-read-models";
+import { sourceFactSums, tenantScopedFacts } from "@dmarc-ledger/report-read-models";
 import { type Kysely, sql } from "kysely";
-import type { ReadModelSchema } from "../schema.js";
-import type { RankingScope } from "../source-rankings/ranking-scope.js";
 import { offsetOf, type PageQuery } from "./page.js";
-import { tenantScopedFacts } from "./source-facts.js";
-import { type SourceGroupSums, sourceFactSums, sourceOrder, sourceSumsAsText } from "./source-group-sums.js";
-import type { TenantReportDomain } from "./tenant-domain-filter.js";
+import type { QuerySchema } from "./schema.js";
+import { type SourceGroupSums, sourceOrder, sourceSumsAsText } from "./source-group-sums.js";
 
 /**
  * A page of source groups computed the plain way: every group of the period summed and sorted.
  * Exact for any period; used when no ranking is close enough to it.
  */
 export async function groupedSourcePage(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<QuerySchema>,
   query: PageQuery,
   scope: RankingScope,
   domains: readonly TenantReportDomain[],

@@ -1,18 +1,22 @@
+import type { RankingScope, TenantReportDomain } from "@dmarc-ledger/report-read-models";
+import {
+  factsChangedSince,
+  type Span,
+  secondsIn,
+  sourceFactSums,
+  symmetricDifference,
+  tenantDomainCount,
+  tenantScopedFacts,
+} from "@dmarc-ledger/report-read-models";
 import { type Kysely, sql } from "kysely";
-import type { ReadModelSchema } from "../schema.js";
-import { type Span, secondsIn, symmetricDifference } from "../source-rankings/buckets.js";
-import { tenantDomainCount } from "../source-rankings/maintain-source-rankings.js";
-import type { RankingScope } from "../source-rankings/ranking-scope.js";
 import { offsetOf, type PageQuery } from "./page.js";
-import { factsChangedSince, tenantScopedFacts } from "./source-facts.js";
+import type { QuerySchema } from "./schema.js";
 import {
   type SourceGroupSums,
-  sourceFactSums,
   sourceOrder,
   sourceSumsAsText,
   sourceSumColumns as sumColumns,
 } from "./source-group-sums.js";
-import type { TenantReportDomain } from "./tenant-domain-filter.js";
 
 export interface RankingChoice {
   rankingId: string;
@@ -31,7 +35,7 @@ const maxDifferenceShare = 0.25;
 
 /** The tenant's current ranking closest to the period, or null when none is close enough. */
 export async function chooseRanking(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<QuerySchema>,
   query: PageQuery,
   scope: RankingScope,
 ): Promise<RankingChoice | null> {
@@ -81,7 +85,7 @@ export async function chooseRanking(
  * with a constant limit (a limit the planner cannot see tempts it to sort the whole ranking).
  */
 export async function rankedSourcePage(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<QuerySchema>,
   query: PageQuery,
   scope: RankingScope,
   choice: RankingChoice,

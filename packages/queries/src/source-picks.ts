@@ -1,7 +1,7 @@
+import type { RankingScope } from "@dmarc-ledger/report-read-models";
 import { type Kysely, sql } from "kysely";
-import type { ReadModelSchema } from "../schema.js";
-import type { RankingScope } from "../source-rankings/ranking-scope.js";
 import type { PageQuery } from "./page.js";
+import type { QuerySchema } from "./schema.js";
 
 /** What a by-source record picks "the one with the most messages" of, for one group of a page. */
 export interface SourcePicks {
@@ -34,7 +34,7 @@ type Kind = (typeof kinds)[keyof typeof kinds];
  * on PGlite, growing with the square of the page.
  */
 export async function sourcePicks(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<QuerySchema>,
   query: PageQuery,
   scope: RankingScope,
   groups: readonly { domain: string; source_ip: string; organization: string }[],

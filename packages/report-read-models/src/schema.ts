@@ -1,52 +1,12 @@
-import type { ColumnType, Generated } from "kysely";
+import type { TenancySchema } from "@dmarc-ledger/tenancy";
+import type { ColumnType } from "kysely";
 
 /**
- * The read-model tables, typed for kysely so that a query naming a wrong column fails to compile.
+ * The report read models' tables, typed for kysely so that a query naming a wrong column fails to compile.
  * Counters are bigint columns: pg hands them back as strings, PGlite as numbers; queries cast them
  * to text in SQL, which is what the API returns anyway.
  */
 type Int8 = ColumnType<string | number, number | bigint | string, number | bigint | string>;
-
-export interface ProjectionCheckpointTable {
-  projection: string;
-  /** The global position of the last event applied, as a decimal string (positions exceed int8). */
-  position: string;
-  updated_at: ColumnType<Date, Date | string, Date | string>;
-}
-
-export interface TenantTable {
-  tenant_id: string;
-  name: string;
-  region: string;
-  created_at: ColumnType<Date, Date | string, Date | string>;
-}
-
-export interface ApiKeyTable {
-  key_id: string;
-  tenant_id: string;
-  key_hash: string;
-  key_prefix: string;
-  /** Comma-separated scope names: read,write,ingest. */
-  scopes: string;
-  region: string;
-  revoked: boolean;
-}
-
-export interface DomainTable {
-  domain: string;
-  tenant_id: string;
-  group_name: string | null;
-  added_at: ColumnType<Date, Date | string, Date | string>;
-}
-
-/**
- * The claims in force in the domain trees (DomainReserved not yet DomainReleased): which tenant
- * holds each claimed domain. A tenant's domain without its claim was added before the tree rule.
- */
-export interface DomainClaimTable {
-  domain: string;
-  tenant_id: string;
-}
 
 /** The summed counters of the rollups; the others (DMARCUnaligned, …Failed) are derived from them. */
 interface SummedCounters {
@@ -170,63 +130,6 @@ export interface ForensicReportTable {
   headers: string;
 }
 
-/** Every event of every domain stream: the audit trail behind GET history. */
-export interface AuditEventTable {
-  domain: string;
-  revision: Int8;
-  event_type: string;
-  recorded_at: ColumnType<Date, Date | string, Date | string>;
-  caused_by: string;
-  correlation_id: string | null;
-  /** The event's payload as JSON text. */
-  data: string;
-}
-
-/** The Safe SPF state of a domain: its original record and the outcome of the last computation. */
-export interface SafeSpfTable {
-  domain: string;
-  tenant_id: string;
-  original: string;
-  /** pending, computed or failed */
-  status: string;
-  /** The published records as JSON text, [] until computed. */
-  records: string;
-  lookups_before: number | null;
-  lookups_after: number | null;
-  warnings: string;
-  last_computed: ColumnType<Date | null, Date | string | null, Date | string | null>;
-  last_error: string | null;
-  retrying: boolean;
-  updated_at: ColumnType<Date, Date | string, Date | string>;
-  /** Seconds: the shortest TTL among the answers the current record was built from. */
-  min_ttl: ColumnType<number | null, number | null | undefined, number | null>;
-}
-
-type Timestamp = ColumnType<Date, Date | string, Date | string>;
-type NullableTimestamp = ColumnType<Date | null, Date | string | null, Date | string | null>;
-
-/**
- * The Safe SPF refresher's schedule, one row per domain with a record: not a projection (an
- * unchanged result appends no event), see docs/architecture.md "Safe SPF kept current".
- */
-export interface SafeSpfRefreshTable {
-  domain: string;
-  /** When the record is to be computed again: its TTL ran out, or the next retry after failures. */
-  next_due: Timestamp;
-  /** The last computation that succeeded, whether or not it changed the record. */
-  last_checked: NullableTimestamp;
-  /** Until when the answers of that computation hold: after it, and no success since, it is stale. */
-  valid_until: NullableTimestamp;
-  /** Failed computations in a row since the last success (the backoff's exponent). */
-  failures: ColumnType<number, number | undefined, number>;
-  /** "code: message" of the latest failure in that row; null after a success. */
-  failure: string | null;
-  failing_since: NullableTimestamp;
-  /** Which refresher holds the domain, and until when (a crashed one's lease runs out). */
-  lease_owner: string | null;
-  lease_until: NullableTimestamp;
-}
-
 /**
  * Every policy domain a report has named: small (one row per domain, not per row), so that the
  * tenant filter resolves "the tenant's domains and their subdomains" here and filters the big
@@ -236,12 +139,8 @@ export interface ReportDomainTable {
   domain: string;
 }
 
-export interface ReadModelSchema {
-  projection_checkpoint: ProjectionCheckpointTable;
-  tenant: TenantTable;
-  api_key: ApiKeyTable;
-  domain: DomainTable;
-  domain_claim: DomainClaimTable;
+/** The tables of the report read models: what reports are projected to, and the rankings. */
+export interface ReportSchema {
   agg_domain: AggDomainTable;
   agg_organization: AggOrganizationTable;
   agg_source: AggSourceTable;
@@ -250,10 +149,11 @@ export interface ReadModelSchema {
   source_ranking: SourceRankingTable;
   source_ip_name: SourceIpNameTable;
   forensic_report: ForensicReportTable;
-  audit_event: AuditEventTable;
-  safe_spf: SafeSpfTable;
-  safe_spf_refresh: SafeSpfRefreshTable;
   report_domain: ReportDomainTable;
 }
 
-export type GeneratedId = Generated<number>;
+/**
+ * What reads of reports see: their tables and the tenancy's, which say whose domains the report
+ * domains are (read, never written, here).
+ */
+export type ReportAndTenancySchema = ReportSchema & TenancySchema;

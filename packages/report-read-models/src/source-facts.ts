@@ -1,7 +1,12 @@
-import { sql } from "kysely";
-import type { Span } from "../source-rankings/buckets.js";
-import type { RankingScope } from "../source-rankings/ranking-scope.js";
+import { type RawBuilder, sql } from "kysely";
+import type { Span } from "./source-rankings/buckets.js";
+import type { RankingScope } from "./source-rankings/ranking-scope.js";
 import { inDomains, type TenantReportDomain } from "./tenant-domain-filter.js";
+
+/*
+ * SQL over the by-source facts (agg_source rows aliased `f`), shared by the rankings' upkeep and
+ * the by-source queries (packages/queries), so that both sum and scope the facts alike.
+ */
 
 /** The condition on agg_source rows aliased `f` that are the tenant's (`domains`) and in the scope. */
 export const tenantScopedFacts = (domains: readonly TenantReportDomain[], scope: RankingScope) =>
@@ -20,3 +25,14 @@ export const factsChangedSince = (
 ) =>
   sql`${tenantScopedFacts(domains, scope)} and f.changed_seq > ${String(seq)}::bigint
     and f.t + 0 between ${bucket.start} and ${bucket.end}`;
+
+/**
+ * The sums of agg_source rows aliased `f`, grouped by the source group: domain, source_ip,
+ * organization, volume, dmarc_pass, unaligned_arc_pass, dkim_aligned, spf_aligned, dkim_pass,
+ * spf_pass and facts (how many rows were summed), in this order.
+ */
+export const sourceFactSums: RawBuilder<unknown> = sql`f.domain, f.source_ip, f.organization,
+  sum(f.volume) as volume, coalesce(sum(f.volume) filter (where f.dmarc_pass), 0) as dmarc_pass,
+  sum(f.unaligned_arc_pass) as unaligned_arc_pass, sum(f.dkim_aligned) as dkim_aligned,
+  sum(f.spf_aligned) as spf_aligned, sum(f.dkim_pass) as dkim_pass, sum(f.spf_pass) as spf_pass,
+  count(*) as facts`;

@@ -1,5 +1,6 @@
+import type { AnySchema } from "@dmarc-ledger/db";
 import { type Kysely, type RawBuilder, sql } from "kysely";
-import type { ReadModelSchema } from "../schema.js";
+import type { ReportAndTenancySchema } from "./schema.js";
 
 /** A report domain that counts for a tenant, and the group of the tenant's domain it falls under. */
 export interface TenantReportDomain {
@@ -15,11 +16,13 @@ export interface TenantReportDomain {
  * per domain of the region, not per row): each is matched here through its suffixes
  * (a.b.example.com, b.example.com, example.com, com) against the tenant's domains, the longest
  * match owning it. In SQL this took 10 to 20 ms for 2,000 domains; here it is two small reads.
+ * Takes any handle: the rankings' upkeep and the queries (packages/queries) each have their own.
  */
 export async function tenantReportDomains(
-  db: Kysely<ReadModelSchema>,
+  handle: Kysely<AnySchema>,
   tenantId: string,
 ): Promise<TenantReportDomain[]> {
+  const db: Kysely<ReportAndTenancySchema> = handle;
   const owned = await db
     .selectFrom("domain")
     .select(["domain", "group_name"])

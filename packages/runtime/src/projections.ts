@@ -1,44 +1,15 @@
-import { aggregateByDomainProjection } from "./aggregate-by-domain.js";
-import { aggregateByOrganizationProjection } from "./aggregate-by-organization.js";
-import { aggregateBySourceProjection } from "./aggregate-by-source.js";
-import { auditTrailProjection } from "./audit-trail.js";
-import { domainClaimsProjection } from "./domain-claims.js";
-import { domainsProjection } from "./domains.js";
-import { forensicReportsProjection } from "./forensic-reports.js";
-import type { Projection } from "./projection.js";
-import { reportDomainsProjection } from "./report-domains.js";
-import { safeSpfStateProjection } from "./safe-spf-state.js";
-import { sourceIpNamesProjection } from "./source-ip-names.js";
-import { tenantsProjection } from "./tenants.js";
+import type { Projection } from "@dmarc-ledger/projection-engine";
+import { reportProjections } from "@dmarc-ledger/report-read-models";
+import { safeSpfProjections } from "@dmarc-ledger/safe-spf-service/projections";
+import { tenancyProjections } from "@dmarc-ledger/tenancy";
 
-export { dkimDomainOf, spfDomainOf } from "./aggregate-by-source.js";
-export { cutHeaders, maxHeaderCharacters } from "./forensic-reports.js";
-export type { Projection } from "./projection.js";
-export { sourceDomainOf } from "./source-ip-names.js";
-export {
-  aggregateByDomainProjection,
-  aggregateByOrganizationProjection,
-  aggregateBySourceProjection,
-  auditTrailProjection,
-  domainClaimsProjection,
-  domainsProjection,
-  forensicReportsProjection,
-  reportDomainsProjection,
-  safeSpfStateProjection,
-  sourceIpNamesProjection,
-  tenantsProjection,
-};
-
+/**
+ * Every projection of the service, each package's own, in the order the engine applies them:
+ * what the projector runs, what replay rebuilds and what a write waits for. A package that adds
+ * projections adds them here, and its migrations to tableMigrations (migration-sets.ts).
+ */
 export const allProjections: readonly Projection[] = [
-  tenantsProjection,
-  domainsProjection,
-  domainClaimsProjection,
-  aggregateByDomainProjection,
-  aggregateByOrganizationProjection,
-  aggregateBySourceProjection,
-  forensicReportsProjection,
-  auditTrailProjection,
-  safeSpfStateProjection,
-  reportDomainsProjection,
-  sourceIpNamesProjection,
+  ...tenancyProjections,
+  ...reportProjections,
+  ...safeSpfProjections,
 ];

@@ -1,7 +1,8 @@
-import type { Projection } from "./projection.js";
+import type { Projection } from "@dmarc-ledger/projection-engine";
+import type { SafeSpfSchema } from "./schema.js";
 
 /** The Safe SPF state per domain: GET safe_spf reads it. */
-export const safeSpfStateProjection: Projection = {
+export const safeSpfStateProjection: Projection<SafeSpfSchema> = {
   name: "safe_spf_state",
   tables: ["safe_spf"],
   handles: new Set(["SpfOriginalUpdated", "SafeSpfRecordComputed", "SafeSpfComputationFailed"]),
@@ -70,3 +71,6 @@ export const safeSpfStateProjection: Projection = {
     }
   },
 };
+
+/** Safe SPF's projections (the refresher's schedule is not one: see schema.ts). */
+export const safeSpfProjections: readonly Projection<SafeSpfSchema>[] = [safeSpfStateProjection];

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from "kysely";
-import type { ReadModelSchema } from "../schema.js";
+import type { SafeSpfSchema } from "./schema.js";
 
 /**
  * Whether the served record still rests on answers that hold: `current`; `stale` when their TTL
@@ -37,7 +37,7 @@ const timeText = (column: string) =>
 
 /** GET safe_spf: the Safe SPF state of one of the tenant's domains; null when there is none. */
 export async function safeSpfState(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<SafeSpfSchema>,
   tenantId: string,
   domain: string,
 ): Promise<SafeSpfState | null> {

@@ -20,7 +20,6 @@ export {
 export { InvalidGroupError, setDomainGroup } from "./domain-group.js";
 export { activeClaims, currentOwner } from "./domain-owner.js";
 export { DomainNotFoundError, ownedDomain } from "./domain-ownership.js";
-export { readTenant, type TenantState, UnknownApiKeyError, UnknownTenantError } from "./tenant-history.js";
 export { tenancyMigrations } from "./migrations/index.js";
 export {
   auditTrailProjection,
@@ -42,3 +41,4 @@ export type {
   TenancySchema,
   TenantTable,
 } from "./schema.js";
+export { readTenant, type TenantState, UnknownApiKeyError, UnknownTenantError } from "./tenant-history.js";

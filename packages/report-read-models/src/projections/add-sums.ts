@@ -1,6 +1,6 @@
 import { sql, type Transaction } from "kysely";
 import { addToSums, type CounterSums, emptySums, type RowVerdict } from "../counters.js";
-import type { ReadModelSchema } from "../schema.js";
+import type { ReportSchema } from "../schema.js";
 
 type SummedTable = "agg_domain" | "agg_organization" | "agg_source";
 type KeyValue = string | number | boolean;
@@ -57,7 +57,7 @@ export class SumsByKey {
    * `stamp`, when given, is a column set to one value on every row written or changed (agg_source
    * records which batch changed a fact last).
    */
-  async write(trx: Transaction<ReadModelSchema>, stamp?: { column: string; value: string }): Promise<void> {
+  async write(trx: Transaction<ReportSchema>, stamp?: { column: string; value: string }): Promise<void> {
     const counters = counterColumns.filter(([name]) => this.withDmarcPass || name !== "dmarc_pass");
     const entries = [...this.entries.values()];
     const table = sql.table(this.table);

@@ -1,9 +1,10 @@
+import type { Projection } from "@dmarc-ledger/projection-engine";
+import type { ReportSchema } from "../schema.js";
 import { SumsByKey } from "./add-sums.js";
-import type { Projection } from "./projection.js";
 import { rowParts } from "./report-parts.js";
 
 /** Counter sums per (policy domain, day-normalised begin): by domain, and by domain group. */
-export const aggregateByDomainProjection: Projection = {
+export const aggregateByDomainProjection: Projection<ReportSchema> = {
   name: "aggregate_by_domain",
   tables: ["agg_domain"],
   handles: new Set(["AggregateReportReceived"]),

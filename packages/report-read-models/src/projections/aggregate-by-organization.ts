@@ -1,9 +1,10 @@
+import type { Projection } from "@dmarc-ledger/projection-engine";
+import type { ReportSchema } from "../schema.js";
 import { SumsByKey } from "./add-sums.js";
-import type { Projection } from "./projection.js";
 import { rowParts } from "./report-parts.js";
 
 /** Counter sums per (policy domain, reporting organisation, day-normalised begin). */
-export const aggregateByOrganizationProjection: Projection = {
+export const aggregateByOrganizationProjection: Projection<ReportSchema> = {
   name: "aggregate_by_organization",
   tables: ["agg_organization"],
   handles: new Set(["AggregateReportReceived"]),

@@ -1,6 +1,7 @@
 import type { AggregateRowRecord } from "@dmarc-ledger/events";
+import type { Projection } from "@dmarc-ledger/projection-engine";
+import type { ReportSchema } from "../schema.js";
 import { type KeyColumn, SumsByKey } from "./add-sums.js";
-import type { Projection } from "./projection.js";
 import { rowParts } from "./report-parts.js";
 import { takeSourceChangeNumber } from "./source-change-counter.js";
 
@@ -33,7 +34,7 @@ const sourceKeyColumns: KeyColumn[] = [
  * The facts behind aggregate_by_source and aggregate_by_unaligned_source: sums per source and
  * per the values those records pick the most frequent of.
  */
-export const aggregateBySourceProjection: Projection = {
+export const aggregateBySourceProjection: Projection<ReportSchema> = {
   name: "aggregate_by_source",
   // The rankings are built from agg_source (source-rankings/): a rebuild starts them afresh.
   // agg_source_change numbers the batches that wrote agg_source (source-change-counter.ts).

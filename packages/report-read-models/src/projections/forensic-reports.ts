@@ -1,5 +1,6 @@
+import type { Projection } from "@dmarc-ledger/projection-engine";
 import { sql } from "kysely";
-import type { Projection } from "./projection.js";
+import type { ReportSchema } from "../schema.js";
 
 /** Headers longer than this are cut and end in "..." (the contract's Headers field). */
 export const maxHeaderCharacters = 16384;
@@ -15,7 +16,7 @@ export function cutHeaders(headers: string): string {
  * The forensic listing. ForensicId is assigned here, counting up in event order, so that a replay
  * from the first event gives every report the same id again.
  */
-export const forensicReportsProjection: Projection = {
+export const forensicReportsProjection: Projection<ReportSchema> = {
   name: "forensic_reports",
   tables: ["forensic_report"],
   handles: new Set(["ForensicReportReceived"]),

@@ -1,7 +1,8 @@
-import type { Projection } from "./projection.js";
+import type { Projection } from "@dmarc-ledger/projection-engine";
+import type { ReportSchema } from "../schema.js";
 
 /** The distinct policy and reported domains of all reports (see ReportDomainTable). */
-export const reportDomainsProjection: Projection = {
+export const reportDomainsProjection: Projection<ReportSchema> = {
   name: "report_domains",
   tables: ["report_domain"],
   handles: new Set(["AggregateReportReceived", "ForensicReportReceived"]),

@@ -1,5 +1,6 @@
+import type { AnySchema } from "@dmarc-ledger/db";
 import { type Kysely, sql, type Transaction } from "kysely";
-import type { ReadModelSchema } from "../schema.js";
+import type { ReportSchema } from "../schema.js";
 
 /**
  * The number of the latest aggregate_by_source batch, kept in agg_source_change's single row.
@@ -11,7 +12,7 @@ import type { ReadModelSchema } from "../schema.js";
  * exactly the facts numbered up to it. (A sequence cannot say this: a batch that took a number
  * may not have committed yet.)
  */
-export async function takeSourceChangeNumber(trx: Transaction<ReadModelSchema>): Promise<string> {
+export async function takeSourceChangeNumber(trx: Transaction<ReportSchema>): Promise<string> {
   const { rows } = await sql<{ seq: string }>`update agg_source_change set last_seq = last_seq + 1
     returning last_seq::text as seq`.execute(trx);
   if (rows[0]) return rows[0].seq;
@@ -23,7 +24,7 @@ export async function takeSourceChangeNumber(trx: Transaction<ReadModelSchema>):
 }
 
 /** The latest batch number visible to this snapshot (0 before the first batch). */
-export async function lastSourceChangeNumber(db: Kysely<ReadModelSchema>): Promise<string> {
+export async function lastSourceChangeNumber(db: Kysely<AnySchema>): Promise<string> {
   const { rows } = await sql<{ seq: string }>`select coalesce(
       (select last_seq from agg_source_change), 0)::text as seq`.execute(db);
   return rows[0]!.seq;

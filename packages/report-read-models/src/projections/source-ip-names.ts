@@ -1,6 +1,7 @@
 import type { SourceIpResolved } from "@dmarc-ledger/events";
+import type { Projection } from "@dmarc-ledger/projection-engine";
 import { getDomain } from "tldts";
-import type { Projection } from "./projection.js";
+import type { ReportSchema } from "../schema.js";
 
 /**
  * What the by-source records show as `SourceDomain`: the registrable domain of the PTR name, only
@@ -18,7 +19,7 @@ const isDefinitive = (outcome: SourceIpResolved["outcome"]) => outcome !== "time
  * The latest reverse-DNS answer per source IP. A timeout or error moves only the attempt's time
  * and outcome: the last definitive answer stays shown until a new one replaces it.
  */
-export const sourceIpNamesProjection: Projection = {
+export const sourceIpNamesProjection: Projection<ReportSchema> = {
   name: "source_ip_names",
   tables: ["source_ip_name"],
   handles: new Set(["SourceIpResolved"]),

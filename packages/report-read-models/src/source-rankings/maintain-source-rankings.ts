@@ -1,9 +1,9 @@
+import type { AnySchema } from "@dmarc-ledger/db";
 import { type Kysely, sql } from "kysely";
 import { lastSourceChangeNumber } from "../projections/source-change-counter.js";
-import { factsChangedSince, tenantScopedFacts } from "../queries/source-facts.js";
-import { sourceFactSums } from "../queries/source-group-sums.js";
-import { inDomains, type TenantReportDomain, tenantReportDomains } from "../queries/tenant-domain-filter.js";
-import type { ReadModelSchema } from "../schema.js";
+import type { ReportAndTenancySchema } from "../schema.js";
+import { factsChangedSince, sourceFactSums, tenantScopedFacts } from "../source-facts.js";
+import { inDomains, type TenantReportDomain, tenantReportDomains } from "../tenant-domain-filter.js";
 import { calendarBuckets, rollingBuckets, type Span } from "./buckets.js";
 import { type RankingScope, rankingScopes } from "./ranking-scope.js";
 
@@ -43,7 +43,11 @@ const factExtent = (bucket: Span) =>
   sql`min(f.t) - ${bucket.start} as start_offset, ${bucket.end} - max(f.t) as end_offset`;
 
 /** Counts rows of `from where condition`, stopping at `limit`: enough to compare with a threshold. */
-async function countUpTo(db: Kysely<ReadModelSchema>, condition: ReturnType<typeof sql>, limit: number) {
+async function countUpTo(
+  db: Kysely<ReportAndTenancySchema>,
+  condition: ReturnType<typeof sql>,
+  limit: number,
+) {
   const { rows } = await sql<{ n: number }>`select count(*)::int as n from (
     select 1 from agg_source f where ${condition} limit ${limit}) counted`.execute(db);
   return rows[0]?.n ?? 0;
@@ -58,7 +62,7 @@ async function countUpTo(db: Kysely<ReadModelSchema>, condition: ReturnType<type
  * ranking's build); upkeep keeps them fast. Run by the projector process every minute or so.
  */
 export async function maintainSourceRankings(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<ReportAndTenancySchema>,
   options: RankingMaintenanceOptions = {},
 ): Promise<RankingBuilt[]> {
   return db.connection().execute(async (connection) => {
@@ -75,7 +79,7 @@ export async function maintainSourceRankings(
 }
 
 async function maintainAll(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<ReportAndTenancySchema>,
   options: RankingMaintenanceOptions,
 ): Promise<RankingBuilt[]> {
   const minFacts = options.minFacts ?? defaults.minFacts;
@@ -143,7 +147,9 @@ const distinct = (buckets: Span[]) =>
     (bucket, index) => buckets.findIndex((b) => b.start === bucket.start && b.end === bucket.end) === index,
   );
 
-export async function tenantDomainCount(db: Kysely<ReadModelSchema>, tenantId: string): Promise<number> {
+/** The tenant's number of domains: a ranking built with another number is void. Takes any handle. */
+export async function tenantDomainCount(handle: Kysely<AnySchema>, tenantId: string): Promise<number> {
+  const db: Kysely<ReportAndTenancySchema> = handle;
   const row = await db
     .selectFrom("domain")
     .select((eb) => eb.fn.countAll<string>().as("n"))
@@ -158,7 +164,7 @@ export async function tenantDomainCount(db: Kysely<ReadModelSchema>, tenantId: s
  * commits meanwhile has a higher change number, so queries treat its groups as changed.
  */
 async function buildRanking(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<ReportAndTenancySchema>,
   tenantId: string,
   scope: RankingScope,
   bucket: Span,
@@ -221,7 +227,7 @@ async function buildRanking(
  * build, at the cost of what changed. One repeatable-read snapshot, as for a build.
  */
 async function refreshRanking(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<ReportAndTenancySchema>,
   tenantId: string,
   scope: RankingScope,
   bucket: Span,
@@ -276,7 +282,7 @@ async function refreshRanking(
   return { tenantId, scope, bucket, kind: "refreshed", groups, ms: performance.now() - started };
 }
 
-async function dropRanking(db: Kysely<ReadModelSchema>, rankingId: string | number): Promise<void> {
+async function dropRanking(db: Kysely<ReportAndTenancySchema>, rankingId: string | number): Promise<void> {
   await db.deleteFrom("source_ranking").where("ranking_id", "=", rankingId).execute();
   await db.deleteFrom("source_ranking_build").where("ranking_id", "=", rankingId).execute();
 }
