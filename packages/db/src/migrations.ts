@@ -35,41 +35,44 @@ export async function migrateToLatest(db: Kysely<any>, ...sets: MigrationSet[]):
   const executed = await executedMigrations(db, sets);
   for (const set of sets) {
     if (executed && sameMigrations(executed.get(set.name) ?? [], set)) continue;
-    if (set.formerly) await carryOver(db, set, set.formerly);
-    await runMigrator(db, set);
+    await runMigrator(db, set.formerly ? await carryOver(db, set, set.formerly) : set);
   }
 }
 
+/** A migration that does nothing: it stands for one whose work another set did here. */
+const alreadyDone: Migration = { up: async () => {} };
+
 /**
- * Records as run, in the set's own bookkeeping, the migrations whose work its former set did on
- * this database, so that the Migrator finds them done and creates nothing twice. Only while the
- * set has recorded nothing of its own: once it has, its bookkeeping is the truth. The former
- * set's bookkeeping is left as it was. The carried migrations are a prefix of the set's (its
- * migrations keep the former order of the tables they touch), so the Migrator then runs the rest
- * in order. Recorded with one timestamp, so that the Migrator orders them by name.
+ * The set as the Migrator must run it on this database: while the set has recorded nothing of
+ * its own, each of its migrations whose former migration ran here does nothing (its tables are
+ * there), and is recorded as run like any other. The rest run as written, in the same Migrator
+ * run and transaction, under its lock: two processes starting together run the set once. The
+ * carried migrations are a prefix of the set's (its migrations keep the former order of the
+ * tables they touch). The former set's bookkeeping is left as it was.
  */
 async function carryOver(
   // biome-ignore lint/suspicious/noExplicitAny: see migrateToLatest
   db: Kysely<any>,
   set: MigrationSet,
   formerly: NonNullable<MigrationSet["formerly"]>,
-): Promise<void> {
+): Promise<MigrationSet> {
   const former = await recordedNames(db, formerly.set);
-  const carried = Object.entries(formerly.migrations)
-    .filter(([, formerName]) => former?.includes(formerName))
-    .map(([name]) => name);
-  if (carried.length === 0) return;
+  if (!former || former.length === 0) return set;
   const own = await recordedNames(db, set.name);
-  if (own && own.length > 0) return;
-  // The Migrator's own bookkeeping tables, made by the Migrator (with no migrations to run).
-  if (own === null) await runMigrator(db, { name: set.name, migrations: {} });
-  const table = sql.table(`${set.name}_migration`);
-  const timestamp = new Date().toISOString();
-  // One statement: two processes starting at once record the carried migrations once.
-  await sql`insert into ${table} (name, "timestamp")
-    select carried.name, ${timestamp} from unnest(${carried}::text[]) as carried(name)
-    where not exists (select 1 from ${table})
-    on conflict (name) do nothing`.execute(db);
+  if (own && own.length > 0) return set;
+  const ranBefore = (name: string) => {
+    const formerName = formerly.migrations[name];
+    return formerName !== undefined && former.includes(formerName);
+  };
+  return {
+    name: set.name,
+    migrations: Object.fromEntries(
+      Object.entries(set.migrations).map(([name, migration]) => [
+        name,
+        ranBefore(name) ? alreadyDone : migration,
+      ]),
+    ),
+  };
 }
 
 /** The names of a set's executed migrations; null when its bookkeeping table does not exist. */
