@@ -5,11 +5,10 @@ import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/on
 import { createLogger, exitOnStartFailure, loggingSettings, stopOnSignal } from "@dmarc-ledger/process";
 import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
-import { createApiApp } from "./app.js";
 import { apiConfigFrom } from "./config.js";
 import { bindPort } from "./listen.js";
-import { countingAppends, createServiceMetrics } from "./observability/metrics.js";
 import { apiSettings } from "./settings.js";
+import { startApiApp } from "./start-api-app.js";
 
 const { settings, onboarding } = exitOnStartFailure(() =>
   readAllSettings({
@@ -21,17 +20,15 @@ const logger = createLogger(settings, "api");
 const server = await exitOnStartFailure(() => bindPort(settings.PORT));
 const runtime = await exitOnStartFailure(() => openRuntime(process.env));
 const config = apiConfigFrom(settings, server.port);
-const metrics = createServiceMetrics({ db: runtime.db, store: runtime.store, projections: allProjections });
-const app = createApiApp({
+startApiApp({
+  server,
   db: runtime.db,
-  store: countingAppends(runtime.store, metrics.eventsAppended),
+  store: runtime.store,
   projections: allProjections,
   config,
   logger,
-  metrics,
   checkDomainStatus: domainStatusChecker(onboarding),
 });
-server.serve(app.callback());
 logger.info({ apiRoot: config.publicBaseUrl, data: runtime.description }, "listening");
 
 stopOnSignal(logger, async () => {
