@@ -17,7 +17,9 @@ const { settings, onboarding } = exitOnStartFailure(() =>
   }),
 );
 const logger = createLogger(settings, "api");
-const server = await exitOnStartFailure(() => bindPort(settings.PORT));
+const server = await exitOnStartFailure(() =>
+  bindPort(settings.PORT, undefined, { maxConnectionsPerIp: settings.MAX_CONNECTIONS_PER_IP }),
+);
 const runtime = await exitOnStartFailure(() => openRuntime(process.env));
 const config = apiConfigFrom(settings, server.port);
 startApiApp({

@@ -78,7 +78,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const refreshSettings = safeSpfRefreshSettingsFromEnv(env);
   const sourceNames = sourceIpResolverSettingsFromEnv(env);
   const onboarding = onboardingSettingsFromEnv(env);
-  const bound = options.server ?? (await bindPort(options.port));
+  const bound =
+    options.server ??
+    (await bindPort(options.port, undefined, { maxConnectionsPerIp: settings.MAX_CONNECTIONS_PER_IP }));
   const config = apiConfigFrom(settings, bound.port);
   const running: { stop(): Promise<void> }[] = [];
   try {

@@ -284,6 +284,28 @@ describe("SMTP intake over loopback, on PostgreSQL", () => {
     expect(await runtime.store.headPosition()).toBe(before);
   });
 
+  it("says in the 250 which rows of a report were dropped, and why, by code", async () => {
+    const record = (
+      ip: string,
+      count: string,
+    ) => `<record><row><source_ip>${ip}</source_ip><count>${count}</count>
+<policy_evaluated><disposition>none</disposition><dkim>pass</dkim><spf>pass</spf></policy_evaluated></row>
+<identifiers><header_from>example.com</header_from></identifiers><auth_results/></record>`;
+    const xml = `<?xml version="1.0"?><feedback><report_metadata><org_name>x.org</org_name><email>a@x.org</email>
+<report_id>smtp-drops-1</report_id><date_range><begin>1700000000</begin><end>1700086399</end></date_range>
+</report_metadata><policy_published><domain>example.com</domain><p>none</p></policy_published>
+${record("192.0.2.1", "-5")}${record("999.1.1.1", "2")}${record("192.0.2.3", "3")}</feedback>`;
+    const info = await transport.sendMail({
+      from: "noreply-dmarc@receiver.test",
+      to: "rua@reports.test",
+      subject: "Report domain: example.com",
+      attachments: [{ filename: "r.xml", content: xml }],
+    });
+    expect(info.response).toBe(
+      "250 OK: aggregate report stored, 2 rows dropped (invalid_count 1, invalid_source_ip 1)",
+    );
+  });
+
   it("answers 451 when storage fails, and takes the same message on the retry, counted once", async () => {
     const xml = readFileSync(aggregate("usssa.com!example.com!1538784000!1538870399.xml"));
     const reportId = reportIdOf(xml);

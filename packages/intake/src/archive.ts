@@ -1,4 +1,5 @@
 import { type Kysely, sql, type Transaction } from "kysely";
+import { droppedRowsOf } from "./dropped-rows.js";
 import type { IngestedItem } from "./ingest.js";
 import { bytesInput, type InputBytes } from "./input-bytes.js";
 import type { ArchiveStatus, IntakeSchema } from "./schema.js";
@@ -150,6 +151,8 @@ export async function archiveWithOutcome(
             code: sql<string | null>`excluded.code`,
             reason: sql<string | null>`excluded.reason`,
             items: sql<string>`excluded.items`,
+            rows_dropped: sql<number>`excluded.rows_dropped`,
+            dropped: sql<string>`excluded.dropped`,
             processed_at: sql<Date>`now()`,
           }),
         )
@@ -175,11 +178,14 @@ export async function archiveWithOutcome(
 /** The archive row's columns that say what became of the input. */
 function outcomeColumns(items: readonly IngestedItem[]) {
   const rejected = items.find((item) => item.kind === "rejected");
+  const dropped = droppedRowsOf(items);
   return {
     status: statusOf(items),
     code: rejected?.kind === "rejected" ? rejected.code : null,
     reason: rejected?.kind === "rejected" ? rejected.reason : null,
     items: JSON.stringify(items),
+    rows_dropped: dropped.rows,
+    dropped: JSON.stringify(dropped.reasons),
     processed_at: sql<Date>`now()`,
   };
 }

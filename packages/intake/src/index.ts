@@ -1,4 +1,5 @@
 export { type ArchivedInput, statusOf } from "./archive.js";
+export { droppedRowsOf } from "./dropped-rows.js";
 export { type IngestedItem, type IngestOptions, type IngestOutcome, ingest, rowsPerChunk } from "./ingest.js";
 export { bytesInput, fileInput, type InputBytes } from "./input-bytes.js";
 export { fileLooksLikeMbox, looksLikeMbox, type MboxMessage, splitMbox } from "./mbox.js";

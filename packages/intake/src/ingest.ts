@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import {
   type AggregateHeader,
   type AggregateRow,
+  type DroppedRows,
   type FailureReport,
   type ParseOptions,
   ReportParseError,
@@ -54,6 +55,8 @@ export type IngestedItem =
       domain: string;
       rows: number;
       messages: number;
+      /** Rows the report held that were left out, by reason (see docs/limits.md). */
+      dropped: DroppedRows[];
       status: "stored" | "duplicate" | "resumed";
     }
   | { kind: "failure"; identity: string; domain: string; status: "stored" | "duplicate" }
@@ -114,7 +117,7 @@ export async function storeParsed(
           await aggregate?.add(item.rows);
           break;
         case "aggregate-end":
-          if (aggregate) outcome.items.push(await aggregate.finish(item.warnings));
+          if (aggregate) outcome.items.push(await aggregate.finish(item.warnings, item.dropped));
           aggregate = null;
           break;
         case "failure":
@@ -173,7 +176,7 @@ class AggregateWriter {
     }
   }
 
-  async finish(warnings: string[]): Promise<IngestedItem> {
+  async finish(warnings: string[], dropped: DroppedRows[]): Promise<IngestedItem> {
     await this.flush(true, warnings);
     const status =
       this.stored?.complete || this.lostRace ? "duplicate" : this.stored === null ? "stored" : "resumed";
@@ -183,6 +186,7 @@ class AggregateWriter {
       domain: this.header.policy.domain,
       rows: this.rows,
       messages: this.messages,
+      dropped,
       status,
     };
   }

@@ -1,4 +1,4 @@
-import type { ParseOptions } from "@dmarc-ledger/dmarc-reports";
+import type { DroppedRows, ParseOptions } from "@dmarc-ledger/dmarc-reports";
 import type { EventStore, PostgresEventStore } from "@dmarc-ledger/event-store";
 import type { EventMetadata } from "@dmarc-ledger/events";
 import type { Kysely } from "kysely";
@@ -13,6 +13,7 @@ import {
   statusOf,
 } from "./archive.js";
 import { CommitGroup } from "./commit-group.js";
+import { droppedRowsOf } from "./dropped-rows.js";
 import { defaultHoldBudgetBytes, HoldBudget } from "./hold-budget.js";
 import { type IngestedItem, type IngestOutcome, ingest, storeParsed } from "./ingest.js";
 import { bytesInput, type InputBytes } from "./input-bytes.js";
@@ -42,8 +43,8 @@ export interface IntakeDeps {
   holdMaxBytes?: number;
   /** Parse worker threads (see parse-pool.ts); 0 parses on the calling thread. Default: cores - 1, at least 1. */
   parseThreads?: number;
-  /** Counts each input by channel and outcome, where the process serves metrics. */
-  metrics?: Pick<IntakeMetrics, "inputs">;
+  /** Counts each input by channel and outcome, and the rows it dropped, where the process serves metrics. */
+  metrics?: Pick<IntakeMetrics, "inputs" | "rowsDropped">;
 }
 
 export interface ReceiveOptions {
@@ -65,6 +66,8 @@ export interface ReceivedInput {
    */
   status: Exclude<ArchiveStatus, "received">;
   items: IngestedItem[];
+  /** The rows its reports left out, in all and by reason (also on the archive's row). */
+  dropped: { rows: number; reasons: DroppedRows[] };
   /** The global position of the last event this input appended, for read-your-writes. */
   lastPosition: bigint | null;
 }
@@ -103,6 +106,14 @@ export async function receiveInput(
     throw error;
   }
   counted?.inc({ channel: options.channel, status: result.status });
+  const droppedCounter = deps.metrics?.rowsDropped;
+  if (droppedCounter) {
+    for (const item of result.items) {
+      if (item.kind !== "aggregate" || item.status === "duplicate") continue;
+      for (const { reason, rows } of item.dropped)
+        droppedCounter.inc({ channel: options.channel, reason }, rows);
+    }
+  }
   return result;
 }
 
@@ -198,6 +209,7 @@ function received(archived: ArchivedInput, outcome: IngestOutcome): ReceivedInpu
     archive: archived.archive,
     status: statusOf(outcome.items),
     items: outcome.items,
+    dropped: droppedRowsOf(outcome.items),
     lastPosition: outcome.lastPosition,
   };
 }

@@ -14,6 +14,10 @@ export interface RawInputTable {
   code: string | null;
   reason: string | null;
   items: Generated<string>;
+  /** int8, read through Number(); 0 until an outcome says otherwise. */
+  rows_dropped: ColumnType<string | number, number | undefined, number>;
+  /** JSON text: the rows dropped by reason, `[{"reason","rows","first"}]`. */
+  dropped: Generated<string>;
   times_received: Generated<number>;
   first_seen: ColumnType<Date, Date | undefined, Date>;
   last_seen: ColumnType<Date, Date | undefined, Date>;

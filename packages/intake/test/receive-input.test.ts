@@ -6,6 +6,7 @@ import { createTestDatabase, openTestPglite, type TestDatabase } from "@dmarc-le
 import { decodeGlobalPosition, type EventStore, openPostgresEventStore } from "@dmarc-ledger/event-store";
 import { sha256Hex, streams } from "@dmarc-ledger/events";
 import { type Kysely, sql } from "kysely";
+import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   bytesInput,
@@ -16,12 +17,28 @@ import {
   receiveInput,
   reprocessArchived,
 } from "../src/index.js";
+import { createIntakeMetrics } from "../src/intake-metrics.js";
 
 const corpus = fileURLToPath(new URL("../../../../shared/corpus/dmarc/parsedmarc/", import.meta.url));
 const niceXml = readFileSync(`${corpus}extract_report/nice-input.xml`);
 const niceGz = readFileSync(`${corpus}extract_report/nice-input.xml.gz`);
 const niceZip = readFileSync(`${corpus}extract_report/nice-input.xml.zip`);
 const metadata = { causedBy: "process:test" };
+
+/** An aggregate report of the rows given as [source_ip, count]. */
+function droppingReport(reportId: string, rows: [string, string][]): Buffer {
+  const records = rows
+    .map(
+      ([ip, count]) => `<record><row><source_ip>${ip}</source_ip><count>${count}</count>
+<policy_evaluated><disposition>none</disposition><dkim>pass</dkim><spf>pass</spf></policy_evaluated></row>
+<identifiers><header_from>example.com</header_from></identifiers><auth_results/></record>`,
+    )
+    .join("");
+  return Buffer.from(`<?xml version="1.0"?><feedback><report_metadata><org_name>x.org</org_name>
+<email>a@x.org</email><report_id>${reportId}</report_id><date_range><begin>1700000000</begin>
+<end>1700086399</end></date_range></report_metadata><policy_published><domain>example.com</domain>
+<p>none</p></policy_published>${records}</feedback>`);
+}
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   const all: T[] = [];
@@ -317,6 +334,69 @@ describe.each(backends)("receiveInput and the raw archive on %s", (_name, open) 
     const ids = new Set(chunks.map((chunk) => decodeGlobalPosition(chunk.position).transactionId));
     expect(ids.size).toBe(transactions);
     expect((await row(received.sha256)).status).toBe("stored");
+  });
+
+  it("says which rows an input's report dropped and why: in its answer, its archive row and the metrics", async () => {
+    const registry = new Registry();
+    const metrics = createIntakeMetrics(registry);
+    const xml = droppingReport("drops-1", [
+      ["192.0.2.1", "-5"],
+      ["999.1.1.1", "2"],
+      ["192.0.2.3", "3"],
+    ]);
+    const received = await receiveInput({ ...deps, metrics }, bytesInput(xml), {
+      channel: "upload",
+      source: "upload:drops-1",
+      metadata,
+    });
+    const dropped = [
+      { reason: "invalid_count", rows: 1, first: 'row 1: invalid count "-5"' },
+      { reason: "invalid_source_ip", rows: 1, first: 'row 2: invalid source_ip "999.1.1.1"' },
+    ];
+    expect(received.status).toBe("stored");
+    expect(received.items).toEqual([
+      expect.objectContaining({ kind: "aggregate", rows: 1, messages: 3, dropped, status: "stored" }),
+    ]);
+    expect(received.dropped).toEqual({ rows: 2, reasons: dropped });
+    const archived = await row(received.sha256);
+    expect({ rows: Number(archived.rows_dropped), reasons: JSON.parse(archived.dropped) }).toEqual({
+      rows: 2,
+      reasons: dropped,
+    });
+    const counted = (await metrics.rowsDropped.get()).values.map(({ labels, value }) => ({ labels, value }));
+    expect(counted).toEqual([
+      { labels: { channel: "upload", reason: "invalid_count" }, value: 1 },
+      { labels: { channel: "upload", reason: "invalid_source_ip" }, value: 1 },
+    ]);
+    // The same bytes again: the answer says the same, the metric counted them once.
+    const again = await receiveInput({ ...deps, metrics }, bytesInput(xml), {
+      channel: "import",
+      source: "import:drops-1.xml",
+      metadata,
+    });
+    expect(again.dropped).toEqual({ rows: 2, reasons: dropped });
+    expect((await metrics.rowsDropped.get()).values.reduce((sum, { value }) => sum + value, 0)).toBe(2);
+  });
+
+  it("refuses, and keeps with the reason, a report whose every row was dropped", async () => {
+    const xml = droppingReport("drops-all", [["192.0.2.1", "-5"]]);
+    const received = await receiveInput(deps, bytesInput(xml), {
+      channel: "upload",
+      source: "upload:drops-all",
+      metadata,
+    });
+    const reason = 'every row of the report was dropped: invalid_count 1 (row 1: invalid count "-5")';
+    expect(received.status).toBe("rejected");
+    expect(received.items).toEqual([
+      { kind: "rejected", code: "no_valid_rows", reason, sha256: sha256Hex(xml), status: "kept" },
+    ]);
+    expect(await row(received.sha256)).toMatchObject({
+      status: "rejected",
+      code: "no_valid_rows",
+      reason,
+    });
+    expect(Number((await row(received.sha256)).rows_dropped)).toBe(0);
+    expect(await store.readStream(streams.rejectedInput(sha256Hex(xml)))).toHaveLength(1);
   });
 
   it("records an input above the archive's limit by hash and outcome, without its bytes", async () => {

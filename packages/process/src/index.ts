@@ -1,3 +1,10 @@
+export {
+  addressKey,
+  type ConnectionLimiter,
+  type ConnectionLimits,
+  limitConnections,
+  limitHttpConnections,
+} from "./connection-limits.js";
 export { createLogger, redactedPaths } from "./create-logger.js";
 export { exitOnStartFailure, stopOnSignal } from "./lifecycle.js";
 export {

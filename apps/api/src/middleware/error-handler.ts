@@ -1,14 +1,18 @@
 import type { Next } from "koa";
-import { ApiError } from "../api-error.js";
+import { ApiError, bodyTooLarge } from "../api-error.js";
 import type { ApiContext } from "../state.js";
 
 /** Errors thrown by koa's own parts (body parser, router) carry an HTTP status; map the ones we know. */
-function fromHttpError(error: { status?: number; message?: string; type?: string }): ApiError | null {
+function fromHttpError(
+  error: { status?: number; message?: string; type?: string },
+  maxBodyBytes: number,
+): ApiError | null {
   switch (error.status) {
     case 400:
       return new ApiError(400, "invalid_body", "The request body could not be parsed.");
     case 413:
-      return new ApiError(413, "body_too_large", "The request body is larger than this endpoint accepts.");
+      // The body parser's: a chunked body past the limit. A Content-Length past it gets the same.
+      return bodyTooLarge("Bodies", maxBodyBytes, "MAX_BODY_BYTES");
     case 415:
       return new ApiError(415, "unsupported_media_type", "Send form fields or JSON.");
     default:
@@ -25,7 +29,9 @@ export async function errorHandler(ctx: ApiContext, next: Next): Promise<void> {
     await next();
   } catch (caught) {
     const known =
-      caught instanceof ApiError ? caught : fromHttpError(caught as { status?: number; message?: string });
+      caught instanceof ApiError
+        ? caught
+        : fromHttpError(caught as { status?: number; message?: string }, ctx.deps.config.maxBodyBytes);
     const error =
       known ??
       new ApiError(

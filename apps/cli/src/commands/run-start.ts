@@ -11,7 +11,9 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
   // process that cannot serve stops at once, before it has created anything.
   const settings = await checkAllSettings(env);
   const logger = createLogger(settings, "dmarc-ledger");
-  const server = await bindPort(settings.PORT);
+  const server = await bindPort(settings.PORT, undefined, {
+    maxConnectionsPerIp: settings.MAX_CONNECTIONS_PER_IP,
+  });
   let runtimeOpened = false;
   try {
     await withRuntime(

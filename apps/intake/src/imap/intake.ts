@@ -201,7 +201,9 @@ export async function startImapIntake(options: ImapIntakeOptions): Promise<ImapI
         items: outcome.items.map((item) =>
           item.kind === "rejected"
             ? { kind: item.kind, code: item.code }
-            : { kind: item.kind, status: item.status },
+            : item.kind === "aggregate" && item.dropped.length > 0
+              ? { kind: item.kind, status: item.status, dropped: item.dropped }
+              : { kind: item.kind, status: item.status },
         ),
       },
       "IMAP message handled",

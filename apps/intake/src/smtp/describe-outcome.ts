@@ -2,6 +2,11 @@ import type { IngestedItem, IngestOutcome } from "@dmarc-ledger/intake";
 
 function describeItem(item: IngestedItem): string {
   if (item.kind === "rejected") return `no report (${item.code}); message kept`;
+  if (item.kind === "aggregate" && item.dropped.length > 0) {
+    const rows = item.dropped.reduce((sum, entry) => sum + entry.rows, 0);
+    const reasons = item.dropped.map((entry) => `${entry.reason} ${entry.rows}`).join(", ");
+    return `${item.kind} report ${item.status}, ${rows} rows dropped (${reasons})`;
+  }
   return `${item.kind} report ${item.status}`;
 }
 
