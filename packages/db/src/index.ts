@@ -1,3 +1,4 @@
+export type { AnySchema } from "./any-schema.js";
 export { type DatabaseConfig, databaseConfigFromEnv, describeDatabase } from "./config.js";
 export { DataDirLockedError, lockDataDir } from "./data-dir-lock.js";
 export { MigrationFailedError, type MigrationSet, migrateToLatest } from "./migrations.js";
