@@ -14,8 +14,10 @@
  */
 import { readFileSync } from "node:fs";
 import { createTestDatabase } from "@dmarc-ledger/db/testing";
-import { allProjections, catchUp, maintainSourceRankings } from "@dmarc-ledger/read-models";
+import { catchUp } from "@dmarc-ledger/projection-engine";
+import { maintainSourceRankings } from "@dmarc-ledger/report-read-models";
 import { openRuntime } from "@dmarc-ledger/runtime";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import autocannon from "autocannon";
 import { startBuiltProcess, waitFor } from "../support/start-built-process.js";
 import { DAY, scaleFor, yearEnd } from "./reporting-api/generate.js";

@@ -15,13 +15,10 @@
  */
 import { createTestDatabase } from "@dmarc-ledger/db/testing";
 import { newEvent, streams } from "@dmarc-ledger/events";
-import {
-  allProjections,
-  catchUp,
-  maintainSourceRankings,
-  type RankingBuilt,
-} from "@dmarc-ledger/read-models";
+import { catchUp } from "@dmarc-ledger/projection-engine";
+import { maintainSourceRankings, type RankingBuilt } from "@dmarc-ledger/report-read-models";
 import { openRuntime } from "@dmarc-ledger/runtime";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import pg from "pg";
 import { DAY, scaleFor, TrafficGenerator, yearEnd } from "./reporting-api/generate.js";
 import { inParallel, seedTenant } from "./reporting-api/seed.js";

@@ -9,20 +9,20 @@
 import { startService } from "@dmarc-ledger/cli";
 import { createTestDatabase } from "@dmarc-ledger/db/testing";
 import type { ForensicReportReceived } from "@dmarc-ledger/events";
+import { catchUp } from "@dmarc-ledger/projection-engine";
 import {
   aggregateByDomain,
   aggregateByDomainGroup,
   aggregateByOrganization,
   aggregateBySource,
   aggregateByUnalignedSource,
-  allProjections,
-  catchUp,
   forensicReports,
-  maintainSourceRankings,
   type PageQuery,
-  type ReadModelSchema,
-} from "@dmarc-ledger/read-models";
+  type QuerySchema,
+} from "@dmarc-ledger/queries";
+import { maintainSourceRankings } from "@dmarc-ledger/report-read-models";
 import { openRuntime } from "@dmarc-ledger/runtime";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { pino } from "pino";
@@ -58,7 +58,7 @@ function quantile(sorted: number[], q: number): number {
 
 interface Endpoint {
   name: string;
-  query: (db: Kysely<ReadModelSchema>, query: PageQuery) => Promise<unknown>;
+  query: (db: Kysely<QuerySchema>, query: PageQuery) => Promise<unknown>;
   comparable: (record: Record<string, string>) => { key: string; volume: string };
 }
 
@@ -354,7 +354,7 @@ async function main(): Promise<void> {
 async function explainMisses(url: string, tenantId: string, results: CaseResult[], missed: Set<string>) {
   const captured: { sql: string; parameters: readonly unknown[] }[] = [];
   const pool = new pg.Pool({ connectionString: url, max: 1 });
-  const db = new Kysely<ReadModelSchema>({
+  const db = new Kysely<QuerySchema>({
     dialect: new PostgresDialect({ pool }),
     log: (event) => {
       if (event.level === "query")

@@ -21,7 +21,7 @@ export interface BuiltProcess {
 }
 
 /**
- * One of our processes, built (`entry`, such as "apps/ingest/dist/main.js"), as production runs
+ * One of our processes, built (`entry`, such as "apps/intake/dist/main.js"), as production runs
  * it, with `args`, with only PATH and `env` in its environment; its stdout read as JSON log lines.
  */
 export async function startBuiltProcess(

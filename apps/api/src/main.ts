@@ -2,6 +2,7 @@
 // `pnpm build`. It reads the read models; run the projector beside it to keep them current.
 import { parseSettings, readAllSettings } from "@dmarc-ledger/config";
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
+
 import {
   connectionLost,
   createLogger,
@@ -10,13 +11,13 @@ import {
   stopOnSignal,
   stopSettings,
 } from "@dmarc-ledger/process";
-import { allProjections } from "@dmarc-ledger/read-models";
+
 import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
-import { createApiApp } from "./app.js";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { apiConfigFrom } from "./config.js";
 import { bindPort } from "./listen.js";
-import { countingAppends, createServiceMetrics } from "./observability/metrics.js";
 import { apiSettings } from "./settings.js";
+import { startApiApp } from "./start-api-app.js";
 
 const { settings, onboarding } = exitOnStartFailure(() =>
   readAllSettings({
@@ -33,17 +34,15 @@ const runtime = await exitOnStartFailure(() =>
   openRuntime(process.env, { onConnectionError: connectionLost(logger), service: true }),
 );
 const config = apiConfigFrom(settings, server.port);
-const metrics = createServiceMetrics({ db: runtime.db, store: runtime.store, projections: allProjections });
-const app = createApiApp({
+startApiApp({
+  server,
   db: runtime.db,
-  store: countingAppends(runtime.store, metrics.eventsAppended),
+  store: runtime.store,
   projections: allProjections,
   config,
   logger,
-  metrics,
   checkDomainStatus: domainStatusChecker(onboarding),
 });
-server.serve(app.callback());
 logger.info({ apiRoot: config.publicBaseUrl, data: runtime.description }, "listening");
 
 stopOnSignal(

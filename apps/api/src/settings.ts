@@ -1,5 +1,5 @@
 import { integer, oneOf, port, url } from "@dmarc-ledger/config";
-import { intakeSettingsShape } from "@dmarc-ledger/ingestion/settings";
+import { intakeSettingsShape } from "@dmarc-ledger/intake/settings";
 
 /** The variables the API reads: compose into the settings shape of the process that serves it. */
 export const apiSettings = {

@@ -1,3 +1,4 @@
+export type { AnySchema } from "./any-schema.js";
 export { type DatabaseConfig, databaseConfigFromEnv, describeDatabase } from "./config.js";
 export { isDatabaseUnavailable, isStatementCancelled } from "./connection-errors.js";
 export { DataDirLockedError, lockDataDir } from "./data-dir-lock.js";

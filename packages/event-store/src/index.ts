@@ -4,7 +4,7 @@ export { backoffDelay, type Follower, type FollowOptions, followStore } from "./
 export * from "./port.js";
 export { AppendNotFirstError, type KnownTransactionState } from "./postgres/append.js";
 export { decodeGlobalPosition, encodeGlobalPosition, type GlobalOrderKey } from "./postgres/global-order.js";
-export { eventStoreMigrations } from "./postgres/migrations.js";
+export { eventStoreMigrations } from "./postgres/migrations/index.js";
 export {
   type AppendWithinOptions,
   createPostgresEventStore,

@@ -1,5 +1,6 @@
 import { parseSettings } from "@dmarc-ledger/config";
 import {
+  type AnySchema,
   type Database,
   type DatabaseConfig,
   databaseConfigFrom,
@@ -8,17 +9,15 @@ import {
   openDatabase,
 } from "@dmarc-ledger/db";
 import { createPostgresEventStore, type EventStore, eventStoreMigrations } from "@dmarc-ledger/event-store";
-// The subpath, not the index: that would load the report parser for a migration list.
-import { intakeMigrations } from "@dmarc-ledger/ingestion/migrations";
-import type { ReadModelSchema } from "@dmarc-ledger/read-models";
-import { readModelMigrations } from "@dmarc-ledger/read-models/migrations";
 import type { Kysely } from "kysely";
+import { tableMigrations } from "./migration-sets.js";
 import { runtimeSettings } from "./settings.js";
 
 /** The database, event store and read models a process works on, as its environment selects them. */
 export interface Runtime {
   database: Database;
-  db: Kysely<ReadModelSchema>;
+  /** A handle on the database for every package: each sees it through its own tables. */
+  db: Kysely<AnySchema>;
   store: EventStore;
   /** One line for a person: where data lives. */
   description: string;
@@ -60,18 +59,13 @@ export async function openRuntime(
     ...(statementTimeoutMs ? { statementTimeoutMs } : {}),
     ...(options.onConnectionError ? { onConnectionError: options.onConnectionError } : {}),
   });
-  const db = database.withSchema<ReadModelSchema>();
+  const db = database.withSchema<AnySchema>();
   try {
     const eventStoreUrl =
       options.eventStoreUrl === undefined ? settings.EVENTSTORE_URL : options.eventStoreUrl;
-    // The raw archive of every input lives beside the read models, whichever store holds events.
-    // One call: the sets already up to date are checked with one query.
-    await migrateToLatest(
-      database.db,
-      readModelMigrations,
-      intakeMigrations,
-      ...(eventStoreUrl ? [] : [eventStoreMigrations]),
-    );
+    // The read models and the raw archive live here whichever store holds the events. One call:
+    // the sets already up to date are checked with one query.
+    await migrateToLatest(database.db, ...tableMigrations, ...(eventStoreUrl ? [] : [eventStoreMigrations]));
     const store = eventStoreUrl
       ? (await import("@dmarc-ledger/event-store/kurrentdb")).createKurrentDbEventStore(eventStoreUrl)
       : createPostgresEventStore(database);

@@ -1,4 +1,4 @@
-import { type IngestedItem, InputTooLargeError, receiveInput, spool } from "@dmarc-ledger/ingestion";
+import { type IngestedItem, InputTooLargeError, receiveInput, spool } from "@dmarc-ledger/intake";
 import { ApiError, bodyTooLarge } from "../api-error.js";
 import type { Endpoint } from "../endpoints.js";
 import { awaitProjection } from "../read-your-writes.js";

@@ -1,4 +1,4 @@
-import type { IngestedItem } from "@dmarc-ledger/ingestion";
+import type { IngestedItem } from "@dmarc-ledger/intake";
 
 type DroppedRows = Extract<IngestedItem, { kind: "aggregate" }>["dropped"];
 

@@ -1,4 +1,4 @@
-import type { ReprocessedInput } from "@dmarc-ledger/ingestion";
+import type { ReprocessedInput } from "@dmarc-ledger/intake";
 import type { Command } from "commander";
 import { CliError, type CliIO } from "../io.js";
 import { withBulkRuntime } from "../with-runtime.js";
@@ -42,9 +42,7 @@ export function registerReprocessCommand(program: Command, io: CliIO, env: NodeJ
     .action(async (options: { since?: string }) => {
       const since = parseSince(options.since);
       // Loaded when the command runs: `--help` and other commands never pay for the parsers.
-      const { intakeLimits, intakeSettingsFromEnv, reprocessArchived } = await import(
-        "@dmarc-ledger/ingestion"
-      );
+      const { intakeLimits, intakeSettingsFromEnv, reprocessArchived } = await import("@dmarc-ledger/intake");
       const settings = intakeSettingsFromEnv(env);
       const counts = { stored: 0, duplicate: 0, rejected: 0, skipped: 0 };
       await withBulkRuntime(env, async (runtime) => {

@@ -50,7 +50,7 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
         io.err(
           `dmarc-ledger listening on ${service.apiRoot} (region ${service.config.region}; ${runtime.description})`,
         );
-        for (const channel of service.ingest.channels) io.err(`Receiving reports: ${channel}`);
+        for (const channel of service.intake.channels) io.err(`Receiving reports: ${channel}`);
         if (service.dnsPort !== null) {
           io.err(
             `DNS (authoritative for SAFE_SPF_ZONE and REPORTS_DOMAIN) on port ${service.dnsPort}, UDP and TCP`,
@@ -103,9 +103,9 @@ function printBootstrapKey(io: CliIO, apiRoot: string, created: { tenantId: stri
  * directory opened, every wrong variable of every part named in one message.
  */
 async function checkAllSettings(env: NodeJS.ProcessEnv) {
-  const [ingest, ingestion, dns, safeSpf, sourceNames, onboarding] = await Promise.all([
-    import("@dmarc-ledger/ingest"),
-    import("@dmarc-ledger/ingestion"),
+  const [intakeProcess, intake, dns, safeSpf, sourceNames, onboarding] = await Promise.all([
+    import("@dmarc-ledger/intake-process"),
+    import("@dmarc-ledger/intake"),
     import("@dmarc-ledger/dns"),
     import("@dmarc-ledger/safe-spf-service"),
     import("@dmarc-ledger/source-names"),
@@ -116,8 +116,8 @@ async function checkAllSettings(env: NodeJS.ProcessEnv) {
     () => {
       settings = parseSettings(serviceSettings, env);
     },
-    () => ingest.ingestSettingsFromEnv(env),
-    () => ingestion.intakeSettingsFromEnv(env),
+    () => intakeProcess.intakeChannelSettingsFromEnv(env),
+    () => intake.intakeSettingsFromEnv(env),
     () => dns.dnsSettingsFromEnv(env, { defaultPort: 5353, required: false }),
     () => safeSpf.safeSpfRefreshSettingsFromEnv(env),
     () => sourceNames.sourceIpResolverSettingsFromEnv(env),
