@@ -2,7 +2,16 @@
 // `pnpm build`. It reads the read models; run the projector beside it to keep them current.
 import { parseSettings, readAllSettings } from "@dmarc-ledger/config";
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
-import { createLogger, exitOnStartFailure, loggingSettings, stopOnSignal } from "@dmarc-ledger/process";
+
+import {
+  connectionLost,
+  createLogger,
+  exitOnStartFailure,
+  loggingSettings,
+  stopOnSignal,
+  stopSettings,
+} from "@dmarc-ledger/process";
+
 import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { apiConfigFrom } from "./config.js";
@@ -12,7 +21,8 @@ import { startApiApp } from "./start-api-app.js";
 
 const { settings, onboarding } = exitOnStartFailure(() =>
   readAllSettings({
-    settings: () => parseSettings({ ...runtimeSettings, ...apiSettings, ...loggingSettings }, process.env),
+    settings: () =>
+      parseSettings({ ...runtimeSettings, ...apiSettings, ...loggingSettings, ...stopSettings }, process.env),
     onboarding: () => onboardingSettingsFromEnv(process.env),
   }),
 );
@@ -20,7 +30,9 @@ const logger = createLogger(settings, "api");
 const server = await exitOnStartFailure(() =>
   bindPort(settings.PORT, undefined, { maxConnectionsPerIp: settings.MAX_CONNECTIONS_PER_IP }),
 );
-const runtime = await exitOnStartFailure(() => openRuntime(process.env));
+const runtime = await exitOnStartFailure(() =>
+  openRuntime(process.env, { onConnectionError: connectionLost(logger), service: true }),
+);
 const config = apiConfigFrom(settings, server.port);
 startApiApp({
   server,
@@ -33,7 +45,11 @@ startApiApp({
 });
 logger.info({ apiRoot: config.publicBaseUrl, data: runtime.description }, "listening");
 
-stopOnSignal(logger, async () => {
-  await server.close();
-  await runtime.close();
-});
+stopOnSignal(
+  logger,
+  async () => {
+    await server.close();
+    await runtime.close();
+  },
+  { timeoutMs: settings.STOP_TIMEOUT_MS, cancelQueries: () => runtime.database.cancelQueries() },
+);

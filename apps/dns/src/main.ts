@@ -6,12 +6,14 @@
 // work through leases (packages/safe-spf-service), so no domain is computed twice.
 import { parseSettings, readAllSettings } from "@dmarc-ledger/config";
 import {
+  connectionLost,
   createLogger,
   exitOnStartFailure,
   loggingSettings,
   metricsSettings,
   serveProcessMetrics,
   stopOnSignal,
+  stopSettings,
 } from "@dmarc-ledger/process";
 import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
 import { safeSpfRefreshSettingsFromEnv, safeSpfSettings } from "@dmarc-ledger/safe-spf-service";
@@ -24,7 +26,7 @@ const { settings, dnsSettings, refreshSettings, sourceNames } = exitOnStartFailu
   readAllSettings({
     settings: () =>
       parseSettings(
-        { ...runtimeSettings, ...safeSpfSettings, ...loggingSettings, ...metricsSettings },
+        { ...runtimeSettings, ...safeSpfSettings, ...loggingSettings, ...stopSettings, ...metricsSettings },
         process.env,
       ),
     dnsSettings: () => dnsSettingsFromEnv(process.env, { defaultPort: 53, required: true })!,
@@ -34,7 +36,9 @@ const { settings, dnsSettings, refreshSettings, sourceNames } = exitOnStartFailu
   }),
 );
 const logger = createLogger(settings, "dns");
-const runtime = await exitOnStartFailure(() => openRuntime(process.env));
+const runtime = await exitOnStartFailure(() =>
+  openRuntime(process.env, { onConnectionError: connectionLost(logger), service: true }),
+);
 const dnsApp = await exitOnStartFailure(() =>
   startDnsApp({ runtime, logger, settings, dns: dnsSettings, refresh: refreshSettings, sourceNames }),
 );
@@ -46,8 +50,12 @@ logger.info(
   "serving DNS (UDP and TCP) and keeping Safe SPF records current",
 );
 
-stopOnSignal(logger, async () => {
-  await dnsApp.stop();
-  await metrics?.stop();
-  await runtime.close();
-});
+stopOnSignal(
+  logger,
+  async () => {
+    await dnsApp.stop();
+    await metrics?.stop();
+    await runtime.close();
+  },
+  { timeoutMs: settings.STOP_TIMEOUT_MS, cancelQueries: () => runtime.database.cancelQueries() },
+);

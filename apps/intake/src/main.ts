@@ -5,11 +5,13 @@ import { ConfigError, parseSettings, readAllSettings } from "@dmarc-ledger/confi
 import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/intake";
 import { createIntakeMetrics } from "@dmarc-ledger/intake/metrics";
 import {
+  connectionLost,
   createLogger,
   loggingSettings,
   metricsSettings,
   serveProcessMetrics,
   stopOnSignal,
+  stopSettings,
 } from "@dmarc-ledger/process";
 import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
 import { pino } from "pino";
@@ -31,7 +33,10 @@ const { settings, channels, limits } = (() => {
   try {
     return readAllSettings({
       settings: () =>
-        parseSettings({ ...runtimeSettings, ...loggingSettings, ...metricsSettings }, process.env),
+        parseSettings(
+          { ...runtimeSettings, ...loggingSettings, ...stopSettings, ...metricsSettings },
+          process.env,
+        ),
       channels: () => intakeChannelSettingsFromEnv(process.env),
       limits: () => intakeSettingsFromEnv(process.env),
     });
@@ -56,16 +61,24 @@ const started: {
   metrics?: Awaited<ReturnType<typeof serveProcessMetrics>>;
   intake?: Awaited<ReturnType<typeof startIntakeApp>>;
 } = {};
-stopOnSignal(logger, async () => {
-  await started.intake?.stop();
-  await started.metrics?.stop();
-  await started.runtime?.close();
-});
+stopOnSignal(
+  logger,
+  async () => {
+    await started.intake?.stop();
+    await started.metrics?.stop();
+    await started.runtime?.close();
+  },
+  {
+    timeoutMs: settings.STOP_TIMEOUT_MS,
+    cancelQueries: () => started.runtime?.database.cancelQueries() ?? Promise.resolve(0),
+  },
+);
 
 const reason = (error: unknown) => (error instanceof Error ? error.message : String(error));
-const runtime = await openRuntime(process.env).catch((error: unknown) =>
-  fail(`cannot open the database: ${reason(error)}`),
-);
+const runtime = await openRuntime(process.env, {
+  onConnectionError: connectionLost(logger),
+  service: true,
+}).catch((error: unknown) => fail(`cannot open the database: ${reason(error)}`));
 started.runtime = runtime;
 // Counted always (cheap); served, with the process's own metrics, when METRICS_PORT is set.
 const registry = new Registry();

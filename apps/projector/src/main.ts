@@ -2,11 +2,13 @@
 // after `pnpm build`.
 import { parseSettings } from "@dmarc-ledger/config";
 import {
+  connectionLost,
   createLogger,
   exitOnStartFailure,
   loggingSettings,
   metricsSettings,
   stopOnSignal,
+  stopSettings,
 } from "@dmarc-ledger/process";
 import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
 import { safeSpfSettings } from "@dmarc-ledger/safe-spf-service";
@@ -16,19 +18,32 @@ import { startProjectorApp } from "./start-projector-app.js";
 
 const settings = exitOnStartFailure(() =>
   parseSettings(
-    { ...runtimeSettings, ...safeSpfSettings, ...projectorSettings, ...loggingSettings, ...metricsSettings },
+    {
+      ...runtimeSettings,
+      ...safeSpfSettings,
+      ...projectorSettings,
+      ...loggingSettings,
+      ...stopSettings,
+      ...metricsSettings,
+    },
     process.env,
   ),
 );
 const logger = createLogger(settings, "projector");
-const runtime = await exitOnStartFailure(() => openRuntime(process.env));
+const runtime = await exitOnStartFailure(() =>
+  openRuntime(process.env, { onConnectionError: connectionLost(logger), service: true }),
+);
 // Off unless METRICS_PORT is set: the process's own metrics and the projections' lag.
 const metrics = await exitOnStartFailure(() => serveProjectorMetrics(settings, runtime, logger));
 const projector = startProjectorApp({ runtime, logger, settings });
 logger.info({ data: runtime.description }, "projecting");
 
-stopOnSignal(logger, async () => {
-  await projector.stop();
-  await metrics?.stop();
-  await runtime.close();
-});
+stopOnSignal(
+  logger,
+  async () => {
+    await projector.stop();
+    await metrics?.stop();
+    await runtime.close();
+  },
+  { timeoutMs: settings.STOP_TIMEOUT_MS, cancelQueries: () => runtime.database.cancelQueries() },
+);

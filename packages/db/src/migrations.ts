@@ -141,7 +141,7 @@ function sameMigrations(executed: ExecutedMigration[], set: MigrationSet): boole
 
 // biome-ignore lint/suspicious/noExplicitAny: see migrateToLatest
 async function runMigrator(db: Kysely<any>, set: MigrationSet): Promise<void> {
-  const provider: MigrationProvider = { getMigrations: async () => set.migrations };
+  const provider: MigrationProvider = { getMigrations: async () => withoutStatementTimeout(set.migrations) };
   const migrator = new Migrator({
     db,
     provider,
@@ -156,4 +156,25 @@ async function runMigrator(db: Kysely<any>, set: MigrationSet): Promise<void> {
       { cause: error },
     );
   }
+}
+
+/**
+ * A service's pool runs statements under a timeout (OpenOptions.statementTimeoutMs); a migration
+ * (an index built over millions of rows) must not be cut by it. The Migrator runs each migration
+ * in a transaction on PostgreSQL and PGlite alike, so a local setting ends with it.
+ */
+function withoutStatementTimeout(migrations: Record<string, Migration>): Record<string, Migration> {
+  return Object.fromEntries(
+    Object.entries(migrations).map(([name, migration]) => [
+      name,
+      {
+        ...migration,
+        // biome-ignore lint/suspicious/noExplicitAny: see migrateToLatest
+        up: async (db: Kysely<any>) => {
+          await sql`set local statement_timeout = 0`.execute(db);
+          await migration.up(db);
+        },
+      },
+    ]),
+  );
 }

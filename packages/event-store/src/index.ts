@@ -1,4 +1,4 @@
-export { type Follower, type FollowOptions, followStore } from "./follow-store.js";
+export { backoffDelay, type Follower, type FollowOptions, followStore } from "./follow-store.js";
 // The KurrentDB adapter is "@dmarc-ledger/event-store/kurrentdb": its gRPC client takes seconds to
 // load, and only a process configured with EVENTSTORE_URL needs it.
 export * from "./port.js";

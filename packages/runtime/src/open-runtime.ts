@@ -31,6 +31,14 @@ export interface RuntimeOptions {
   eventStoreUrl?: string | null;
   /** Opened for one command, not for a service: see OpenOptions.shortLived. */
   shortLived?: boolean;
+  /** Told when the server ends a connection (OpenOptions.onConnectionError): for the log. */
+  onConnectionError?: (error: Error) => void;
+  /**
+   * A running service (the API, the projector, intake, DNS, `start`), not a command: its
+   * statements run under DATABASE_STATEMENT_TIMEOUT_MS, so that no query runs unbounded. A
+   * command an operator runs (import, replay) has none.
+   */
+  service?: boolean;
 }
 
 /**
@@ -45,7 +53,12 @@ export async function openRuntime(
   // Validated before anything is opened: a wrong variable must not leave a half-made data directory.
   const settings = parseSettings(runtimeSettings, env);
   const config = options.database ?? databaseConfigFrom(settings);
-  const database = await openDatabase(config, { shortLived: options.shortLived ?? false });
+  const statementTimeoutMs = options.service ? settings.DATABASE_STATEMENT_TIMEOUT_MS : 0;
+  const database = await openDatabase(config, {
+    shortLived: options.shortLived ?? false,
+    ...(statementTimeoutMs ? { statementTimeoutMs } : {}),
+    ...(options.onConnectionError ? { onConnectionError: options.onConnectionError } : {}),
+  });
   const db = database.withSchema<AnySchema>();
   try {
     const eventStoreUrl =

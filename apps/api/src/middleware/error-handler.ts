@@ -1,3 +1,4 @@
+import { isDatabaseUnavailable, isStatementCancelled } from "@dmarc-ledger/db";
 import type { Next } from "koa";
 import { ApiError, bodyTooLarge } from "../api-error.js";
 import type { ApiContext } from "../state.js";
@@ -20,6 +21,25 @@ function fromHttpError(
   }
 }
 
+/** Seconds a client is told to wait when the database is out of reach (a restart, a failover). */
+const databaseRetryAfterSeconds = 2;
+
+/**
+ * A lost or refused database connection is passing: the contract's 503, with a retry hint. The
+ * pool opens a fresh connection for the next request, so a retry usually succeeds.
+ */
+function fromDatabaseOutage(error: unknown): ApiError | null {
+  if (!isDatabaseUnavailable(error)) return null;
+  return new ApiError(
+    503,
+    "database_unavailable",
+    "The database is unavailable for a moment; retry shortly.",
+    {
+      "Retry-After": String(databaseRetryAfterSeconds),
+    },
+  );
+}
+
 /**
  * Turns every failure into the contract's JSON error. Unexpected errors are logged with their
  * stack and answered with a request id to quote: no stack or message of ours leaks out.
@@ -28,10 +48,12 @@ export async function errorHandler(ctx: ApiContext, next: Next): Promise<void> {
   try {
     await next();
   } catch (caught) {
+    const outage = fromDatabaseOutage(caught);
     const known =
       caught instanceof ApiError
         ? caught
-        : fromHttpError(caught as { status?: number; message?: string }, ctx.deps.config.maxBodyBytes);
+        : (outage ??
+          fromHttpError(caught as { status?: number; message?: string }, ctx.deps.config.maxBodyBytes));
     const error =
       known ??
       new ApiError(
@@ -39,7 +61,12 @@ export async function errorHandler(ctx: ApiContext, next: Next): Promise<void> {
         "internal_error",
         `Something went wrong on our side. Quote request id ${ctx.state.requestId} when you report it.`,
       );
-    if (!known)
+    if (outage)
+      ctx.deps.logger.warn(
+        { err: { message: (caught as Error).message }, requestId: ctx.state.requestId, path: ctx.path },
+        "request failed: the database is unavailable",
+      );
+    else if (!known)
       ctx.deps.logger.error(
         { err: caught, requestId: ctx.state.requestId, path: ctx.path },
         "request failed",

@@ -1,6 +1,13 @@
 import { bindPort } from "@dmarc-ledger/api/listen";
 import { ConfigError, parseSettings, type SettingProblem } from "@dmarc-ledger/config";
-import { createLogger, startedByPackageManager, whenParentExits } from "@dmarc-ledger/process";
+import {
+  connectionLost,
+  createLogger,
+  StopTimeoutError,
+  startedByPackageManager,
+  stopWithin,
+  whenParentExits,
+} from "@dmarc-ledger/process";
 import type { CliIO } from "../io.js";
 import { serviceSettings } from "../settings.js";
 import { withRuntime } from "../with-runtime.js";
@@ -57,10 +64,20 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
           if (startedByPackageManager(env)) whenParentExits(() => resolve("the package manager exited"));
         });
         logger.info({ reason }, "stopping: finishing requests in flight and the projection batch");
-        await service.stop();
+        try {
+          await stopWithin(logger, () => service.stop(), {
+            timeoutMs: settings.STOP_TIMEOUT_MS,
+            cancelQueries: () => runtime.database.cancelQueries(),
+          });
+        } catch (error) {
+          // What is left is dropped with the process: checkpoints stay where they were.
+          if (error instanceof StopTimeoutError) logger.error(`${error.message}; exiting`);
+          else logger.error({ err: error }, "stopping failed");
+          process.exit(1);
+        }
         logger.info("stopped");
       },
-      { longRunning: true },
+      { longRunning: true, service: true, onConnectionError: connectionLost(logger) },
     );
   } finally {
     // startService closes the server when it fails; this covers a runtime that never opened.
