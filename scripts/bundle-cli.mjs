@@ -48,12 +48,12 @@ export async function bundleCli({ fromSources = false, outdir = bundleDir } = {}
   rmSync(outdir, { recursive: true, force: true });
   await build({
     entryPoints: fromSources
-      ? { "dmarc-ledger": "apps/cli/src/main.ts", "parse-worker": "packages/ingestion/src/parse-worker.ts" }
+      ? { "dmarc-ledger": "apps/cli/src/main.ts", "parse-worker": "packages/intake/src/parse-worker.ts" }
       : {
           "dmarc-ledger": "apps/cli/dist/main.js",
-          // Started by file as a worker thread (packages/ingestion, parse-pool.ts), which looks for it
+          // Started by file as a worker thread (packages/intake, parse-pool.ts), which looks for it
           // beside its own module: every output goes to this one directory.
-          "parse-worker": "packages/ingestion/dist/parse-worker.js",
+          "parse-worker": "packages/intake/dist/parse-worker.js",
         },
     outdir,
     outExtension: { ".js": ".mjs" },

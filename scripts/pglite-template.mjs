@@ -4,6 +4,8 @@
 // (seconds). Best effort: it never fails the install. Without it (`--ignore-scripts`, no tsx in
 // a production install, a read-only cache) the first start runs initdb and leaves the template.
 try {
+  // Under `pnpm install` the temporary directory tsx caches in resolved to the working directory.
+  process.env.TSX_DISABLE_CACHE = "1";
   const { register } = await import("tsx/esm/api");
   register();
   const { makePgliteTemplate } = await import("../packages/db/src/pglite-initdb.ts");

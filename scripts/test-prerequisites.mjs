@@ -24,7 +24,7 @@ export const programs = [
     // dovecot-core puts it in /usr/sbin, outside a user's PATH; the IMAP tests look there too.
     alsoAt: ["/usr/sbin/dovecot"],
     debianPackage: "dovecot-imapd",
-    neededBy: "the IMAP intake's tests run dovecot on loopback (apps/ingest/test/support/dovecot.ts)",
+    neededBy: "the IMAP intake's tests run dovecot on loopback (apps/intake/test/support/dovecot.ts)",
   },
   {
     name: "dig",

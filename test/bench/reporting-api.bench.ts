@@ -8,22 +8,21 @@
  */
 import { startService } from "@dmarc-ledger/cli";
 import { createTestDatabase } from "@dmarc-ledger/db/testing";
-import { type ForensicReportReceived, newEvent, streams } from "@dmarc-ledger/events";
+import type { ForensicReportReceived } from "@dmarc-ledger/events";
+import { catchUp } from "@dmarc-ledger/projection-engine";
 import {
   aggregateByDomain,
   aggregateByDomainGroup,
   aggregateByOrganization,
   aggregateBySource,
   aggregateByUnalignedSource,
-  allProjections,
-  catchUp,
   forensicReports,
-  maintainSourceRankings,
   type PageQuery,
-  type ReadModelSchema,
-} from "@dmarc-ledger/read-models";
+  type QuerySchema,
+} from "@dmarc-ledger/queries";
+import { maintainSourceRankings } from "@dmarc-ledger/report-read-models";
 import { openRuntime } from "@dmarc-ledger/runtime";
-import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { pino } from "pino";
@@ -36,8 +35,9 @@ import {
   forensicCopyChunk,
   runBaseline,
 } from "./reporting-api/baseline.js";
-import { DAY, domainName, groupName, scaleFor, TrafficGenerator, yearEnd } from "./reporting-api/generate.js";
+import { DAY, scaleFor, yearEnd } from "./reporting-api/generate.js";
 import { copyProjectionOutput } from "./reporting-api/output-copy.js";
+import { seedFailureReports, seedTenant } from "./reporting-api/seed.js";
 
 const rows = Number(process.env.BENCH_ROWS ?? 10_000_000);
 const maxReps = Number(process.env.BENCH_REPS ?? 20);
@@ -47,19 +47,10 @@ const perPage = 100;
 const p95TargetMs = 150;
 const speedupTarget = 20;
 const projectionTarget = 0.5;
-const meta = { causedBy: "bench" };
 
 const log = (line: string) => console.log(line);
 const progress = (line: string) => process.stderr.write(`  … ${line}\n`);
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-
-/** Runs `work` for every item with `n` at a time. */
-async function pool<T>(next: () => T | null, n: number, work: (item: T) => Promise<void>): Promise<void> {
-  const worker = async () => {
-    for (let item = next(); item !== null; item = next()) await work(item);
-  };
-  await Promise.all(Array.from({ length: n }, worker));
-}
 
 function quantile(sorted: number[], q: number): number {
   return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)]!;
@@ -67,7 +58,7 @@ function quantile(sorted: number[], q: number): number {
 
 interface Endpoint {
   name: string;
-  query: (db: Kysely<ReadModelSchema>, query: PageQuery) => Promise<unknown>;
+  query: (db: Kysely<QuerySchema>, query: PageQuery) => Promise<unknown>;
   comparable: (record: Record<string, string>) => { key: string; volume: string };
 }
 
@@ -141,58 +132,12 @@ async function main(): Promise<void> {
   await client.connect();
   let service: Awaited<ReturnType<typeof startService>> | null = null;
   try {
-    // The tenant, its domains and groups (every tenth domain in no group).
-    const tenant = await createTenant(runtime.store, { name: "bench", region: "global" }, meta);
-    let nextDomain = 0;
-    await pool(
-      () => (nextDomain < scale.domains ? nextDomain++ : null),
-      6,
-      async (i) => {
-        const domain = domainName(i);
-        await addDomain(runtime.store, { tenantId: tenant.tenantId, domain }, meta);
-        if (i % 10 !== 9) {
-          await runtime.store.append(
-            streams.domain(domain),
-            [
-              newEvent(
-                "DomainGroupSet",
-                { domain, tenantId: tenant.tenantId, group: groupName(i % scale.groups) },
-                meta,
-              ),
-            ],
-            "stream_exists",
-          );
-        }
-      },
-    );
-    await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
-
-    // Aggregate reports, one event per report; the same rows kept as COPY lines for the baseline.
-    const generator = new TrafficGenerator(scale);
     const copy = new CopyBuffer();
-    let reports = 0;
-    let lastProgress = 0;
-    const appendStarted = performance.now();
-    await pool(
-      () => generator.next((row) => copy.add(row)),
-      6,
-      async (report) => {
-        await runtime.store.append(
-          streams.aggregateReport(report.payload.identity),
-          [newEvent("AggregateReportReceived", report.payload, meta)],
-          "no_stream",
-        );
-        reports++;
-        if (generator.rowsProduced - lastProgress >= scale.rows / 10) {
-          lastProgress = generator.rowsProduced;
-          progress(`appended ${generator.rowsProduced.toLocaleString("en")} rows`);
-        }
-      },
-    );
+    const tenant = await seedTenant(runtime, scale, { onRow: (row) => copy.add(row), progress });
+    const { generator } = tenant;
     copy.flush();
-    const appendMs = performance.now() - appendStarted;
     log(
-      `generated and appended ${reports.toLocaleString("en")} reports (${generator.rowsProduced.toLocaleString("en")} rows) in ${seconds(appendMs)}`,
+      `generated and appended ${tenant.reports.toLocaleString("en")} reports (${generator.rowsProduced.toLocaleString("en")} rows) in ${seconds(tenant.appendMs)}`,
     );
 
     // Projection throughput: everything appended, applied by catch-up.
@@ -212,21 +157,7 @@ async function main(): Promise<void> {
     const output = await copyProjectionOutput(client, outputTables);
 
     // Failure reports (not timed).
-    const forensic: ForensicReportReceived[] = [];
-    let nextForensic = 0;
-    await pool(
-      () => (nextForensic < scale.forensic ? nextForensic++ : null),
-      6,
-      async (i) => {
-        const report = generator.forensic(i);
-        forensic.push(report);
-        await runtime.store.append(
-          streams.failureReport(report.identity),
-          [newEvent("ForensicReportReceived", report, meta)],
-          "no_stream",
-        );
-      },
-    );
+    const forensic: ForensicReportReceived[] = await seedFailureReports(runtime, generator, scale.forensic);
     await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
 
     // The by-source rankings of every calendar month and year, as the projector builds them when
@@ -423,7 +354,7 @@ async function main(): Promise<void> {
 async function explainMisses(url: string, tenantId: string, results: CaseResult[], missed: Set<string>) {
   const captured: { sql: string; parameters: readonly unknown[] }[] = [];
   const pool = new pg.Pool({ connectionString: url, max: 1 });
-  const db = new Kysely<ReadModelSchema>({
+  const db = new Kysely<QuerySchema>({
     dialect: new PostgresDialect({ pool }),
     log: (event) => {
       if (event.level === "query")

@@ -109,7 +109,7 @@ describe("infra/docker-compose.yml", () => {
   });
 
   it("checks each of our processes on the port it serves /healthz on", () => {
-    expect(ours.map(([name]) => name).sort()).toEqual(["api", "ingest", "projector"]);
+    expect(ours.map(([name]) => name).sort()).toEqual(["api", "intake", "projector"]);
     for (const [name, service] of ours) {
       const env = service.environment ?? {};
       // The API serves /healthz on PORT; the processes without an API on METRICS_PORT.

@@ -21,14 +21,13 @@ export interface BuiltProcess {
 }
 
 /**
- * One of our processes, built (`entry`, such as "apps/ingest/dist/main.js"), as production runs
- * it, with only PATH and `env` in its environment and `args` after the entry; its stdout read as
- * JSON log lines.
+ * One of our processes, built (`entry`, such as "apps/intake/dist/main.js"), as production runs
+ * it, with `args`, with only PATH and `env` in its environment; its stdout read as JSON log lines.
  */
 export async function startBuiltProcess(
   entry: string,
   env: NodeJS.ProcessEnv,
-  args: string[] = [],
+  args: readonly string[] = [],
 ): Promise<BuiltProcess> {
   const child = spawn(process.execPath, [...(await builtEntry(entry)), ...args], {
     cwd: repoRoot,

@@ -1,7 +1,7 @@
 import { bodyParser } from "@koa/bodyparser";
 import Router from "@koa/router";
 import Koa from "koa";
-import { ApiError } from "./api-error.js";
+import { ApiError, bodyTooLarge } from "./api-error.js";
 import type { Endpoint } from "./endpoints.js";
 import { accessLog } from "./middleware/access-log.js";
 import { identify, requireAuthentication } from "./middleware/authenticate.js";
@@ -119,7 +119,7 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ApiDeps }> {
   app.use(requireAuthentication);
   app.use(async (ctx, next) => {
     if (ctx.method === "PUT" && ctx.request.length > deps.config.maxBodyBytes) {
-      throw new ApiError(413, "body_too_large", `Bodies are limited to ${deps.config.maxBodyBytes} bytes.`);
+      throw bodyTooLarge("Bodies", deps.config.maxBodyBytes, "MAX_BODY_BYTES");
     }
     await next();
   });

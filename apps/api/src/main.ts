@@ -2,50 +2,61 @@
 // `pnpm build`. It reads the read models; run the projector beside it to keep them current.
 import { parseSettings, readAllSettings } from "@dmarc-ledger/config";
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
+
 import {
+  connectionLost,
   createLogger,
   exitOnStartFailure,
   loggingSettings,
   processMetrics,
   stopOnSignal,
+  stopSettings,
 } from "@dmarc-ledger/process";
-import { allProjections } from "@dmarc-ledger/read-models";
+
 import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
-import { createApiApp } from "./app.js";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { apiConfigFrom } from "./config.js";
 import { bindPort } from "./listen.js";
-import { countingAppends, createServiceMetrics } from "./observability/metrics.js";
 import { apiSettings } from "./settings.js";
+import { startApiApp } from "./start-api-app.js";
 
 const { settings, onboarding } = exitOnStartFailure(() =>
   readAllSettings({
-    settings: () => parseSettings({ ...runtimeSettings, ...apiSettings, ...loggingSettings }, process.env),
+    settings: () =>
+      parseSettings({ ...runtimeSettings, ...apiSettings, ...loggingSettings, ...stopSettings }, process.env),
     onboarding: () => onboardingSettingsFromEnv(process.env),
   }),
 );
 const logger = createLogger(settings, "api");
 // /metrics answers from the moment the port is bound, with the process metrics until the rest is.
 const registry = await processMetrics();
-const server = await exitOnStartFailure(() => bindPort(settings.PORT, undefined, { metrics: registry }));
-const runtime = await exitOnStartFailure(() => openRuntime(process.env));
-const config = apiConfigFrom(settings, server.port);
-const metrics = createServiceMetrics(
-  { db: runtime.db, store: runtime.store, projections: allProjections },
-  registry,
+const server = await exitOnStartFailure(() =>
+  bindPort(settings.PORT, undefined, {
+    maxConnectionsPerIp: settings.MAX_CONNECTIONS_PER_IP,
+    metrics: registry,
+  }),
 );
-const app = createApiApp({
+const runtime = await exitOnStartFailure(() =>
+  openRuntime(process.env, { onConnectionError: connectionLost(logger), service: true }),
+);
+const config = apiConfigFrom(settings, server.port);
+startApiApp({
+  server,
   db: runtime.db,
-  store: countingAppends(runtime.store, metrics.eventsAppended),
+  store: runtime.store,
   projections: allProjections,
   config,
   logger,
-  metrics,
   checkDomainStatus: domainStatusChecker(onboarding),
+  registry,
 });
-server.serve(app.callback());
 logger.info({ apiRoot: config.publicBaseUrl, data: runtime.description }, "listening");
 
-stopOnSignal(logger, async () => {
-  await server.close();
-  await runtime.close();
-});
+stopOnSignal(
+  logger,
+  async () => {
+    await server.close();
+    await runtime.close();
+  },
+  { timeoutMs: settings.STOP_TIMEOUT_MS, cancelQueries: () => runtime.database.cancelQueries() },
+);

@@ -1,6 +1,8 @@
+import type { AnySchema } from "@dmarc-ledger/db";
 import type { EventStore } from "@dmarc-ledger/event-store";
 import type { DomainStatusChecker } from "@dmarc-ledger/onboarding";
-import type { KeyHolder, Projection, ReadModelSchema } from "@dmarc-ledger/read-models";
+import type { Projection } from "@dmarc-ledger/projection-engine";
+import type { KeyHolder } from "@dmarc-ledger/tenancy";
 import type { DefaultContext, ParameterizedContext } from "koa";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
@@ -8,7 +10,7 @@ import type { ApiConfig } from "./config.js";
 import type { ServiceMetrics } from "./observability/metrics.js";
 
 export interface ApiDeps {
-  db: Kysely<ReadModelSchema>;
+  db: Kysely<AnySchema>;
   store: EventStore;
   /** The projections the API reads, to wait for after a write. */
   projections: readonly Projection[];

@@ -5,29 +5,25 @@ import {
   type BoundServer,
   bindPort,
   countingAppends,
-  createApiApp,
   createServiceMetrics,
+  startApiApp,
 } from "@dmarc-ledger/api";
 import { parseSettings } from "@dmarc-ledger/config";
-import { dnsSettingsFromEnv, startDnsServer } from "@dmarc-ledger/dns";
-import { ingestSettingsFromEnv, type RunningIngest, startIngest } from "@dmarc-ledger/ingest";
-import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/ingestion";
+import { dnsSettingsFromEnv, startDnsApp } from "@dmarc-ledger/dns";
+import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/intake";
+import {
+  intakeChannelSettingsFromEnv,
+  type RunningIntake,
+  startIntakeApp,
+} from "@dmarc-ledger/intake-process";
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
-import { projectorSettings, rankingMaintenanceFrom, runProjector } from "@dmarc-ledger/projector";
-import { allProjections, catchUp, countTenants } from "@dmarc-ledger/read-models";
+import { catchUp } from "@dmarc-ledger/projection-engine";
+import { projectorSettings, startProjectorApp } from "@dmarc-ledger/projector";
 import type { Runtime } from "@dmarc-ledger/runtime";
-import {
-  resolverFrom,
-  safeSpfRefreshSettingsFromEnv,
-  safeSpfSettings,
-  startSafeSpfRefresher,
-  startSafeSpfWorker,
-} from "@dmarc-ledger/safe-spf-service";
-import {
-  sourceIpResolverSettingsFromEnv,
-  startSourceIpResolverFromSettings,
-} from "@dmarc-ledger/source-names";
-import { createTenant } from "@dmarc-ledger/tenancy";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
+import { resolverFrom, safeSpfRefreshSettingsFromEnv, safeSpfSettings } from "@dmarc-ledger/safe-spf-service";
+import { sourceIpResolverSettingsFromEnv } from "@dmarc-ledger/source-names";
+import { countTenants, createTenant } from "@dmarc-ledger/tenancy";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { startControlServer } from "./control/control-server.js";
@@ -40,7 +36,7 @@ export interface RunningService {
   /** Set on the first start of an empty service: the key of the tenant created for the reader. */
   bootstrapKey: { tenantId: string; apiKey: string } | null;
   /** The report intake channels (SMTP when REPORTS_DOMAIN is set, IMAP when IMAP_URL is). */
-  ingest: RunningIngest;
+  intake: RunningIntake;
   /** The DNS server's port (UDP and TCP), or null when SAFE_SPF_ZONE is unset and it does not run. */
   dnsPort: number | null;
   /**
@@ -78,14 +74,16 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const { runtime, env, logger } = options;
   // Every variable checked (ConfigError) before the port is bound or a row written.
   const settings = parseSettings({ ...apiSettings, ...safeSpfSettings, ...projectorSettings }, env);
-  const ingestSettings = ingestSettingsFromEnv(env);
-  const intake = intakeLimits(intakeSettingsFromEnv(env));
+  const intakeChannels = intakeChannelSettingsFromEnv(env);
+  const intakeLimitsOfStart = intakeLimits(intakeSettingsFromEnv(env));
   // DNS_PORT defaults to 5353 here (53 needs privileges).
   const dnsSettings = dnsSettingsFromEnv(env, { defaultPort: 5353, required: false });
   const refreshSettings = safeSpfRefreshSettingsFromEnv(env);
   const sourceNames = sourceIpResolverSettingsFromEnv(env);
   const onboarding = onboardingSettingsFromEnv(env);
-  const bound = options.server ?? (await bindPort(options.port));
+  const bound =
+    options.server ??
+    (await bindPort(options.port, undefined, { maxConnectionsPerIp: settings.MAX_CONNECTIONS_PER_IP }));
   const config = apiConfigFrom(settings, bound.port);
   const running: { stop(): Promise<void> }[] = [];
   try {
@@ -109,52 +107,24 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       bootstrapKey = { tenantId: created.tenantId, apiKey: created.apiKey };
     }
 
-    const dns = dnsSettings ? await startDnsServer({ store, settings: dnsSettings, logger }) : null;
-    if (dns) running.push(dns);
-    running.push(runProjector({ ...runtime, store }, logger, rankingMaintenanceFrom(settings)));
-    // One resolver for the worker and the refresher: its TTL cache is shared by every domain.
+    // The apps, as each runs as a process of its own, with one resolver for the Safe SPF process
+    // and the refresher: its TTL cache is shared by every domain. The DNS app first: a DNS port
+    // that cannot be had stops the start before anything runs. Stopped in the reverse order of
+    // `running`: the DNS app (its refresher appends events) before the projector app.
     const resolver = resolverFrom(settings);
-    const publishZone = settings.SAFE_SPF_ZONE ? { publishZone: settings.SAFE_SPF_ZONE } : {};
-    running.push(
-      startSafeSpfWorker({
-        store,
-        db: runtime.db,
-        resolver,
-        ...publishZone,
-        onError: (error) => logger.error({ err: error }, "Safe SPF process failed; retrying"),
-      }),
-    );
-    running.push(
-      startSafeSpfRefresher({
-        store,
-        db: runtime.db,
-        resolver,
-        settings: refreshSettings,
-        ...publishZone,
-        onError: (error) => logger.error({ err: error }, "Safe SPF refresher failed; retrying"),
-        onRefreshed: (domain, outcome) => {
-          if (outcome.kind === "changed")
-            logger.info(
-              { domain, added: outcome.added, removed: outcome.removed },
-              "Safe SPF record changed",
-            );
-          else if (outcome.kind === "failed" && outcome.appended)
-            logger.warn(
-              { domain, failure: outcome.failure },
-              "Safe SPF refresh failed; the last good record stays",
-            );
-        },
-      }),
-    );
-    // Off unless DNS_NAMESERVERS is set or SOURCE_IP_RESOLVER=on (packages/source-names/README.md).
-    const sourceIpResolver = startSourceIpResolverFromSettings(sourceNames, {
-      store,
-      db: runtime.db,
-      onError: (error) => logger.error({ err: error }, "source-IP resolver failed; retrying"),
-      onResolved: (answer) => logger.debug({ sourceIp: answer }, "source IP resolved"),
+    const parts = { ...runtime, store };
+    const dnsApp = await startDnsApp({
+      runtime: parts,
+      logger,
+      settings,
+      dns: dnsSettings,
+      refresh: refreshSettings,
+      sourceNames,
+      resolver,
     });
-    if (sourceIpResolver) running.push(sourceIpResolver);
-    const app = createApiApp({
+    running.push(startProjectorApp({ runtime: parts, logger, settings, resolver }), dnsApp);
+    startApiApp({
+      server: bound,
       db: runtime.db,
       store,
       projections: allProjections,
@@ -163,16 +133,15 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       metrics,
       checkDomainStatus: domainStatusChecker(onboarding),
     });
-    bound.serve(app.callback());
-    const ingest = await startIngest({
+    const intake = await startIntakeApp({
       store,
       database: runtime.database,
-      limits: intake,
-      settings: ingestSettings,
+      limits: intakeLimitsOfStart,
+      settings: intakeChannels,
       logger,
       metrics: metrics.intake,
     });
-    running.push(ingest);
+    running.push(intake);
     const control =
       options.controlCommands && !env.DATABASE_URL
         ? await startControlServer({
@@ -188,16 +157,15 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       apiRoot: config.publicBaseUrl,
       config,
       bootstrapKey,
-      ingest,
-      dnsPort: dns?.ports.udp ?? null,
+      intake,
+      dnsPort: dnsApp.server?.ports.udp ?? null,
       async stop() {
-        // No new commands or reports first, then no new requests; then the background parts,
-        // the Safe SPF processes before the projector (they append events it then applies).
+        // No new commands or reports first, then no new requests; then the other apps.
         if (control) await control.stop();
-        await ingest.stop();
+        await intake.stop();
         await bound.close();
         for (const part of [...running].reverse()) {
-          if (part !== control && part !== ingest) await part.stop();
+          if (part !== control && part !== intake) await part.stop();
         }
       },
     };

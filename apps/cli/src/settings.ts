@@ -3,10 +3,10 @@
 import { apiSettings } from "@dmarc-ledger/api/settings";
 import { ConfigError, parseSettings, type SettingProblem } from "@dmarc-ledger/config";
 import { dnsSettingsFromEnv } from "@dmarc-ledger/dns/settings";
-import { ingestSettingsFromEnv } from "@dmarc-ledger/ingest/settings";
-import { intakeSettingsFromEnv } from "@dmarc-ledger/ingestion/settings";
+import { intakeSettingsFromEnv } from "@dmarc-ledger/intake/settings";
+import { intakeChannelSettingsFromEnv } from "@dmarc-ledger/intake-process/settings";
 import { onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding/settings";
-import { loggingSettings } from "@dmarc-ledger/process/settings";
+import { loggingSettings, stopSettings } from "@dmarc-ledger/process/settings";
 import { projectorSettings } from "@dmarc-ledger/projector/settings";
 import { runtimeSettings } from "@dmarc-ledger/runtime/settings";
 import { safeSpfRefreshSettingsFromEnv, safeSpfSettings } from "@dmarc-ledger/safe-spf-service/settings";
@@ -22,6 +22,7 @@ export const serviceSettings = {
   ...safeSpfSettings,
   ...projectorSettings,
   ...loggingSettings,
+  ...stopSettings,
 };
 
 /**
@@ -36,7 +37,7 @@ export function startSettings(env: NodeJS.ProcessEnv) {
     () => {
       settings = parseSettings(serviceSettings, env);
     },
-    () => ingestSettingsFromEnv(env),
+    () => intakeChannelSettingsFromEnv(env),
     () => intakeSettingsFromEnv(env),
     () => dnsSettingsFromEnv(env, { defaultPort: 5353, required: false }),
     () => safeSpfRefreshSettingsFromEnv(env),

@@ -1,5 +1,6 @@
-import { allProjections, type RunningProjector, startProjector } from "@dmarc-ledger/read-models";
+import { type RunningProjector, startProjector } from "@dmarc-ledger/projection-engine";
 import type { Runtime } from "@dmarc-ledger/runtime";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import type { Logger } from "pino";
 import { claimExistingDomains } from "./claim-existing-domains.js";
 import { rankingMaintenanceFromEnv, startRankingMaintenance } from "./ranking-maintenance.js";

@@ -1,5 +1,4 @@
-import { findApiKey } from "@dmarc-ledger/read-models";
-import { hashApiKey, regionOfKey } from "@dmarc-ledger/tenancy";
+import { findApiKey, hashApiKey, regionOfKey } from "@dmarc-ledger/tenancy";
 import type { Next } from "koa";
 import { ApiError } from "../api-error.js";
 import type { ApiContext } from "../state.js";

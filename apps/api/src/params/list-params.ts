@@ -1,4 +1,4 @@
-import type { PageQuery } from "@dmarc-ledger/read-models";
+import type { PageQuery } from "@dmarc-ledger/queries";
 import { badParameter } from "../api-error.js";
 
 const thirtyDays = 30 * 24 * 60 * 60;

@@ -1,4 +1,4 @@
-import type { Page, PageQuery, ReadModelSchema } from "@dmarc-ledger/read-models";
+import type { Page, PageQuery, QuerySchema } from "@dmarc-ledger/queries";
 import type { Kysely } from "kysely";
 import type { Endpoint } from "../endpoints.js";
 import { parseListParams } from "../params/list-params.js";
@@ -10,7 +10,7 @@ import { parseListParams } from "../params/list-params.js";
 export function listEndpoint<Record>(options: {
   name: string;
   summary: string;
-  query: (db: Kysely<ReadModelSchema>, query: PageQuery) => Promise<Page<Record>>;
+  query: (db: Kysely<QuerySchema>, query: PageQuery) => Promise<Page<Record>>;
   totalAsString?: boolean;
 }): Endpoint {
   return {

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import { InputTooLargeError, type SpooledInput, spool } from "@dmarc-ledger/ingestion";
+import { InputTooLargeError, type SpooledInput, spool } from "@dmarc-ledger/intake";
 import { Busboy } from "@fastify/busboy";
 
 /** One file part of a multipart/form-data upload, read as one input. */

@@ -1,8 +1,11 @@
 import { bindPort } from "@dmarc-ledger/api/listen";
 import {
+  connectionLost,
   createLogger,
   processMetrics,
+  StopTimeoutError,
   startedByPackageManager,
+  stopWithin,
   whenParentExits,
 } from "@dmarc-ledger/process";
 import type { CliIO } from "../io.js";
@@ -17,11 +20,14 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
   const logger = createLogger(settings, "dmarc-ledger");
   // /metrics answers from the moment the port is bound, with the process metrics until the rest is.
   const metricsRegistry = await processMetrics();
-  const server = await bindPort(settings.PORT, undefined, { metrics: metricsRegistry });
+  const server = await bindPort(settings.PORT, undefined, {
+    maxConnectionsPerIp: settings.MAX_CONNECTIONS_PER_IP,
+    metrics: metricsRegistry,
+  });
   let runtimeOpened = false;
-  // The service's modules load (a second or more through tsx) while the data directory opens (a
-  // first start makes its database then: seconds, in a child process, on the other core). A start
-  // that cannot open it stops all the same: the loading is dropped with the process.
+  // The service's modules load while the data directory opens (a first start makes its database
+  // then, outside this process). A start that cannot open it stops all the same: the loading is
+  // dropped with the process.
   const serviceModules = Promise.all([import("../program.js"), import("../service.js")]);
   serviceModules.catch(() => {});
   try {
@@ -48,7 +54,7 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
         io.err(
           `dmarc-ledger listening on ${service.apiRoot} (region ${service.config.region}; ${runtime.description})`,
         );
-        for (const channel of service.ingest.channels) io.err(`Receiving reports: ${channel}`);
+        for (const channel of service.intake.channels) io.err(`Receiving reports: ${channel}`);
         if (service.dnsPort !== null) {
           io.err(
             `DNS (authoritative for SAFE_SPF_ZONE and REPORTS_DOMAIN) on port ${service.dnsPort}, UDP and TCP`,
@@ -62,10 +68,20 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
           if (startedByPackageManager(env)) whenParentExits(() => resolve("the package manager exited"));
         });
         logger.info({ reason }, "stopping: finishing requests in flight and the projection batch");
-        await service.stop();
+        try {
+          await stopWithin(logger, () => service.stop(), {
+            timeoutMs: settings.STOP_TIMEOUT_MS,
+            cancelQueries: () => runtime.database.cancelQueries(),
+          });
+        } catch (error) {
+          // What is left is dropped with the process: checkpoints stay where they were.
+          if (error instanceof StopTimeoutError) logger.error(`${error.message}; exiting`);
+          else logger.error({ err: error }, "stopping failed");
+          process.exit(1);
+        }
         logger.info("stopped");
       },
-      { longRunning: true },
+      { longRunning: true, service: true, onConnectionError: connectionLost(logger) },
     );
   } finally {
     // startService closes the server when it fails; this covers a runtime that never opened.

@@ -16,7 +16,10 @@ export function withNoWaitOption(command: Command): Command {
  * none does: two projectors serialise on the checkpoint rows, and nothing is applied twice.
  */
 export async function catchUpReadModels(runtime: Runtime): Promise<void> {
-  const { allProjections, catchUp } = await import("@dmarc-ledger/read-models");
+  const [{ catchUp }, { allProjections }] = await Promise.all([
+    import("@dmarc-ledger/projection-engine"),
+    import("@dmarc-ledger/runtime/projections"),
+  ]);
   await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
 }
 

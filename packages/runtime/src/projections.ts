@@ -1,0 +1,15 @@
+import type { Projection } from "@dmarc-ledger/projection-engine";
+import { reportProjections } from "@dmarc-ledger/report-read-models";
+import { safeSpfProjections } from "@dmarc-ledger/safe-spf-service/projections";
+import { tenancyProjections } from "@dmarc-ledger/tenancy";
+
+/**
+ * Every projection of the service, each package's own, in the order the engine applies them:
+ * what the projector runs, what replay rebuilds and what a write waits for. A package that adds
+ * projections adds them here, and its migrations to tableMigrations (migration-sets.ts).
+ */
+export const allProjections: readonly Projection[] = [
+  ...tenancyProjections,
+  ...reportProjections,
+  ...safeSpfProjections,
+];
