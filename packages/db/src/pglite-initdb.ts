@@ -9,6 +9,7 @@ import {
   renameSync,
   rmSync,
 } from "node:fs";
+import { cp } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 
@@ -46,7 +47,8 @@ export async function createPgliteDatabase(
   const staging = mkdtempSync(join(dataDir, stagingPrefix));
   try {
     if (template && existsSync(join(template, versionFile))) {
-      cpSync(template, staging, { recursive: true });
+      // On libuv's threads: the opening process loads its modules meanwhile.
+      await cp(template, staging, { recursive: true });
     } else {
       await runInitdb(staging);
       if (template) keepAsTemplate(staging, template);
