@@ -33,8 +33,8 @@ const progress = (line: string) => process.stderr.write(`  … ${line}\n`);
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 function summary(done: RankingBuilt[]): string {
-  const built = done.filter((r) => r.kind === "built");
-  const refreshed = done.filter((r) => r.kind !== "built");
+  const built = done.filter((r) => r.outcome === "built");
+  const refreshed = done.filter((r) => r.outcome !== "built");
   const groups = (list: RankingBuilt[]) => list.reduce((sum, r) => sum + r.groups, 0).toLocaleString("en");
   return `${built.length} built (${groups(built)} groups), ${refreshed.length} refreshed or moved (${groups(refreshed)} groups summed again)`;
 }

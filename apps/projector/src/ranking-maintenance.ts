@@ -35,10 +35,11 @@ export function startRankingMaintenance(options: {
           {
             tenantId: ranking.tenantId,
             scope: ranking.scope,
+            kind: ranking.kind,
             bucket: ranking.bucket,
             groups: ranking.groups,
           },
-          `${ranking.kind} a source ranking in ${Math.round(ranking.ms)} ms`,
+          `${ranking.outcome === "built" ? "built" : "caught up"} a source ranking in ${Math.round(ranking.ms)} ms`,
         );
       }
     } catch (error) {
