@@ -1,6 +1,7 @@
 import { bodyParser } from "@koa/bodyparser";
 import Router from "@koa/router";
 import Koa from "koa";
+import { AnswerCache } from "./answer-cache.js";
 import { ApiError, bodyTooLarge } from "./api-error.js";
 import type { Endpoint } from "./endpoints.js";
 import { accessLog } from "./middleware/access-log.js";
@@ -82,8 +83,9 @@ async function answerUnrouted(ctx: ApiContext, next: () => Promise<void>) {
 export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ApiDeps }> {
   const app = new Koa<ApiState, { deps: ApiDeps }>({ proxy: false });
   const metrics = deps.metrics ?? createServiceMetrics(deps);
+  const answers = deps.answers ?? new AnswerCache(deps.config.answerCacheBytes);
   // Routes count into the same metrics (uploads, say), made here when the caller gave none.
-  app.context.deps = { ...deps, metrics };
+  app.context.deps = { ...deps, metrics, answers };
   // Koa would print stacks of unhandled errors to stderr; ours are logged by errorHandler.
   app.silent = true;
 

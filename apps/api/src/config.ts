@@ -23,6 +23,8 @@ export interface ApiConfig {
   maxDecompressedBytes: number;
   /** Parse worker threads for uploads, INTAKE_PARSE_THREADS. */
   parseThreads: number;
+  /** Memory for kept list answers, API_ANSWER_CACHE_BYTES (0: off). */
+  answerCacheBytes: number;
 }
 
 /** The API's configuration from validated settings; `port` is the one really listened on. */
@@ -39,6 +41,7 @@ export function apiConfigFrom(settings: ApiSettings, port: number): ApiConfig {
     archiveMaxBytes: settings.ARCHIVE_MAX_BYTES,
     maxDecompressedBytes: settings.MAX_DECOMPRESSED_BYTES,
     parseThreads: settings.INTAKE_PARSE_THREADS,
+    answerCacheBytes: settings.API_ANSWER_CACHE_BYTES,
   };
 }
 

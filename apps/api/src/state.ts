@@ -6,6 +6,7 @@ import type { KeyHolder } from "@dmarc-ledger/tenancy";
 import type { DefaultContext, ParameterizedContext } from "koa";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
+import type { AnswerCache } from "./answer-cache.js";
 import type { ApiConfig } from "./config.js";
 import type { ServiceMetrics } from "./observability/metrics.js";
 
@@ -20,6 +21,8 @@ export interface ApiDeps {
   metrics?: ServiceMetrics;
   /** The onboarding check behind GET domain_status; without it that endpoint answers 503. */
   checkDomainStatus?: DomainStatusChecker;
+  /** The list endpoints' kept answers; the app makes one of config.answerCacheBytes when absent. */
+  answers?: AnswerCache;
 }
 
 export interface ApiState {
