@@ -3,8 +3,8 @@
 import { parseSettings, readAllSettings } from "@dmarc-ledger/config";
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
 import { createLogger, exitOnStartFailure, loggingSettings, stopOnSignal } from "@dmarc-ledger/process";
-import { allProjections } from "@dmarc-ledger/read-models";
 import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
+import { serviceProjections } from "@dmarc-ledger/runtime/projections";
 import { createApiApp } from "./app.js";
 import { apiConfigFrom } from "./config.js";
 import { bindPort } from "./listen.js";
@@ -21,11 +21,15 @@ const logger = createLogger(settings, "api");
 const server = await exitOnStartFailure(() => bindPort(settings.PORT));
 const runtime = await exitOnStartFailure(() => openRuntime(process.env));
 const config = apiConfigFrom(settings, server.port);
-const metrics = createServiceMetrics({ db: runtime.db, store: runtime.store, projections: allProjections });
+const metrics = createServiceMetrics({
+  db: runtime.db,
+  store: runtime.store,
+  projections: serviceProjections,
+});
 const app = createApiApp({
   db: runtime.db,
   store: countingAppends(runtime.store, metrics.eventsAppended),
-  projections: allProjections,
+  projections: serviceProjections,
   config,
   logger,
   metrics,

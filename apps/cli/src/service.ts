@@ -14,8 +14,9 @@ import { ingestSettingsFromEnv, type RunningIngest, startIngest } from "@dmarc-l
 import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/ingestion";
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
 import { projectorSettings, rankingMaintenanceFrom, runProjector } from "@dmarc-ledger/projector";
-import { allProjections, catchUp, countTenants } from "@dmarc-ledger/read-models";
+import { catchUp, countTenants } from "@dmarc-ledger/read-models";
 import type { Runtime } from "@dmarc-ledger/runtime";
+import { serviceProjections } from "@dmarc-ledger/runtime/projections";
 import {
   resolverFrom,
   safeSpfRefreshSettingsFromEnv,
@@ -89,11 +90,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     const metrics = createServiceMetrics({
       db: runtime.db,
       store: runtime.store,
-      projections: allProjections,
+      projections: serviceProjections,
     });
     const store = countingAppends(runtime.store, metrics.eventsAppended);
     // Catch up before answering, so the first requests see everything stored so far.
-    await catchUp({ store, db: runtime.db, projections: allProjections });
+    await catchUp({ store, db: runtime.db, projections: serviceProjections });
 
     // Only now, with the port held, may the first tenant be made: its key is printed next.
     let bootstrapKey: RunningService["bootstrapKey"] = null;
@@ -103,7 +104,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         { name: "default", region: config.region },
         { causedBy: "process:start" },
       );
-      await catchUp({ store, db: runtime.db, projections: allProjections });
+      await catchUp({ store, db: runtime.db, projections: serviceProjections });
       bootstrapKey = { tenantId: created.tenantId, apiKey: created.apiKey };
     }
 
@@ -155,7 +156,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     const app = createApiApp({
       db: runtime.db,
       store,
-      projections: allProjections,
+      projections: serviceProjections,
       config,
       logger,
       metrics,

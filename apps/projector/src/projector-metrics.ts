@@ -1,7 +1,7 @@
 import { type MetricsSettings, type RunningMetricsServer, serveProcessMetrics } from "@dmarc-ledger/process";
-import { allProjections } from "@dmarc-ledger/read-models";
 import { registerReadModelGauges } from "@dmarc-ledger/read-models/metrics";
 import type { Runtime } from "@dmarc-ledger/runtime";
+import { serviceProjections } from "@dmarc-ledger/runtime/projections";
 import type { Logger } from "pino";
 import { Registry } from "prom-client";
 
@@ -17,6 +17,10 @@ export async function serveProjectorMetrics(
 ): Promise<RunningMetricsServer | null> {
   if (settings.METRICS_PORT === null) return null;
   const registry = new Registry();
-  registerReadModelGauges(registry, { db: runtime.db, store: runtime.store, projections: allProjections });
+  registerReadModelGauges(registry, {
+    db: runtime.db,
+    store: runtime.store,
+    projections: serviceProjections,
+  });
   return serveProcessMetrics(settings, logger, registry);
 }

@@ -12,6 +12,7 @@ import { createPostgresEventStore, type EventStore, eventStoreMigrations } from 
 import { intakeMigrations } from "@dmarc-ledger/ingestion/migrations";
 import type { ReadModelSchema } from "@dmarc-ledger/read-models";
 import { readModelMigrations } from "@dmarc-ledger/read-models/migrations";
+import { usersMigrations } from "@dmarc-ledger/users/migrations";
 import type { Kysely } from "kysely";
 import { runtimeSettings } from "./settings.js";
 
@@ -57,6 +58,7 @@ export async function openRuntime(
       database.db,
       readModelMigrations,
       intakeMigrations,
+      usersMigrations,
       ...(eventStoreUrl ? [] : [eventStoreMigrations]),
     );
     const store = eventStoreUrl

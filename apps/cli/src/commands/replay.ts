@@ -8,7 +8,10 @@ export function registerReplayCommand(program: Command, io: CliIO, env: NodeJS.P
     .description("rebuild read models from the event store beside the live ones, then swap them in")
     .option("--projection <name>", "rebuild only this projection (an unknown name lists them)")
     .action(async (options: { projection?: string }) => {
-      const { allProjections, rebuildBeside } = await import("@dmarc-ledger/read-models");
+      const [{ rebuildBeside }, { serviceProjections: allProjections }] = await Promise.all([
+        import("@dmarc-ledger/read-models"),
+        import("@dmarc-ledger/runtime/projections"),
+      ]);
       const selected = options.projection
         ? allProjections.filter((projection) => projection.name === options.projection)
         : allProjections;

@@ -13,7 +13,7 @@ import { tenantsProjection } from "./tenants.js";
 
 export { dkimDomainOf, spfDomainOf } from "./aggregate-by-source.js";
 export { cutHeaders, maxHeaderCharacters } from "./forensic-reports.js";
-export type { Projection } from "./projection.js";
+export { type Projection, projectionOfPackage } from "./projection.js";
 export { sourceDomainOf } from "./source-ip-names.js";
 export {
   aggregateByDomainProjection,
