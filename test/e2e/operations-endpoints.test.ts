@@ -148,8 +148,11 @@ describe("health, readiness, metrics, the access log and the public OpenAPI docu
     ]);
     expect(statuses("/update_safe_spf", "put")).toContain("422");
     expect(statuses("/safe_spf", "get")).toContain("404");
-    expect(statuses("/aggregate_by_domain", "get")).not.toContain("404");
+    // 404: the optional domain filter names a domain that is not the caller's.
+    expect(statuses("/aggregate_by_domain", "get")).toContain("404");
     expect(statuses("/aggregate_by_domain", "get")).not.toContain("409");
+    // Signing in needs no key: no 403 or 421; 401 is a wrong password, 429 too many of them.
+    expect(statuses("/sign_in", "put")).toEqual(["200", "400", "401", "413", "415", "429", "500"]);
     expect(statuses("/readyz", "get")).toEqual(["200", "503"]);
   });
 });

@@ -5,16 +5,19 @@ import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/on
 import { createLogger, exitOnStartFailure, loggingSettings, stopOnSignal } from "@dmarc-ledger/process";
 import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
 import { serviceProjections } from "@dmarc-ledger/runtime/projections";
+import { userSettingsFromEnv } from "@dmarc-ledger/users/settings";
 import { createApiApp } from "./app.js";
 import { apiConfigFrom } from "./config.js";
+import { builtDashboard } from "./dashboard-root.js";
 import { bindPort } from "./listen.js";
 import { countingAppends, createServiceMetrics } from "./observability/metrics.js";
 import { apiSettings } from "./settings.js";
 
-const { settings, onboarding } = exitOnStartFailure(() =>
+const { settings, onboarding, users } = exitOnStartFailure(() =>
   readAllSettings({
     settings: () => parseSettings({ ...runtimeSettings, ...apiSettings, ...loggingSettings }, process.env),
     onboarding: () => onboardingSettingsFromEnv(process.env),
+    users: () => userSettingsFromEnv(process.env),
   }),
 );
 const logger = createLogger(settings, "api");
@@ -34,6 +37,8 @@ const app = createApiApp({
   logger,
   metrics,
   checkDomainStatus: domainStatusChecker(onboarding),
+  users,
+  webRoot: builtDashboard(),
 });
 server.serve(app.callback());
 logger.info({ apiRoot: config.publicBaseUrl, data: runtime.description }, "listening");

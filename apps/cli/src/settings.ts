@@ -5,6 +5,7 @@ import { loggingSettings } from "@dmarc-ledger/process/settings";
 import { projectorSettings } from "@dmarc-ledger/projector/settings";
 import { runtimeSettings } from "@dmarc-ledger/runtime/settings";
 import { safeSpfSettings } from "@dmarc-ledger/safe-spf-service/settings";
+import { userSettingsShape } from "@dmarc-ledger/users/settings";
 
 /**
  * Everything `dmarc-ledger start` reads, validated at once so that every wrong variable is named
@@ -16,4 +17,5 @@ export const serviceSettings = {
   ...safeSpfSettings,
   ...projectorSettings,
   ...loggingSettings,
+  ...userSettingsShape,
 };

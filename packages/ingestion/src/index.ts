@@ -11,7 +11,7 @@ export {
   type ReceiveOptions,
   receiveInput,
 } from "./receive.js";
-export { type ReprocessedInput, reprocessArchived } from "./reprocess.js";
+export { type ReprocessedInput, reprocessArchived, reprocessInput } from "./reprocess.js";
 export type { ArchiveStatus, IntakeSchema, RawInputTable } from "./schema.js";
 export {
   defaultParseThreads,
@@ -21,3 +21,4 @@ export {
   intakeSettingsShape,
 } from "./settings.js";
 export { compressedInput, InputTooLargeError, type SpooledInput, spool } from "./spool.js";
+export { type InputOwner, isTenantInput, listTenantInputs, type TenantInput } from "./tenant-inputs.js";

@@ -48,6 +48,7 @@ export {
   staleGraceMs,
 } from "./queries/safe-spf-state.js";
 export { chooseRanking, type RankingChoice } from "./queries/source-page-ranked.js";
+export { tenantReportDomainNames } from "./queries/tenant-domain-filter.js";
 export { listTenantDomains, listTenants, type TenantDomain, type TenantSummary } from "./queries/tenants.js";
 export { type RebuildOptions, rebuildBeside } from "./rebuild-beside.js";
 export type { ReadModelSchema } from "./schema.js";

@@ -16,6 +16,13 @@ export interface PasswordLink {
   expiresAt: Date;
 }
 
+/**
+ * The link a person opens to choose their password. The token rides in the fragment, which
+ * browsers never send to a server: it stays out of access logs, proxies and referrers.
+ */
+export const setPasswordUrl = (dashboardUrl: string, link: PasswordLink) =>
+  `${new URL("set-password", dashboardUrl)}#token=${link.token}`;
+
 export interface AddedUser {
   userId: string;
   email: string;
@@ -64,6 +71,7 @@ export async function addUser(
     .values({
       token_hash: tokenHash(token),
       user_id: userId,
+      email,
       tenant_id: input.tenantId,
       expires_at: expiresAt,
     })
@@ -197,11 +205,13 @@ export async function setPassword(
     );
   }
   checkPasswordRules(input.password);
-  const user = await memberOf(store, db, link.tenant_id, link.user_id).catch(() => {
+  // By address, from the user's stream: the link works before the read model shows them.
+  const user = await readUser(store, link.email);
+  if (user?.userId !== link.user_id || !user.roles.has(link.tenant_id)) {
     throw new InvalidPasswordLinkError(
       "This link is no longer valid; ask an admin of your account for a new one.",
     );
-  });
+  }
   const passwordHash = await hashPassword(input.password);
   // Used up first: two requests with one link cannot both set a password.
   const used = await db

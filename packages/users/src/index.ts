@@ -6,6 +6,7 @@ export {
   type PasswordLink,
   removeUser,
   setPassword,
+  setPasswordUrl,
 } from "./commands.js";
 export { InvalidEmailError, normaliseEmail } from "./email.js";
 export { InvalidPasswordLinkError, LastAdminError, UnknownUserError } from "./errors.js";

@@ -45,6 +45,7 @@ export interface UserPasswordLinkTable {
   /** SHA-256 of the link's token: the token itself is only ever in the link. */
   token_hash: string;
   user_id: string;
+  email: string;
   tenant_id: string;
   expires_at: Date;
   created_at: ColumnType<Date, Date | undefined, never>;

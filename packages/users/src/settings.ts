@@ -1,8 +1,25 @@
 import { ConfigError, duration, parseSettings } from "@dmarc-ledger/config";
+import { z } from "zod";
+import { InvalidEmailError, normaliseEmail } from "./email.js";
 
 const minute = 60_000;
 const hour = 60 * minute;
 const day = 24 * hour;
+
+function email(defaultEmail: string) {
+  return z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      try {
+        return normaliseEmail(value ?? defaultEmail);
+      } catch (error) {
+        if (!(error instanceof InvalidEmailError)) throw error;
+        ctx.addIssue({ code: "custom", message: `"${value}" is not an e-mail address` });
+        return z.NEVER;
+      }
+    });
+}
 
 export const userSettingsShape = {
   /** A session unused this long ends. */
@@ -11,18 +28,22 @@ export const userSettingsShape = {
   SESSION_ABSOLUTE_TIMEOUT: duration({ minMs: 5 * minute, maxMs: 90 * day, defaultMs: day }),
   /** How long a set-password link works. */
   SET_PASSWORD_LINK_TTL: duration({ minMs: 5 * minute, maxMs: 30 * day, defaultMs: 72 * hour }),
+  /** The address of the default tenant's first admin, made on the service's first start. */
+  ADMIN_EMAIL: email("admin@localhost"),
 };
 
 export interface UserSettings {
   sessionIdleMs: number;
   sessionAbsoluteMs: number;
   passwordLinkTtlMs: number;
+  firstAdminEmail: string;
 }
 
 export const defaultUserSettings: UserSettings = {
   sessionIdleMs: 2 * hour,
   sessionAbsoluteMs: day,
   passwordLinkTtlMs: 72 * hour,
+  firstAdminEmail: "admin@localhost",
 };
 
 /** ConfigError names each wrong variable. */
@@ -37,5 +58,6 @@ export function userSettingsFromEnv(env: NodeJS.ProcessEnv): UserSettings {
     sessionIdleMs: parsed.SESSION_IDLE_TIMEOUT,
     sessionAbsoluteMs: parsed.SESSION_ABSOLUTE_TIMEOUT,
     passwordLinkTtlMs: parsed.SET_PASSWORD_LINK_TTL,
+    firstAdminEmail: parsed.ADMIN_EMAIL,
   };
 }

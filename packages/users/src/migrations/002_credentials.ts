@@ -16,6 +16,8 @@ export const credentialsMigration = {
       .createTable("user_password_link")
       .addColumn("token_hash", "text", (c) => c.primaryKey())
       .addColumn("user_id", "text", (c) => c.notNull())
+      // The user's stream is found by address: the link works before the read model shows them.
+      .addColumn("email", "text", (c) => c.notNull())
       .addColumn("tenant_id", "text", (c) => c.notNull())
       .addColumn("expires_at", "timestamptz", (c) => c.notNull())
       .addColumn("created_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
