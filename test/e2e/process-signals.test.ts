@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { createPgliteDataDir } from "@dmarc-ledger/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { builtEntry } from "../support/built-processes.js";
+import { builtEntry, builtWeb } from "../support/built-processes.js";
 import { aggregateCorpus } from "../support/corpus.js";
 
 // The production processes as a supervisor runs them: plain node on the build output, no tsx and
@@ -106,6 +106,8 @@ describe("the service's processes", { timeout: 300_000 }, () => {
   beforeAll(async () => {
     cliMain = await builtEntry("apps/cli/dist/main.js");
     apiMain = await builtEntry("apps/api/dist/main.js");
+    // `pnpm start` builds the dashboard when its build is stale: not while the run's build writes it.
+    await builtWeb();
   }, 300_000);
   afterAll(() => {
     for (const started of running) if (started.child.exitCode === null) started.child.kill("SIGKILL");

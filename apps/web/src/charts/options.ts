@@ -36,6 +36,9 @@ interface Bar {
   values: number[];
 }
 
+/** The height that fits `rows` bars of stackedRows, its axis and its legend. */
+export const rowsChartHeight = (rows: number) => Math.max(150, 84 + rows * 30);
+
 /** Horizontal stacked bars, one row per label, the largest at the top. */
 function stackedRows(labels: string[], bars: Bar[]): ChartOption {
   return {

@@ -1,6 +1,12 @@
 import type { Caller, DateRecord, DomainRecord, ListAnswer, SourceRecord } from "../api/types.js";
 import { useApi } from "../api/use-api.js";
-import { alignment, passFailByDomain, sumCounters, volumeOverTime } from "../charts/options.js";
+import {
+  alignment,
+  passFailByDomain,
+  rowsChartHeight,
+  sumCounters,
+  volumeOverTime,
+} from "../charts/options.js";
 import { Card } from "../components/card.js";
 import { Chart } from "../components/chart.js";
 import { type Column, DataTable } from "../components/data-table.js";
@@ -137,7 +143,12 @@ export function Overview({ caller, features }: { caller: Caller; features: Reado
           label="Messages"
           value={formatCount(totals.Volume)}
           change={hadBefore ? percentChange(count(totals.Volume), count(beforeTotals.Volume)) : null}
-          changeLabel={(c) => `${c > 0 ? "+" : c < 0 ? "−" : "±"}${Math.abs(c).toFixed(1)}%`}
+          changeLabel={(c) =>
+            // Against a handful of messages, a percentage says less than a factor.
+            c >= 900
+              ? `×${formatCount(Math.round(c / 100 + 1))}`
+              : `${c > 0 ? "+" : c < 0 ? "−" : "±"}${Math.abs(c).toFixed(1)}%`
+          }
         />
         <Kpi label="DMARC pass" value={formatShare(passNow)} change={shareChange(passNow, passBefore)} />
         <Kpi
@@ -171,6 +182,7 @@ export function Overview({ caller, features }: { caller: Caller; features: Reado
             <Chart
               option={passFailByDomain(records)}
               label="Messages that passed and failed DMARC for each domain, the ten with the most"
+              height={rowsChartHeight(Math.min(10, records.length))}
             />
           </Card>
         )}

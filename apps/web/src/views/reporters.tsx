@@ -1,6 +1,6 @@
 import type { ListAnswer, OrganizationRecord } from "../api/types.js";
 import { useApi } from "../api/use-api.js";
-import { passFailByReporter } from "../charts/options.js";
+import { passFailByReporter, rowsChartHeight } from "../charts/options.js";
 import { Card } from "../components/card.js";
 import { Chart } from "../components/chart.js";
 import { type Column, DataTable } from "../components/data-table.js";
@@ -42,6 +42,7 @@ export function Reporters() {
         <Chart
           option={passFailByReporter(records)}
           label="Messages each reporting organisation saw pass and fail DMARC, the ten with the most"
+          height={rowsChartHeight(Math.min(10, records.length))}
         />
       </Card>
       <Card title="Reporting organisations" id="reporters-card" wide>

@@ -1,6 +1,6 @@
 import type { ListAnswer, SourceRecord } from "../api/types.js";
 import { useApi } from "../api/use-api.js";
-import { passFailBySource } from "../charts/options.js";
+import { passFailBySource, rowsChartHeight } from "../charts/options.js";
 import { Card } from "../components/card.js";
 import { Chart } from "../components/chart.js";
 import { type Column, DataTable } from "../components/data-table.js";
@@ -9,7 +9,7 @@ import { ErrorNotice, Loading } from "../components/notice.js";
 import { useFilters } from "../lib/filters.js";
 import { formatCount } from "../lib/format.js";
 import { describePeriod } from "../lib/period.js";
-import { dkimAligned, failing, messages, passShare, spfAligned } from "./columns.js";
+import { dkimAligned, messages, passShare, spfAligned } from "./columns.js";
 
 /** The API pages sources by messages; the view takes the first thousand, sorted and paged here. */
 export const sourcesPerRequest = 1000;
@@ -43,7 +43,7 @@ export function SourcesTable({
     { key: "domain", label: "Domain", value: (r) => r.DomainPublished },
     { key: "reporter", label: "Reporter", value: (r) => r.Organization },
     unaligned ? { ...messages<SourceRecord>(), label: "Failing messages" } : messages<SourceRecord>(),
-    ...(unaligned ? [] : [passShare<SourceRecord>(), failing<SourceRecord>()]),
+    ...(unaligned ? [] : [passShare<SourceRecord>()]),
     spfAligned<SourceRecord>(),
     dkimAligned<SourceRecord>(),
     { key: "disposition", label: "Disposition", value: (r) => r.Disposition },
@@ -65,6 +65,7 @@ export function SourcesTable({
           <Chart
             option={passFailBySource(records)}
             label="Messages that passed and failed DMARC for the ten sending sources with the most"
+            height={rowsChartHeight(Math.min(10, new Set(records.map((r) => r.SourceIp)).size))}
           />
         </Card>
       ) : null}
