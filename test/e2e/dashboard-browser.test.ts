@@ -24,6 +24,13 @@ import {
   startTestService,
 } from "../support/service-harness.js";
 
+// The browser's globals the functions handed to page.evaluate use (they run in the page; the
+// tests' program is typed for node, without the DOM's types).
+declare const document: { cookie: string };
+declare class DataTransfer {
+  items: { add(file: File): void };
+}
+
 /** Where the run writes a screenshot of every view at both widths (docs/screenshots/README.md). */
 const screenshots = fileURLToPath(new URL("../../docs/screenshots/run/", import.meta.url));
 
@@ -424,7 +431,7 @@ describe("the dashboard in a real browser", () => {
     await page.locator("table#domainlist tbody tr").first().waitFor();
     expect(await page.getByLabel("Domain name").count()).toBe(0);
     const refused = await page.evaluate(async () => {
-      const session = await (await fetch("/api/session")).json();
+      const session = (await (await fetch("/api/session")).json()) as { csrf_token: string };
       const response = await fetch("/api/add-domain", {
         method: "PUT",
         headers: { "X-CSRF-Token": session.csrf_token },

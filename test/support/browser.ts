@@ -2,6 +2,15 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { type Browser, chromium, type Page } from "playwright-core";
 
+// The browser's globals the functions handed to page.evaluate touch, declared here: they run in
+// the page, and the tests' program is typed for node, without the DOM's types.
+declare const window: object;
+declare const document: unknown;
+interface ElementLike {
+  textContent: string | null;
+  querySelectorAll(selector: string): ArrayLike<ElementLike>;
+}
+
 /** Debian's chromium: the tests never download a browser. */
 export const chromiumPath = "/usr/bin/chromium";
 
@@ -56,8 +65,8 @@ export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> 
   if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ path: axeSource });
   const violations = await page.evaluate(async () => {
     const axe = (
-      window as unknown as {
-        axe: { run(context: Document, options: object): Promise<{ violations: AxeViolation[] }> };
+      window as {
+        axe: { run(context: unknown, options: object): Promise<{ violations: AxeViolation[] }> };
       }
     ).axe;
     const results = await axe.run(document, { resultTypes: ["violations"] });
@@ -74,13 +83,17 @@ export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> 
 /** The text of each cell of a table's body, row by row. */
 export function tableCells(page: Page, tableId: string): Promise<string[][]> {
   return page.$$eval(`table#${tableId} tbody tr`, (rows) =>
-    rows.map((row) => Array.from(row.querySelectorAll("td"), (cell) => (cell.textContent ?? "").trim())),
+    rows.map((row) =>
+      Array.from((row as unknown as ElementLike).querySelectorAll("td"), (cell) =>
+        (cell.textContent ?? "").trim(),
+      ),
+    ),
   );
 }
 
 export function tableHeaders(page: Page, tableId: string): Promise<string[]> {
   return page.$$eval(`table#${tableId} thead th`, (cells) =>
-    cells.map((cell) => (cell.textContent ?? "").replace(/[▲▼]/g, "").trim()),
+    cells.map((cell) => ((cell as unknown as ElementLike).textContent ?? "").replace(/[▲▼]/g, "").trim()),
   );
 }
 
