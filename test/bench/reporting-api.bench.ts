@@ -8,7 +8,6 @@
  */
 import { startService } from "@dmarc-ledger/cli";
 import { createTestDatabase } from "@dmarc-ledger/db/testing";
-import { type ForensicReportReceived, newEvent, streams } from "@dmarc-ledger/events";
 import {
   aggregateByDomain,
   aggregateByDomainGroup,
@@ -23,7 +22,6 @@ import {
   type ReadModelSchema,
 } from "@dmarc-ledger/read-models";
 import { openRuntime } from "@dmarc-ledger/runtime";
-import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { pino } from "pino";
@@ -36,7 +34,8 @@ import {
   forensicCopyChunk,
   runBaseline,
 } from "./reporting-api/baseline.js";
-import { DAY, domainName, groupName, scaleFor, TrafficGenerator, yearEnd } from "./reporting-api/generate.js";
+import { DAY, scaleFor, TrafficGenerator, yearEnd } from "./reporting-api/generate.js";
+import { appendFailureReports, appendReports, createBenchTenant } from "./reporting-api/load.js";
 import { copyProjectionOutput } from "./reporting-api/output-copy.js";
 
 const rows = Number(process.env.BENCH_ROWS ?? 10_000_000);
@@ -47,19 +46,10 @@ const perPage = 100;
 const p95TargetMs = 150;
 const speedupTarget = 20;
 const projectionTarget = 0.5;
-const meta = { causedBy: "bench" };
 
 const log = (line: string) => console.log(line);
 const progress = (line: string) => process.stderr.write(`  … ${line}\n`);
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-
-/** Runs `work` for every item with `n` at a time. */
-async function pool<T>(next: () => T | null, n: number, work: (item: T) => Promise<void>): Promise<void> {
-  const worker = async () => {
-    for (let item = next(); item !== null; item = next()) await work(item);
-  };
-  await Promise.all(Array.from({ length: n }, worker));
-}
 
 function quantile(sorted: number[], q: number): number {
   return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)]!;
@@ -142,53 +132,17 @@ async function main(): Promise<void> {
   let service: Awaited<ReturnType<typeof startService>> | null = null;
   try {
     // The tenant, its domains and groups (every tenth domain in no group).
-    const tenant = await createTenant(runtime.store, { name: "bench", region: "global" }, meta);
-    let nextDomain = 0;
-    await pool(
-      () => (nextDomain < scale.domains ? nextDomain++ : null),
-      6,
-      async (i) => {
-        const domain = domainName(i);
-        await addDomain(runtime.store, { tenantId: tenant.tenantId, domain }, meta);
-        if (i % 10 !== 9) {
-          await runtime.store.append(
-            streams.domain(domain),
-            [
-              newEvent(
-                "DomainGroupSet",
-                { domain, tenantId: tenant.tenantId, group: groupName(i % scale.groups) },
-                meta,
-              ),
-            ],
-            "stream_exists",
-          );
-        }
-      },
-    );
+    const tenant = await createBenchTenant(runtime.store, scale);
     await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
 
     // Aggregate reports, one event per report; the same rows kept as COPY lines for the baseline.
     const generator = new TrafficGenerator(scale);
     const copy = new CopyBuffer();
-    let reports = 0;
-    let lastProgress = 0;
     const appendStarted = performance.now();
-    await pool(
-      () => generator.next((row) => copy.add(row)),
-      6,
-      async (report) => {
-        await runtime.store.append(
-          streams.aggregateReport(report.payload.identity),
-          [newEvent("AggregateReportReceived", report.payload, meta)],
-          "no_stream",
-        );
-        reports++;
-        if (generator.rowsProduced - lastProgress >= scale.rows / 10) {
-          lastProgress = generator.rowsProduced;
-          progress(`appended ${generator.rowsProduced.toLocaleString("en")} rows`);
-        }
-      },
-    );
+    const reports = await appendReports(runtime.store, generator, scale, {
+      onRow: (row) => copy.add(row),
+      onProgress: (appended) => progress(`appended ${appended.toLocaleString("en")} rows`),
+    });
     copy.flush();
     const appendMs = performance.now() - appendStarted;
     log(
@@ -212,21 +166,7 @@ async function main(): Promise<void> {
     const output = await copyProjectionOutput(client, outputTables);
 
     // Failure reports (not timed).
-    const forensic: ForensicReportReceived[] = [];
-    let nextForensic = 0;
-    await pool(
-      () => (nextForensic < scale.forensic ? nextForensic++ : null),
-      6,
-      async (i) => {
-        const report = generator.forensic(i);
-        forensic.push(report);
-        await runtime.store.append(
-          streams.failureReport(report.identity),
-          [newEvent("ForensicReportReceived", report, meta)],
-          "no_stream",
-        );
-      },
-    );
+    const forensic = await appendFailureReports(runtime.store, generator, scale);
     await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
 
     // The by-source rankings of every calendar month and year, as the projector builds them when
