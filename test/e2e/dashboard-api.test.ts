@@ -1,12 +1,11 @@
 import { readFileSync } from "node:fs";
-import { Writable } from "node:stream";
 import { apiConfigFromEnv, createApiApp } from "@dmarc-ledger/api";
-import { createLogger } from "@dmarc-ledger/process";
 import { serviceProjections } from "@dmarc-ledger/runtime/projections";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { capturingLogger } from "../support/capturing-logger.js";
 import { aggregateCorpus, failureCorpus } from "../support/corpus.js";
 import { addPerson, DashboardSession } from "../support/dashboard-session.js";
 import {
@@ -16,16 +15,6 @@ import {
   type ServiceHandle,
   startTestService,
 } from "../support/service-harness.js";
-
-function capturingLogger(lines: string[]) {
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(...String(chunk).split("\n").filter(Boolean));
-      done();
-    },
-  });
-  return createLogger({ LOG_LEVEL: "debug", LOG_FORMAT: "json" }, "test", sink);
-}
 
 const period = "start=0&end=2000000000";
 const passwords = {
@@ -52,7 +41,7 @@ describe("sessions, roles, CSRF and tenant isolation on the API", () => {
 
   beforeAll(async () => {
     backend = await postgresBackend();
-    handle = await startTestService(backend.env, capturingLogger(logLines));
+    handle = await startTestService(backend.env, capturingLogger(logLines, "debug"));
     env = { ...backend.env, PUBLIC_BASE_URL: handle.service.apiRoot };
     const meta = { causedBy: "test" };
     const acme = await createTenant(handle.runtime.store, { name: "acme", region: "global" }, meta);

@@ -1,4 +1,3 @@
-import { Writable } from "node:stream";
 import { apiConfigFromEnv, createApiApp } from "@dmarc-ledger/api";
 import { sha256Hex } from "@dmarc-ledger/events";
 import { createLogger } from "@dmarc-ledger/process";
@@ -7,23 +6,13 @@ import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { createTenant } from "@dmarc-ledger/tenancy";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { capturingLogger } from "../support/capturing-logger.js";
 import {
   type Backend,
   pgliteBackend,
   type ServiceHandle,
   startTestService,
 } from "../support/service-harness.js";
-
-/** A logger as the processes make it (JSON, LOG_LEVEL info), writing its lines into `lines`. */
-function capturingLogger(lines: string[]) {
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(...String(chunk).split("\n").filter(Boolean));
-      done();
-    },
-  });
-  return createLogger({ LOG_LEVEL: "info", LOG_FORMAT: "json" }, "test", sink);
-}
 
 describe("health, readiness, metrics, the access log and the public OpenAPI document", () => {
   let backend: Backend;

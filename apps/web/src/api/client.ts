@@ -74,3 +74,8 @@ export async function apiWrite<T>(
   });
   return answer<T>(response);
 }
+
+/** Any failure of a request as the API error a view shows (a network failure has status 0). */
+export function asApiError(caught: unknown): ApiError {
+  return caught instanceof ApiError ? caught : new ApiError(0, "network", String(caught));
+}

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, apiGet, apiPath, type Query } from "./client.js";
+import { type ApiError, apiGet, apiPath, asApiError, type Query } from "./client.js";
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -59,7 +59,7 @@ export function useApi<T>(path: string | null, query: Query = {}): Loaded<T> {
         live &&
         setState({
           data: undefined,
-          error: error instanceof ApiError ? error : new ApiError(0, "network", String(error)),
+          error: asApiError(error),
           loading: false,
         }),
     );

@@ -1,4 +1,4 @@
-import type { Counters } from "../api/types.js";
+import type { Counters, SourceRecord } from "../api/types.js";
 import type { Column } from "../components/data-table.js";
 import { count, formatCount, formatShare, share } from "../lib/format.js";
 
@@ -36,3 +36,16 @@ export const passShare = <R extends Counters>() => shareColumn<R>("pass", "DMARC
 export const failing = <R extends Counters>() => countColumn<R>("failing", "Failing", "DMARCUnaligned");
 export const spfAligned = <R extends Counters>() => shareColumn<R>("spf", "SPF aligned", "SPFAligned");
 export const dkimAligned = <R extends Counters>() => shareColumn<R>("dkim", "DKIM aligned", "DKIMAligned");
+
+/** What names a sending source: its IP, its reverse DNS name, the domain and the reporter. */
+export const sourceNames = (): Column<SourceRecord>[] => [
+  { key: "ip", label: "Source IP", value: (r) => r.SourceIp },
+  {
+    key: "rdns",
+    label: "Reverse DNS",
+    value: (r) => r.SourceDomain || null,
+    render: (r) => r.SourceDomain || <span class="muted">–</span>,
+  },
+  { key: "domain", label: "Domain", value: (r) => r.DomainPublished },
+  { key: "reporter", label: "Reporter", value: (r) => r.Organization },
+];

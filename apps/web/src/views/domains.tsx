@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { ApiError, apiWrite } from "../api/client.js";
+import { type ApiError, apiWrite, asApiError } from "../api/client.js";
 import type {
   Caller,
   DomainStatus,
@@ -32,7 +32,7 @@ function useWrite() {
       return true;
     } catch (caught) {
       setDone(undefined);
-      setError(caught instanceof ApiError ? caught : new ApiError(0, "network", String(caught)));
+      setError(asApiError(caught));
       return false;
     }
   };

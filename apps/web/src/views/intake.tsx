@@ -1,5 +1,5 @@
 import { useRef, useState } from "preact/hooks";
-import { ApiError, apiWrite } from "../api/client.js";
+import { ApiError, apiWrite, asApiError } from "../api/client.js";
 import type { Caller, InputItem, InputRecord, ListAnswer } from "../api/types.js";
 import { forgetAnswers, useApi } from "../api/use-api.js";
 import { Card } from "../components/card.js";
@@ -120,7 +120,7 @@ export function Intake({ caller }: { caller: Caller }) {
       forgetAnswers();
     } catch (error) {
       setDone(undefined);
-      setProblem(error instanceof ApiError ? error : new ApiError(0, "network", String(error)));
+      setProblem(asApiError(error));
     }
   };
   const columns: Column<InputRecord>[] = [

@@ -19,7 +19,7 @@ import { count, formatCount, formatPoints, formatShare, share } from "../lib/for
 import { describePeriod, previousPeriod } from "../lib/period.js";
 import { withParams } from "../lib/router.js";
 import { AppLink } from "./app-link.js";
-import { dkimAligned, failing, messages, passShare, spfAligned } from "./columns.js";
+import { dkimAligned, failing, messages, passShare, sourceNames, spfAligned } from "./columns.js";
 import { PublishRua } from "./publish-rua.js";
 
 const percentChange = (now: number, before: number) =>
@@ -118,15 +118,7 @@ export function Overview({ caller, features }: { caller: Caller; features: Reado
   ];
 
   const senderColumns: Column<SourceRecord>[] = [
-    { key: "ip", label: "Source IP", value: (r) => r.SourceIp },
-    {
-      key: "rdns",
-      label: "Reverse DNS",
-      value: (r) => r.SourceDomain || null,
-      render: (r) => r.SourceDomain || <span class="muted">–</span>,
-    },
-    { key: "domain", label: "Domain", value: (r) => r.DomainPublished },
-    { key: "reporter", label: "Reporter", value: (r) => r.Organization },
+    ...sourceNames(),
     { ...messages<SourceRecord>(), label: "Failing messages" },
     { key: "disposition", label: "Disposition", value: (r) => r.Disposition },
   ];

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { ApiError, apiWrite } from "../api/client.js";
+import { type ApiError, apiWrite, asApiError } from "../api/client.js";
 import type { Caller, ListAnswer, SenderRecord } from "../api/types.js";
 import { forgetAnswers, useApi } from "../api/use-api.js";
 import { Card } from "../components/card.js";
@@ -34,7 +34,7 @@ export function SenderInventory({ caller, canApprove }: { caller: Caller; canApp
       setProblem(undefined);
       forgetAnswers();
     } catch (error) {
-      setProblem(error instanceof ApiError ? error : new ApiError(0, "network", String(error)));
+      setProblem(asApiError(error));
     }
   };
   const columns: Column<SenderRecord>[] = [

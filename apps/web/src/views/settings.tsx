@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { ApiError, apiWrite } from "../api/client.js";
+import { type ApiError, apiWrite, asApiError } from "../api/client.js";
 import type { ActivityRecord, ApiKeyRecord, Caller, ListAnswer, UserRecord } from "../api/types.js";
 import { forgetAnswers, useApi } from "../api/use-api.js";
 import { Card } from "../components/card.js";
@@ -16,7 +16,7 @@ function useAction() {
       forgetAnswers();
       return result;
     } catch (caught) {
-      setError(caught instanceof ApiError ? caught : new ApiError(0, "network", String(caught)));
+      setError(asApiError(caught));
       return null;
     }
   };

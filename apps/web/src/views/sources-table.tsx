@@ -9,7 +9,7 @@ import { ErrorNotice, Loading } from "../components/notice.js";
 import { useFilters } from "../lib/filters.js";
 import { formatCount } from "../lib/format.js";
 import { describePeriod } from "../lib/period.js";
-import { dkimAligned, messages, passShare, spfAligned } from "./columns.js";
+import { dkimAligned, messages, passShare, sourceNames, spfAligned } from "./columns.js";
 
 /** The API pages sources by messages; the view takes the first thousand, sorted and paged here. */
 export const sourcesPerRequest = 1000;
@@ -33,15 +33,7 @@ export function SourcesTable({
   const total = Number(sources.data?.total ?? 0);
   const unaligned = endpoint === "aggregate_by_unaligned_source";
   const columns: Column<SourceRecord>[] = [
-    { key: "ip", label: "Source IP", value: (r) => r.SourceIp },
-    {
-      key: "rdns",
-      label: "Reverse DNS",
-      value: (r) => r.SourceDomain || null,
-      render: (r) => r.SourceDomain || <span class="muted">–</span>,
-    },
-    { key: "domain", label: "Domain", value: (r) => r.DomainPublished },
-    { key: "reporter", label: "Reporter", value: (r) => r.Organization },
+    ...sourceNames(),
     unaligned ? { ...messages<SourceRecord>(), label: "Failing messages" } : messages<SourceRecord>(),
     ...(unaligned ? [] : [passShare<SourceRecord>()]),
     spfAligned<SourceRecord>(),
