@@ -123,6 +123,17 @@ describe("the service's processes", { timeout: 300_000 }, () => {
     running.push(service);
     const [, apiRoot] = await service.waitFor(/listening on (http:\/\/\S+\/api\/)/);
     const [, key] = await service.waitFor(/shown once:\n {2}(dlk_\S+)/);
+    // The default tenant's first admin chooses a password through the link printed beside the key.
+    const [, link] = await service.waitFor(/admin@localhost, sets a password here.*:\n {2}(http:\/\/\S+)/);
+    expect(new URL(link!).origin).toBe(new URL(apiRoot!).origin);
+    const set = await fetch(`${apiRoot}set_password`, {
+      method: "PUT",
+      body: new URLSearchParams({
+        token: new URL(link!).hash.slice("#token=".length),
+        password: "the first admin's password",
+      }),
+    });
+    expect(set.status).toBe(200);
     const url = new URL(`${apiRoot}add-domain`);
 
     // A PUT whose body is half sent when the signal comes: it is in flight, and must be answered.
