@@ -44,9 +44,9 @@ export async function bundleCli() {
   await build({
     entryPoints: {
       "dmarc-ledger": "apps/cli/dist/main.js",
-      // Started by file as a worker thread (packages/ingestion, parse-pool.ts), which looks for it
+      // Started by file as a worker thread (packages/intake, parse-pool.ts), which looks for it
       // beside its own module: every output goes to this one directory.
-      "parse-worker": "packages/ingestion/dist/parse-worker.js",
+      "parse-worker": "packages/intake/dist/parse-worker.js",
     },
     outdir: bundleDir,
     outExtension: { ".js": ".mjs" },

@@ -8,15 +8,16 @@
  */
 import { startService } from "@dmarc-ledger/cli";
 import { createTestDatabase } from "@dmarc-ledger/db/testing";
-import { catchUp, maintainSourceRankings } from "@dmarc-ledger/read-models";
+import { catchUp } from "@dmarc-ledger/projection-engine";
+import { maintainSourceRankings } from "@dmarc-ledger/report-read-models";
 import { openRuntime } from "@dmarc-ledger/runtime";
-import { serviceProjections } from "@dmarc-ledger/runtime/projections";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { addUser, setPassword, type UsersSchema } from "@dmarc-ledger/users";
 import type { Kysely } from "kysely";
 import pg from "pg";
 import { pino } from "pino";
-import { DAY, domainName, scaleFor, TrafficGenerator, yearEnd } from "./reporting-api/generate.js";
-import { appendFailureReports, appendReports, createBenchTenant } from "./reporting-api/load.js";
+import { DAY, domainName, scaleFor, yearEnd } from "./reporting-api/generate.js";
+import { seedFailureReports, seedTenant } from "./reporting-api/seed.js";
 
 const rows = Number(process.env.BENCH_ROWS ?? 10_000_000);
 const reps = Number(process.env.BENCH_REPS ?? 20);
@@ -74,12 +75,9 @@ async function main(): Promise<void> {
   let service: Awaited<ReturnType<typeof startService>> | null = null;
   try {
     const loadStarted = performance.now();
-    const tenant = await createBenchTenant(runtime.store, scale);
-    const generator = new TrafficGenerator(scale);
-    const reports = await appendReports(runtime.store, generator, scale, {
-      onProgress: (appended) => progress(`appended ${appended.toLocaleString("en")} rows`),
-    });
-    await appendFailureReports(runtime.store, generator, scale);
+    const tenant = await seedTenant(runtime, scale, { progress });
+    const { generator, reports } = tenant;
+    await seedFailureReports(runtime, generator, scale.forensic);
     const people = runtime.db as unknown as Kysely<UsersSchema>;
     const admin = await addUser(
       runtime.store,
@@ -87,10 +85,10 @@ async function main(): Promise<void> {
       { tenantId: tenant.tenantId, email: "admin@bench.example", role: "admin", linkTtlMs: 3_600_000 },
       { causedBy: "bench" },
     );
-    await catchUp({ store: runtime.store, db: runtime.db, projections: serviceProjections });
+    await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
     const password = "the bench's long password";
     await setPassword(runtime.store, people, { token: admin.link.token, password }, {});
-    await catchUp({ store: runtime.store, db: runtime.db, projections: serviceProjections });
+    await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
     const rankings = await maintainSourceRankings(runtime.db);
 
     // One archived input per report, arriving over the last year (the archive is the intake's; its

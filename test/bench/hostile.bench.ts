@@ -17,8 +17,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createTestDatabase } from "@dmarc-ledger/db/testing";
 import { DEFAULT_MAX_MAIL_BYTES } from "@dmarc-ledger/dmarc-reports";
-import { allProjections, projectionsReached } from "@dmarc-ledger/read-models";
+import { projectionsReached } from "@dmarc-ledger/projection-engine";
 import { openRuntime } from "@dmarc-ledger/runtime";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { hostileFiles, writeBigMail, writeHugeTextNode, writeManyRows } from "./hostile/inputs.js";
 
 const MB = 1024 * 1024;

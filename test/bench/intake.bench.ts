@@ -7,7 +7,7 @@
  * phases, and the ratios are taken against the mean (the machine's speed drifts). Two input sets: the corpus mix (every corpus aggregate report as a
  * gzip attachment, the RFC 6591 failure mails as they are) and large generated reports.
  * Each phase stores its own copies (report ids and arrival dates made distinct), so nothing is
- * skipped as a duplicate. SMTP is measured twice: into the ingest process alone (the production
+ * skipped as a duplicate. SMTP is measured twice: into the intake process alone (the production
  * layout, the projector elsewhere; the ratio the target applies to), and into `dmarc-ledger start`
  * while its projector works on the same machine (where the latency is measured). `BENCH_COPIES` (default 10), `BENCH_LARGE_ROWS` (default 20,000),
  * `BENCH_LARGE_REPORTS` (default 6), `BENCH_SMTP_CONNECTIONS` (default 4).
@@ -20,8 +20,8 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { type CliIO, runCli, startService } from "@dmarc-ledger/cli";
 import { createTestDatabase } from "@dmarc-ledger/db/testing";
 import { readReports } from "@dmarc-ledger/dmarc-reports";
-import { ingestSettingsFromEnv, startIngest } from "@dmarc-ledger/ingest";
-import { bytesInput } from "@dmarc-ledger/ingestion";
+import { bytesInput } from "@dmarc-ledger/intake";
+import { intakeChannelSettingsFromEnv, startIntakeApp } from "@dmarc-ledger/intake-process";
 import { openRuntime } from "@dmarc-ledger/runtime";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import MailComposer from "nodemailer/lib/mail-composer";
@@ -221,7 +221,7 @@ interface Result {
   name: string;
   parse: number;
   imp: number;
-  /** The ingest process alone (production layout: the projector runs elsewhere). */
+  /** The intake process alone (production layout: the projector runs elsewhere). */
   smtp: number;
   /** Into `dmarc-ledger start`, whose projector works on the same machine meanwhile. */
   start: number;
@@ -279,11 +279,11 @@ async function main(): Promise<void> {
       progress(`${name}: import`);
       const imported = await importFiles(env, set.import);
       progress(`${name}: import said: ${imported.out}`);
-      progress(`${name}: SMTP into the ingest process alone, ${connections} connections`);
-      const alone = await startIngest({
+      progress(`${name}: SMTP into the intake process alone, ${connections} connections`);
+      const alone = await startIntakeApp({
         store: runtime.store,
         database: runtime.database,
-        settings: ingestSettingsFromEnv(env),
+        settings: intakeChannelSettingsFromEnv(env),
         logger: pino({ level: "warn" }),
       });
       const smtp = await sendAll(alone.smtp!.port, set.smtp);
@@ -314,7 +314,7 @@ async function main(): Promise<void> {
       logger: pino({ level: "warn" }),
       bootstrapTenant: false,
     });
-    const smtpPort = service.ingest.smtp!.port;
+    const smtpPort = service.intake.smtp!.port;
     const apiRoot = service.apiRoot;
     const tenantVolume = async (): Promise<number> => {
       const response = await fetch(
@@ -351,7 +351,7 @@ async function main(): Promise<void> {
     log("");
     log(`reports/s, and as a share of parse-only on the same mails; SMTP over ${connections} connections`);
     log("");
-    log("| inputs | parse only | import | SMTP, ingest process | SMTP, `start` | last 250 → API answers |");
+    log("| inputs | parse only | import | SMTP, intake process | SMTP, `start` | last 250 → API answers |");
     log("|---|---|---|---|---|---|");
     let failed = false;
     for (const r of results.values()) {
@@ -363,7 +363,7 @@ async function main(): Promise<void> {
     }
     log("");
     log(
-      `target: import and SMTP (ingest process) each >= ${target * 100}% of parse-only: ${failed ? "MISSED" : "met"}`,
+      `target: import and SMTP (intake process) each >= ${target * 100}% of parse-only: ${failed ? "MISSED" : "met"}`,
     );
   } finally {
     await service?.stop();

@@ -8,20 +8,21 @@
  */
 import { startService } from "@dmarc-ledger/cli";
 import { createTestDatabase } from "@dmarc-ledger/db/testing";
+import type { ForensicReportReceived } from "@dmarc-ledger/events";
+import { catchUp } from "@dmarc-ledger/projection-engine";
 import {
   aggregateByDomain,
   aggregateByDomainGroup,
   aggregateByOrganization,
   aggregateBySource,
   aggregateByUnalignedSource,
-  allProjections,
-  catchUp,
   forensicReports,
-  maintainSourceRankings,
   type PageQuery,
-  type ReadModelSchema,
-} from "@dmarc-ledger/read-models";
+  type QuerySchema,
+} from "@dmarc-ledger/queries";
+import { maintainSourceRankings } from "@dmarc-ledger/report-read-models";
 import { openRuntime } from "@dmarc-ledger/runtime";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { pino } from "pino";
@@ -34,9 +35,9 @@ import {
   forensicCopyChunk,
   runBaseline,
 } from "./reporting-api/baseline.js";
-import { DAY, scaleFor, TrafficGenerator, yearEnd } from "./reporting-api/generate.js";
-import { appendFailureReports, appendReports, createBenchTenant } from "./reporting-api/load.js";
+import { DAY, scaleFor, yearEnd } from "./reporting-api/generate.js";
 import { copyProjectionOutput } from "./reporting-api/output-copy.js";
+import { seedFailureReports, seedTenant } from "./reporting-api/seed.js";
 
 const rows = Number(process.env.BENCH_ROWS ?? 10_000_000);
 const maxReps = Number(process.env.BENCH_REPS ?? 20);
@@ -57,7 +58,7 @@ function quantile(sorted: number[], q: number): number {
 
 interface Endpoint {
   name: string;
-  query: (db: Kysely<ReadModelSchema>, query: PageQuery) => Promise<unknown>;
+  query: (db: Kysely<QuerySchema>, query: PageQuery) => Promise<unknown>;
   comparable: (record: Record<string, string>) => { key: string; volume: string };
 }
 
@@ -131,22 +132,12 @@ async function main(): Promise<void> {
   await client.connect();
   let service: Awaited<ReturnType<typeof startService>> | null = null;
   try {
-    // The tenant, its domains and groups (every tenth domain in no group).
-    const tenant = await createBenchTenant(runtime.store, scale);
-    await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
-
-    // Aggregate reports, one event per report; the same rows kept as COPY lines for the baseline.
-    const generator = new TrafficGenerator(scale);
     const copy = new CopyBuffer();
-    const appendStarted = performance.now();
-    const reports = await appendReports(runtime.store, generator, scale, {
-      onRow: (row) => copy.add(row),
-      onProgress: (appended) => progress(`appended ${appended.toLocaleString("en")} rows`),
-    });
+    const tenant = await seedTenant(runtime, scale, { onRow: (row) => copy.add(row), progress });
+    const { generator } = tenant;
     copy.flush();
-    const appendMs = performance.now() - appendStarted;
     log(
-      `generated and appended ${reports.toLocaleString("en")} reports (${generator.rowsProduced.toLocaleString("en")} rows) in ${seconds(appendMs)}`,
+      `generated and appended ${tenant.reports.toLocaleString("en")} reports (${generator.rowsProduced.toLocaleString("en")} rows) in ${seconds(tenant.appendMs)}`,
     );
 
     // Projection throughput: everything appended, applied by catch-up.
@@ -166,7 +157,7 @@ async function main(): Promise<void> {
     const output = await copyProjectionOutput(client, outputTables);
 
     // Failure reports (not timed).
-    const forensic = await appendFailureReports(runtime.store, generator, scale);
+    const forensic: ForensicReportReceived[] = await seedFailureReports(runtime, generator, scale.forensic);
     await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
 
     // The by-source rankings of every calendar month and year, as the projector builds them when
@@ -363,7 +354,7 @@ async function main(): Promise<void> {
 async function explainMisses(url: string, tenantId: string, results: CaseResult[], missed: Set<string>) {
   const captured: { sql: string; parameters: readonly unknown[] }[] = [];
   const pool = new pg.Pool({ connectionString: url, max: 1 });
-  const db = new Kysely<ReadModelSchema>({
+  const db = new Kysely<QuerySchema>({
     dialect: new PostgresDialect({ pool }),
     log: (event) => {
       if (event.level === "query")

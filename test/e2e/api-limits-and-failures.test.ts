@@ -1,7 +1,8 @@
 import type { AddressInfo } from "node:net";
 import { apiConfigFromEnv, createApiApp } from "@dmarc-ledger/api";
-import { allProjections, catchUp } from "@dmarc-ledger/read-models";
+import { catchUp } from "@dmarc-ledger/projection-engine";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { createTenant } from "@dmarc-ledger/tenancy";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { apiConfigFromEnv, createApiApp } from "@dmarc-ledger/api";
-import { serviceProjections } from "@dmarc-ledger/runtime/projections";
+import { waitForProjections } from "@dmarc-ledger/projection-engine";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
@@ -66,10 +67,8 @@ describe("sessions, roles, CSRF and tenant isolation on the API", () => {
     expect((await otherAdmin.signIn("admin@other.example", passwords.otherAdmin)).status).toBe(200);
     for (const session of [acmeAdmin, acmeViewer, otherAdmin]) secrets.push(session.cookie!.split("=")[1]!);
     // Everything imported is counted before the tests compare answers.
-    await handle.runtime.store.headPosition().then(async (head) => {
-      const { waitForProjections } = await import("@dmarc-ledger/read-models");
-      await waitForProjections(handle.runtime.db, serviceProjections, head!, 30_000);
-    });
+    const head = await handle.runtime.store.headPosition();
+    await waitForProjections(handle.runtime.db, allProjections, head!, 30_000);
   });
   afterAll(async () => {
     await handle?.stop();
@@ -101,7 +100,7 @@ describe("sessions, roles, CSRF and tenant isolation on the API", () => {
     const app = createApiApp({
       db: handle.runtime.db,
       store: handle.runtime.store,
-      projections: serviceProjections,
+      projections: allProjections,
       config: apiConfigFromEnv({ PUBLIC_BASE_URL: "https://dmarc.example/api/" }, 0),
       logger: capturingLogger([]),
     });

@@ -1,8 +1,9 @@
 import { apiConfigFromEnv, createApiApp } from "@dmarc-ledger/api";
 import { sha256Hex } from "@dmarc-ledger/events";
 import { createLogger } from "@dmarc-ledger/process";
-import { allProjections, catchUp } from "@dmarc-ledger/read-models";
+import { catchUp } from "@dmarc-ledger/projection-engine";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { createTenant } from "@dmarc-ledger/tenancy";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,15 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { newEvent, streams } from "@dmarc-ledger/events";
-import {
-  aggregateByDomain,
-  aggregateBySource,
-  allProjections,
-  catchUp,
-  projectionsReached,
-  resetProjections,
-} from "@dmarc-ledger/read-models";
+import { catchUp, projectionsReached, resetProjections } from "@dmarc-ledger/projection-engine";
+import { aggregateByDomain, aggregateBySource } from "@dmarc-ledger/queries";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aggregateReport } from "../support/aggregate-report.js";

@@ -34,10 +34,10 @@ describe.each(backends)(
       expect(created.code, created.err).toBe(0);
       apiKey = (JSON.parse(created.out) as { apiKey: string }).apiKey;
       handle = await startTestService(backend.env);
-      expect(handle.service.ingest.smtp).not.toBeNull();
+      expect(handle.service.intake.smtp).not.toBeNull();
       transport = nodemailer.createTransport({
         host: "127.0.0.1",
-        port: handle.service.ingest.smtp!.port,
+        port: handle.service.intake.smtp!.port,
         secure: false,
       });
       expect((await handle.put("add-domain", apiKey, { domain: "example.com" })).status).toBe(200);

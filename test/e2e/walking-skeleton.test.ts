@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { allProjections, catchUp, resetProjections } from "@dmarc-ledger/read-models";
+import { catchUp, resetProjections } from "@dmarc-ledger/projection-engine";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { createTenant } from "@dmarc-ledger/tenancy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtEntry } from "../support/built-processes.js";

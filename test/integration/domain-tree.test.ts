@@ -1,14 +1,11 @@
-import { type Database, migrateToLatest, openDatabase } from "@dmarc-ledger/db";
+import { type AnySchema, type Database, migrateToLatest, openDatabase } from "@dmarc-ledger/db";
 import { createTestDatabase, openTestPglite, type TestDatabase } from "@dmarc-ledger/db/testing";
 import { type EventStore, openPostgresEventStore } from "@dmarc-ledger/event-store";
 import { newEvent, streams } from "@dmarc-ledger/events";
+import { catchUp } from "@dmarc-ledger/projection-engine";
 import { claimExistingDomains, runProjector } from "@dmarc-ledger/projector";
-import {
-  allProjections,
-  catchUp,
-  type ReadModelSchema,
-  readModelMigrations,
-} from "@dmarc-ledger/read-models";
+import { tableMigrations } from "@dmarc-ledger/runtime";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import {
   activeClaims,
   addDomain,
@@ -149,8 +146,8 @@ describe("domains added before the tree rule", () => {
   it("get their claim once the projector has caught up; two tenants in one tree are told, not decided", async () => {
     const database = await openTestPglite();
     const store = await openPostgresEventStore(database);
-    await migrateToLatest(database.db, readModelMigrations);
-    const db = database.withSchema<ReadModelSchema>();
+    await migrateToLatest(database.db, ...tableMigrations);
+    const db = database.withSchema<AnySchema>();
     try {
       for (const tenantId of ["old-a", "old-b", "new-c"]) {
         await store.append(

@@ -2,9 +2,10 @@ import { gzipSync } from "node:zlib";
 import { createPgliteDataDir, type TestDataDir } from "@dmarc-ledger/db/testing";
 import { MAX_REPORT_MESSAGES } from "@dmarc-ledger/dmarc-reports";
 import type { AggregateReportReceived, ReportRejected } from "@dmarc-ledger/events";
-import { bytesInput, ingest, rowsPerChunk } from "@dmarc-ledger/ingestion";
-import { allProjections, catchUp } from "@dmarc-ledger/read-models";
+import { bytesInput, ingest, rowsPerChunk } from "@dmarc-ledger/intake";
+import { catchUp } from "@dmarc-ledger/projection-engine";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**

@@ -8,7 +8,7 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 const slowest = [
   "test/integration/source-rankings/pglite.test.ts",
   "test/integration/source-rankings/postgres.test.ts",
-  "apps/ingest/test/imap-intake.test.ts",
+  "apps/intake/test/imap-intake.test.ts",
   "packages/event-store/test/event-store.contract.test.ts",
   "packages/safe-spf-service/test/refresh-sharing-and-restart.test.ts",
   "packages/db/test/open-database.test.ts",

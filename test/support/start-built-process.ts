@@ -21,11 +21,15 @@ export interface BuiltProcess {
 }
 
 /**
- * One of our processes, built (`entry`, such as "apps/ingest/dist/main.js"), as production runs
- * it, with only PATH and `env` in its environment; its stdout read as JSON log lines.
+ * One of our processes, built (`entry`, such as "apps/intake/dist/main.js"), as production runs
+ * it, with `args`, with only PATH and `env` in its environment; its stdout read as JSON log lines.
  */
-export async function startBuiltProcess(entry: string, env: NodeJS.ProcessEnv): Promise<BuiltProcess> {
-  const child = spawn(process.execPath, await builtEntry(entry), {
+export async function startBuiltProcess(
+  entry: string,
+  env: NodeJS.ProcessEnv,
+  args: readonly string[] = [],
+): Promise<BuiltProcess> {
+  const child = spawn(process.execPath, [...(await builtEntry(entry)), ...args], {
     cwd: repoRoot,
     env: { PATH: process.env.PATH, ...env },
     stdio: ["ignore", "pipe", "pipe"],

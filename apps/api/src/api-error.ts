@@ -13,3 +13,12 @@ export class ApiError extends Error {
 
 export const badParameter = (parameter: string, message: string) =>
   new ApiError(400, "invalid_parameter", `Parameter "${parameter}": ${message}`);
+
+/**
+ * 413, the same answer whether Content-Length said so at once or the limit was passed while the
+ * body streamed in (chunked). The rest of the body is not read: the connection cannot be reused.
+ */
+export const bodyTooLarge = (what: string, limit: number, setting: string) =>
+  new ApiError(413, "body_too_large", `${what} are limited to ${limit} bytes (${setting}).`, {
+    Connection: "close",
+  });

@@ -2,7 +2,7 @@ import { defaultUserSettings } from "@dmarc-ledger/users";
 import { bodyParser } from "@koa/bodyparser";
 import Router from "@koa/router";
 import Koa from "koa";
-import { ApiError } from "./api-error.js";
+import { ApiError, bodyTooLarge } from "./api-error.js";
 import type { Endpoint } from "./endpoints.js";
 import { accessLog } from "./middleware/access-log.js";
 import { identify, requireAuthentication, requireCsrfToken } from "./middleware/authenticate.js";
@@ -172,7 +172,7 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ServedDeps }>
   app.use(requireCsrfToken(publicPaths));
   app.use(async (ctx, next) => {
     if (ctx.method === "PUT" && ctx.request.length > deps.config.maxBodyBytes) {
-      throw new ApiError(413, "body_too_large", `Bodies are limited to ${deps.config.maxBodyBytes} bytes.`);
+      throw bodyTooLarge("Bodies", deps.config.maxBodyBytes, "MAX_BODY_BYTES");
     }
     await next();
   });

@@ -12,4 +12,5 @@ export {
 export { openApiDocument } from "./openapi.js";
 export { responseSchemas } from "./openapi-schemas.js";
 export { type ApiSettings, apiSettings } from "./settings.js";
+export { type ApiAppOptions, startApiApp } from "./start-api-app.js";
 export type { ApiDeps, ApiState } from "./state.js";

@@ -115,6 +115,15 @@ const domainStatusSchema: Schema = {
   },
 };
 
+/** Rows of a report left out, for one reason (docs/limits.md). */
+const droppedRows: Schema = record({
+  reason: {
+    enum: ["missing_source_ip", "invalid_source_ip", "missing_count", "invalid_count", "unexpanded_entity"],
+  },
+  rows: { type: "integer", minimum: 1 },
+  first: { type: "string" },
+});
+
 const uploadItem: Schema = {
   oneOf: [
     record({
@@ -123,6 +132,7 @@ const uploadItem: Schema = {
       domain: { type: "string" },
       rows: { type: "integer" },
       messages: { type: "integer" },
+      dropped: { type: "array", items: droppedRows },
       status: { enum: ["stored", "duplicate", "resumed"] },
     }),
     record({
@@ -131,6 +141,7 @@ const uploadItem: Schema = {
       domain: { type: "string" },
       rows: { type: "null" },
       messages: { type: "null" },
+      dropped: { type: "null" },
       status: { enum: ["stored", "duplicate"] },
     }),
     record({
@@ -263,6 +274,7 @@ export const responseSchemas: Record<string, Schema> = {
     bytes: { type: "integer" },
     archive: { enum: ["new", "seen"] },
     outcome: { enum: ["stored", "duplicate", "rejected"] },
+    rowsDropped: { type: "integer", minimum: 0 },
     items: { type: "array", items: uploadItem },
   }),
   aggregate_by_domain: list(record({ Domain: { type: "string" }, ...counters })),

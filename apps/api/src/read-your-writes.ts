@@ -1,4 +1,4 @@
-import { waitForProjections } from "@dmarc-ledger/read-models";
+import { waitForProjections } from "@dmarc-ledger/projection-engine";
 import type { ApiContext } from "./state.js";
 
 /**

@@ -1,5 +1,5 @@
 import { integer, oneOf, port, url } from "@dmarc-ledger/config";
-import { intakeSettingsShape } from "@dmarc-ledger/ingestion/settings";
+import { intakeSettingsShape } from "@dmarc-ledger/intake/settings";
 
 /** The variables the API reads: compose into the settings shape of the process that serves it. */
 export const apiSettings = {
@@ -13,6 +13,11 @@ export const apiSettings = {
   MAX_BODY_BYTES: integer({ min: 1024, max: 100 * 1024 * 1024, default: 64 * 1024 }),
   /** /readyz answers 503 while a projection is more events than this behind the store's head. */
   READY_MAX_LAG: integer({ min: 0, max: 1_000_000_000, default: 1000 }),
+  /**
+   * Connections one client address (an IPv6 address by its /64) may hold at once, of the 1,000 the
+   * API takes in all. Behind a proxy that connects from one address, raise it (up to 1,000).
+   */
+  MAX_CONNECTIONS_PER_IP: integer({ min: 1, max: 1000, default: 100 }),
   /** POST /api/reports: the upload and archive limits (MAX_REPORT_BYTES, …). */
   ...intakeSettingsShape,
 };
@@ -27,6 +32,7 @@ export interface ApiSettings {
   READ_YOUR_WRITES_TIMEOUT_MS: number;
   MAX_BODY_BYTES: number;
   READY_MAX_LAG: number;
+  MAX_CONNECTIONS_PER_IP: number;
   MAX_REPORT_BYTES: number;
   ARCHIVE_MAX_BYTES: number;
   MAX_DECOMPRESSED_BYTES: number;

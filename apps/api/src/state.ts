@@ -1,7 +1,8 @@
+import type { AnySchema } from "@dmarc-ledger/db";
 import type { EventStore } from "@dmarc-ledger/event-store";
 import type { Scope } from "@dmarc-ledger/events";
 import type { DomainStatusChecker } from "@dmarc-ledger/onboarding";
-import type { Projection, ReadModelSchema } from "@dmarc-ledger/read-models";
+import type { Projection } from "@dmarc-ledger/projection-engine";
 import type { Session, UserSettings } from "@dmarc-ledger/users";
 import type { DefaultContext, ParameterizedContext } from "koa";
 import type { Kysely } from "kysely";
@@ -10,7 +11,7 @@ import type { ApiConfig } from "./config.js";
 import type { ServiceMetrics } from "./observability/metrics.js";
 
 export interface ApiDeps {
-  db: Kysely<ReadModelSchema>;
+  db: Kysely<AnySchema>;
   store: EventStore;
   /** The projections the API reads, to wait for after a write. */
   projections: readonly Projection[];

@@ -6,30 +6,25 @@ import {
   bindPort,
   builtDashboard,
   countingAppends,
-  createApiApp,
   createServiceMetrics,
+  startApiApp,
 } from "@dmarc-ledger/api";
 import { parseSettings } from "@dmarc-ledger/config";
-import { dnsSettingsFromEnv, startDnsServer } from "@dmarc-ledger/dns";
-import { ingestSettingsFromEnv, type RunningIngest, startIngest } from "@dmarc-ledger/ingest";
-import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/ingestion";
+import { dnsSettingsFromEnv, startDnsApp } from "@dmarc-ledger/dns";
+import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/intake";
+import {
+  intakeChannelSettingsFromEnv,
+  type RunningIntake,
+  startIntakeApp,
+} from "@dmarc-ledger/intake-process";
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
-import { projectorSettings, rankingMaintenanceFrom, runProjector } from "@dmarc-ledger/projector";
-import { catchUp, countTenants } from "@dmarc-ledger/read-models";
+import { catchUp } from "@dmarc-ledger/projection-engine";
+import { projectorSettings, startProjectorApp } from "@dmarc-ledger/projector";
 import type { Runtime } from "@dmarc-ledger/runtime";
-import { serviceProjections } from "@dmarc-ledger/runtime/projections";
-import {
-  resolverFrom,
-  safeSpfRefreshSettingsFromEnv,
-  safeSpfSettings,
-  startSafeSpfRefresher,
-  startSafeSpfWorker,
-} from "@dmarc-ledger/safe-spf-service";
-import {
-  sourceIpResolverSettingsFromEnv,
-  startSourceIpResolverFromSettings,
-} from "@dmarc-ledger/source-names";
-import { createTenant } from "@dmarc-ledger/tenancy";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
+import { resolverFrom, safeSpfRefreshSettingsFromEnv, safeSpfSettings } from "@dmarc-ledger/safe-spf-service";
+import { sourceIpResolverSettingsFromEnv } from "@dmarc-ledger/source-names";
+import { countTenants, createTenant } from "@dmarc-ledger/tenancy";
 import { addUser, setPasswordUrl, userSettingsFromEnv } from "@dmarc-ledger/users";
 import type { Logger } from "pino";
 import { startControlServer } from "./control/control-server.js";
@@ -47,7 +42,7 @@ export interface RunningService {
   /** Where the dashboard is, or null when apps/web has not been built. */
   dashboardUrl: string | null;
   /** The report intake channels (SMTP when REPORTS_DOMAIN is set, IMAP when IMAP_URL is). */
-  ingest: RunningIngest;
+  intake: RunningIntake;
   /** The DNS server's port (UDP and TCP), or null when SAFE_SPF_ZONE is unset and it does not run. */
   dnsPort: number | null;
   /**
@@ -83,15 +78,17 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const { runtime, env, logger } = options;
   // Every variable checked (ConfigError) before the port is bound or a row written.
   const settings = parseSettings({ ...apiSettings, ...safeSpfSettings, ...projectorSettings }, env);
-  const ingestSettings = ingestSettingsFromEnv(env);
-  const intake = intakeLimits(intakeSettingsFromEnv(env));
+  const intakeChannels = intakeChannelSettingsFromEnv(env);
+  const intakeLimitsOfStart = intakeLimits(intakeSettingsFromEnv(env));
   // DNS_PORT defaults to 5353 here (53 needs privileges).
   const dnsSettings = dnsSettingsFromEnv(env, { defaultPort: 5353, required: false });
   const refreshSettings = safeSpfRefreshSettingsFromEnv(env);
   const sourceNames = sourceIpResolverSettingsFromEnv(env);
   const onboarding = onboardingSettingsFromEnv(env);
   const users = userSettingsFromEnv(env);
-  const bound = options.server ?? (await bindPort(options.port));
+  const bound =
+    options.server ??
+    (await bindPort(options.port, undefined, { maxConnectionsPerIp: settings.MAX_CONNECTIONS_PER_IP }));
   const config = apiConfigFrom(settings, bound.port);
   const webRoot = builtDashboard();
   const running: { stop(): Promise<void> }[] = [];
@@ -99,11 +96,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     const metrics = createServiceMetrics({
       db: runtime.db,
       store: runtime.store,
-      projections: serviceProjections,
+      projections: allProjections,
     });
     const store = countingAppends(runtime.store, metrics.eventsAppended);
     // Catch up before answering, so the first requests see everything stored so far.
-    await catchUp({ store, db: runtime.db, projections: serviceProjections });
+    await catchUp({ store, db: runtime.db, projections: allProjections });
 
     // Only now, with the port held, may the first tenant be made: its key is printed next.
     let bootstrapKey: RunningService["bootstrapKey"] = null;
@@ -124,7 +121,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         },
         { causedBy: "process:start" },
       );
-      await catchUp({ store, db: runtime.db, projections: serviceProjections });
+      await catchUp({ store, db: runtime.db, projections: allProjections });
       bootstrapKey = {
         tenantId: created.tenantId,
         apiKey: created.apiKey,
@@ -133,73 +130,44 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       };
     }
 
-    const dns = dnsSettings ? await startDnsServer({ store, settings: dnsSettings, logger }) : null;
-    if (dns) running.push(dns);
-    running.push(runProjector({ ...runtime, store }, logger, rankingMaintenanceFrom(settings)));
-    // One resolver for the worker and the refresher: its TTL cache is shared by every domain.
+    // The apps, as each runs as a process of its own, with one resolver for the Safe SPF process
+    // and the refresher: its TTL cache is shared by every domain. The DNS app first: a DNS port
+    // that cannot be had stops the start before anything runs. Stopped in the reverse order of
+    // `running`: the DNS app (its refresher appends events) before the projector app.
     const resolver = resolverFrom(settings);
-    const publishZone = settings.SAFE_SPF_ZONE ? { publishZone: settings.SAFE_SPF_ZONE } : {};
-    running.push(
-      startSafeSpfWorker({
-        store,
-        db: runtime.db,
-        resolver,
-        ...publishZone,
-        onError: (error) => logger.error({ err: error }, "Safe SPF process failed; retrying"),
-      }),
-    );
-    running.push(
-      startSafeSpfRefresher({
-        store,
-        db: runtime.db,
-        resolver,
-        settings: refreshSettings,
-        ...publishZone,
-        onError: (error) => logger.error({ err: error }, "Safe SPF refresher failed; retrying"),
-        onRefreshed: (domain, outcome) => {
-          if (outcome.kind === "changed")
-            logger.info(
-              { domain, added: outcome.added, removed: outcome.removed },
-              "Safe SPF record changed",
-            );
-          else if (outcome.kind === "failed" && outcome.appended)
-            logger.warn(
-              { domain, failure: outcome.failure },
-              "Safe SPF refresh failed; the last good record stays",
-            );
-        },
-      }),
-    );
-    // Off unless DNS_NAMESERVERS is set or SOURCE_IP_RESOLVER=on (packages/source-names/README.md).
-    const sourceIpResolver = startSourceIpResolverFromSettings(sourceNames, {
-      store,
-      db: runtime.db,
-      onError: (error) => logger.error({ err: error }, "source-IP resolver failed; retrying"),
-      onResolved: (answer) => logger.debug({ sourceIp: answer }, "source IP resolved"),
+    const parts = { ...runtime, store };
+    const dnsApp = await startDnsApp({
+      runtime: parts,
+      logger,
+      settings,
+      dns: dnsSettings,
+      refresh: refreshSettings,
+      sourceNames,
+      resolver,
     });
-    if (sourceIpResolver) running.push(sourceIpResolver);
-    const app = createApiApp({
+    running.push(startProjectorApp({ runtime: parts, logger, settings, resolver }), dnsApp);
+    startApiApp({
+      server: bound,
       db: runtime.db,
       store,
-      projections: serviceProjections,
+      projections: allProjections,
       config,
       logger,
       metrics,
       checkDomainStatus: domainStatusChecker(onboarding),
       users,
       webRoot,
-      reportAddresses: ingestSettings.smtp?.reportAddresses ?? [],
+      reportAddresses: intakeChannels.smtp?.reportAddresses ?? [],
     });
-    bound.serve(app.callback());
-    const ingest = await startIngest({
+    const intake = await startIntakeApp({
       store,
       database: runtime.database,
-      limits: intake,
-      settings: ingestSettings,
+      limits: intakeLimitsOfStart,
+      settings: intakeChannels,
       logger,
       metrics: metrics.intake,
     });
-    running.push(ingest);
+    running.push(intake);
     const control =
       options.controlCommands && !env.DATABASE_URL
         ? await startControlServer({
@@ -216,16 +184,15 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       config,
       bootstrapKey,
       dashboardUrl: webRoot ? config.dashboardUrl : null,
-      ingest,
-      dnsPort: dns?.ports.udp ?? null,
+      intake,
+      dnsPort: dnsApp.server?.ports.udp ?? null,
       async stop() {
-        // No new commands or reports first, then no new requests; then the background parts,
-        // the Safe SPF processes before the projector (they append events it then applies).
+        // No new commands or reports first, then no new requests; then the other apps.
         if (control) await control.stop();
-        await ingest.stop();
+        await intake.stop();
         await bound.close();
         for (const part of [...running].reverse()) {
-          if (part !== control && part !== ingest) await part.stop();
+          if (part !== control && part !== intake) await part.stop();
         }
       },
     };

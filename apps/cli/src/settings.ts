@@ -1,7 +1,7 @@
 // Only the settings modules (subpath exports): main.ts checks them before the service's own
 // modules are loaded, so that a wrong setting fails within a second.
 import { apiSettings } from "@dmarc-ledger/api/settings";
-import { loggingSettings } from "@dmarc-ledger/process/settings";
+import { loggingSettings, stopSettings } from "@dmarc-ledger/process/settings";
 import { projectorSettings } from "@dmarc-ledger/projector/settings";
 import { runtimeSettings } from "@dmarc-ledger/runtime/settings";
 import { safeSpfSettings } from "@dmarc-ledger/safe-spf-service/settings";
@@ -17,5 +17,6 @@ export const serviceSettings = {
   ...safeSpfSettings,
   ...projectorSettings,
   ...loggingSettings,
+  ...stopSettings,
   ...userSettingsShape,
 };

@@ -1,5 +1,5 @@
-import type { TenantSummary } from "@dmarc-ledger/read-models";
 import type { Runtime } from "@dmarc-ledger/runtime";
+import type { TenantSummary } from "@dmarc-ledger/tenancy";
 import { CliError } from "./io.js";
 
 /**
@@ -9,9 +9,10 @@ import { CliError } from "./io.js";
  * nothing else projects meanwhile).
  */
 export async function catchUpTenantTables(runtime: Runtime): Promise<void> {
-  const { catchUp, domainsProjection, tenantsProjection } = await import(
-    "@dmarc-ledger/read-models/tenant-tables"
-  );
+  const [{ catchUp }, { domainsProjection, tenantsProjection }] = await Promise.all([
+    import("@dmarc-ledger/projection-engine"),
+    import("@dmarc-ledger/tenancy"),
+  ]);
   await catchUp({
     store: runtime.store,
     db: runtime.db,
@@ -24,7 +25,7 @@ export async function catchUpTenantTables(runtime: Runtime): Promise<void> {
  * tenants must be given as an id). Reads the read models, caught up by the caller.
  */
 export async function resolveTenant(runtime: Runtime, reference: string): Promise<TenantSummary> {
-  const { listTenants } = await import("@dmarc-ledger/read-models/tenant-tables");
+  const { listTenants } = await import("@dmarc-ledger/tenancy");
   const tenants = await listTenants(runtime.db);
   const byId = tenants.find((tenant) => tenant.tenantId === reference);
   if (byId) return byId;

@@ -12,7 +12,11 @@ import { CliError } from "./io.js";
 export async function withRuntime<T>(
   env: NodeJS.ProcessEnv,
   work: (runtime: Runtime) => Promise<T>,
-  { longRunning = false }: { longRunning?: boolean } = {},
+  {
+    longRunning = false,
+    service = false,
+    onConnectionError,
+  }: { longRunning?: boolean; service?: boolean; onConnectionError?: (error: Error) => void } = {},
 ): Promise<T> {
   const attached = attachedRuntime.getStore();
   if (attached) return work(attached);
@@ -30,7 +34,11 @@ export async function withRuntime<T>(
   ]);
   let runtime: Runtime;
   try {
-    runtime = await openRuntime(env, { shortLived: !longRunning });
+    runtime = await openRuntime(env, {
+      shortLived: !longRunning,
+      service,
+      ...(onConnectionError ? { onConnectionError } : {}),
+    });
   } catch (error) {
     if (error instanceof DataDirLockedError) {
       throw new CliError(

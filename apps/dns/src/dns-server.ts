@@ -1,6 +1,7 @@
 import type { RemoteInfo } from "node:dgram";
 import type { Socket } from "node:net";
 import { type EventStore, followStore } from "@dmarc-ledger/event-store";
+import { limitConnections } from "@dmarc-ledger/process/connection-limits";
 import { TCPServer, UDPServer } from "dns2";
 import type { Logger } from "pino";
 import { answerQuery } from "./answer-query.js";
@@ -205,7 +206,9 @@ async function listen(
     });
     const port = udp.address().port;
     const tcp = new TCPServer({ idleTimeout: settings.tcpIdleTimeoutMs } as never);
-    tcp.maxConnections = settings.tcpMaxConnections;
+    // In all and per address: one client opening connections cannot take every place, and a new
+    // connection takes the place of one that has waited a second without a query in flight.
+    limitConnections(tcp, { total: settings.tcpMaxConnections, perAddress: settings.tcpMaxConnectionsPerIp });
     tcp.on("request", answer("tcp") as never);
     tcp.on("requestError", onRequestError);
     tcp.on("connection", (socket: Socket) => {

@@ -6,33 +6,27 @@
 // work through leases (packages/safe-spf-service), so no domain is computed twice.
 import { parseSettings, readAllSettings } from "@dmarc-ledger/config";
 import {
+  connectionLost,
   createLogger,
   exitOnStartFailure,
   loggingSettings,
   metricsSettings,
   serveProcessMetrics,
   stopOnSignal,
+  stopSettings,
 } from "@dmarc-ledger/process";
 import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
-import {
-  resolverFrom,
-  safeSpfRefreshSettingsFromEnv,
-  safeSpfSettings,
-  startSafeSpfRefresher,
-} from "@dmarc-ledger/safe-spf-service";
-import {
-  sourceIpResolverSettingsFromEnv,
-  startSourceIpResolverFromSettings,
-} from "@dmarc-ledger/source-names";
-import { startDnsServer } from "./dns-server.js";
+import { safeSpfRefreshSettingsFromEnv, safeSpfSettings } from "@dmarc-ledger/safe-spf-service";
+import { sourceIpResolverSettingsFromEnv } from "@dmarc-ledger/source-names";
 import { dnsSettingsFromEnv } from "./settings.js";
+import { startDnsApp } from "./start-dns-app.js";
 
 // Every setting is checked before anything opens or listens.
 const { settings, dnsSettings, refreshSettings, sourceNames } = exitOnStartFailure(() =>
   readAllSettings({
     settings: () =>
       parseSettings(
-        { ...runtimeSettings, ...safeSpfSettings, ...loggingSettings, ...metricsSettings },
+        { ...runtimeSettings, ...safeSpfSettings, ...loggingSettings, ...stopSettings, ...metricsSettings },
         process.env,
       ),
     dnsSettings: () => dnsSettingsFromEnv(process.env, { defaultPort: 53, required: true })!,
@@ -42,44 +36,26 @@ const { settings, dnsSettings, refreshSettings, sourceNames } = exitOnStartFailu
   }),
 );
 const logger = createLogger(settings, "dns");
-const runtime = await exitOnStartFailure(() => openRuntime(process.env));
-const dns = await exitOnStartFailure(() =>
-  startDnsServer({ store: runtime.store, settings: dnsSettings, logger }),
+const runtime = await exitOnStartFailure(() =>
+  openRuntime(process.env, { onConnectionError: connectionLost(logger), service: true }),
 );
+const dnsApp = await exitOnStartFailure(() =>
+  startDnsApp({ runtime, logger, settings, dns: dnsSettings, refresh: refreshSettings, sourceNames }),
+);
+const dns = dnsApp.server!;
 // Off unless METRICS_PORT is set: the process's own metrics.
 const metrics = await exitOnStartFailure(() => serveProcessMetrics(settings, logger));
-const refresher = startSafeSpfRefresher({
-  store: runtime.store,
-  db: runtime.db,
-  resolver: resolverFrom(settings),
-  settings: refreshSettings,
-  ...(settings.SAFE_SPF_ZONE ? { publishZone: settings.SAFE_SPF_ZONE } : {}),
-  onError: (error) => logger.error({ err: error }, "Safe SPF refresher failed; retrying"),
-  onRefreshed: (domain, outcome) => {
-    if (outcome.kind === "changed")
-      logger.info({ domain, added: outcome.added, removed: outcome.removed }, "Safe SPF record changed");
-    else if (outcome.kind === "failed" && outcome.appended)
-      logger.warn(
-        { domain, failure: outcome.failure },
-        "Safe SPF refresh failed; the last good record stays",
-      );
-  },
-});
-const sourceIpResolver = startSourceIpResolverFromSettings(sourceNames, {
-  store: runtime.store,
-  db: runtime.db,
-  onError: (error) => logger.error({ err: error }, "source-IP resolver failed; retrying"),
-  onResolved: (answer) => logger.debug({ sourceIp: answer }, "source IP resolved"),
-});
 logger.info(
   { host: dns.host, port: dns.ports.udp, data: runtime.description },
   "serving DNS (UDP and TCP) and keeping Safe SPF records current",
 );
 
-stopOnSignal(logger, async () => {
-  await dns.stop();
-  await metrics?.stop();
-  await refresher.stop();
-  await sourceIpResolver?.stop();
-  await runtime.close();
-});
+stopOnSignal(
+  logger,
+  async () => {
+    await dnsApp.stop();
+    await metrics?.stop();
+    await runtime.close();
+  },
+  { timeoutMs: settings.STOP_TIMEOUT_MS, cancelQueries: () => runtime.database.cancelQueries() },
+);

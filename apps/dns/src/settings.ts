@@ -1,4 +1,4 @@
-import { ConfigError, integer, parseSettings, port } from "@dmarc-ledger/config";
+import { ConfigError, integer, parseSettings, port, type SettingProblem } from "@dmarc-ledger/config";
 import { z } from "zod";
 
 const hostnamePattern =
@@ -99,6 +99,8 @@ export function dnsSettingsShape(defaultPort: number) {
     DNS_NEGATIVE_TTL: integer({ min: 0, max: 86_400, default: 60 }),
     DNS_UDP_MAX_PAYLOAD: integer({ min: 512, max: 4096, default: 1232 }),
     DNS_TCP_MAX_CONNECTIONS: integer({ min: 1, max: 100_000, default: 256 }),
+    /** Of those, from one address (an IPv6 address by its /64): at most DNS_TCP_MAX_CONNECTIONS. */
+    DNS_TCP_MAX_CONNECTIONS_PER_IP: integer({ min: 1, max: 100_000, default: 16 }),
     DNS_TCP_IDLE_TIMEOUT_MS: integer({ min: 100, max: 600_000, default: 10_000 }),
   };
 }
@@ -116,6 +118,7 @@ export interface DnsSettings {
   negativeTtl: number;
   maxUdpPayload: number;
   tcpMaxConnections: number;
+  tcpMaxConnectionsPerIp: number;
   tcpIdleTimeoutMs: number;
 }
 
@@ -138,11 +141,20 @@ export function dnsSettingsFromEnv(
       },
     ]);
   }
-  if (raw.DNS_REPORTS_MX.length > 0 && !raw.REPORTS_DOMAIN) {
-    throw new ConfigError([
-      { variable: "DNS_REPORTS_MX", message: "needs REPORTS_DOMAIN, the domain the MX records are for" },
-    ]);
+  const problems: SettingProblem[] = [];
+  if (raw.DNS_TCP_MAX_CONNECTIONS_PER_IP > raw.DNS_TCP_MAX_CONNECTIONS) {
+    problems.push({
+      variable: "DNS_TCP_MAX_CONNECTIONS_PER_IP",
+      message: `${raw.DNS_TCP_MAX_CONNECTIONS_PER_IP} is more than DNS_TCP_MAX_CONNECTIONS (${raw.DNS_TCP_MAX_CONNECTIONS})`,
+    });
   }
+  if (raw.DNS_REPORTS_MX.length > 0 && !raw.REPORTS_DOMAIN) {
+    problems.push({
+      variable: "DNS_REPORTS_MX",
+      message: "needs REPORTS_DOMAIN, the domain the MX records are for",
+    });
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
   return {
     host: raw.DNS_HOST,
     port: raw.DNS_PORT,
@@ -155,6 +167,7 @@ export function dnsSettingsFromEnv(
     negativeTtl: raw.DNS_NEGATIVE_TTL,
     maxUdpPayload: raw.DNS_UDP_MAX_PAYLOAD,
     tcpMaxConnections: raw.DNS_TCP_MAX_CONNECTIONS,
+    tcpMaxConnectionsPerIp: raw.DNS_TCP_MAX_CONNECTIONS_PER_IP,
     tcpIdleTimeoutMs: raw.DNS_TCP_IDLE_TIMEOUT_MS,
   };
 }

@@ -215,6 +215,28 @@ describe("apps/dns: the authoritative server, asked by dig", () => {
     expect(txtValue(after.answers[0]!.data)).toBe(exampleSet[0]!.value);
   });
 
+  it("limits TCP per address: one client's connections leave room for another's query", async () => {
+    const limited = await harness.startServer({ tcpMaxConnections: 16, tcpMaxConnectionsPerIp: 4 });
+    const tcpPort = limited.ports.tcp;
+    const open = (): Promise<{ closed: Promise<boolean>; socket: ReturnType<typeof connect> }> =>
+      new Promise((resolve, reject) => {
+        const socket = connect({ port: tcpPort, host: "127.0.0.1", localAddress: "127.0.0.1" }, () =>
+          resolve({ socket, closed: new Promise((done) => socket.once("close", () => done(true))) }),
+        );
+        socket.on("error", () => {});
+        socket.once("close", () => reject(new Error("closed before connecting")));
+      });
+    // The harness stops the server at the end.
+    const held = await Promise.all(Array.from({ length: 4 }, open));
+    const extra = await open();
+    // The fifth from the same address is closed at once (the four have not waited a second).
+    expect(await extra.closed).toBe(true);
+    // Another address is served over TCP meanwhile.
+    const answer = await dig(tcpPort, exampleSet[0]!.name, "TXT", ["+tcp", "-b", "127.0.0.2"]);
+    expect(txtValue(answer.answers[0]!.data)).toBe(exampleSet[0]!.value);
+    for (const { socket } of held) socket.destroy();
+  });
+
   it("runs as several replicas of the zone at once", async () => {
     const second = await harness.startServer();
     expect(second.ports.udp).not.toBe(port);

@@ -54,6 +54,18 @@ describe("apps/dns/src/main.ts, built, the process", () => {
       DNS_REPORTS_MX: "mx.example.com",
       METRICS_PORT: "metrics",
     });
+    const tooManyPerIp = run({
+      DATABASE_URL: database.url,
+      SAFE_SPF_ZONE: "z.test",
+      DNS_REPORTS_MX: "10 mx.example.com",
+      DNS_TCP_MAX_CONNECTIONS: "8",
+      DNS_TCP_MAX_CONNECTIONS_PER_IP: "9",
+    });
+    expect(await tooManyPerIp.exited).toBe(1);
+    expect(tooManyPerIp.errors()).toContain(
+      "DNS_TCP_MAX_CONNECTIONS_PER_IP: 9 is more than DNS_TCP_MAX_CONNECTIONS (8)",
+    );
+    expect(tooManyPerIp.errors()).toContain("DNS_REPORTS_MX: needs REPORTS_DOMAIN");
     expect(await process.exited).toBe(1);
     expect(process.errors()).toMatch(/DNS_PORT: /);
     expect(process.errors()).toContain('METRICS_PORT: "metrics" is not a port from 0 to 65535');

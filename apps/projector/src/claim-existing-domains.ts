@@ -1,6 +1,5 @@
-import { listUnclaimedDomains } from "@dmarc-ledger/read-models";
 import type { Runtime } from "@dmarc-ledger/runtime";
-import { claimExistingDomain } from "@dmarc-ledger/tenancy";
+import { claimExistingDomain, listUnclaimedDomains } from "@dmarc-ledger/tenancy";
 import type { Logger } from "pino";
 
 export interface ExistingDomainClaims {

@@ -6,3 +6,4 @@ export {
 } from "./ranking-maintenance.js";
 export { runProjector } from "./run-projector.js";
 export { type ProjectorSettings, projectorSettings } from "./settings.js";
+export { type ProjectorAppOptions, startProjectorApp } from "./start-projector-app.js";

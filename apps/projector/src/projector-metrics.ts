@@ -1,7 +1,8 @@
 import { type MetricsSettings, type RunningMetricsServer, serveProcessMetrics } from "@dmarc-ledger/process";
-import { registerReadModelGauges } from "@dmarc-ledger/read-models/metrics";
+import { registerProjectionGauges } from "@dmarc-ledger/projection-engine/metrics";
 import type { Runtime } from "@dmarc-ledger/runtime";
-import { serviceProjections } from "@dmarc-ledger/runtime/projections";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
+import { registerSafeSpfGauges } from "@dmarc-ledger/safe-spf-service/metrics";
 import type { Logger } from "pino";
 import { Registry } from "prom-client";
 
@@ -17,10 +18,7 @@ export async function serveProjectorMetrics(
 ): Promise<RunningMetricsServer | null> {
   if (settings.METRICS_PORT === null) return null;
   const registry = new Registry();
-  registerReadModelGauges(registry, {
-    db: runtime.db,
-    store: runtime.store,
-    projections: serviceProjections,
-  });
+  registerProjectionGauges(registry, { db: runtime.db, store: runtime.store, projections: allProjections });
+  registerSafeSpfGauges(registry, runtime.db);
   return serveProcessMetrics(settings, logger, registry);
 }

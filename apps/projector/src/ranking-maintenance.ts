@@ -2,8 +2,8 @@ import { parseSettings } from "@dmarc-ledger/config";
 import {
   maintainSourceRankings,
   type RankingMaintenanceOptions,
-  type ReadModelSchema,
-} from "@dmarc-ledger/read-models";
+  type ReportAndTenancySchema,
+} from "@dmarc-ledger/report-read-models";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import { type ProjectorSettings, projectorSettings } from "./settings.js";
@@ -18,7 +18,7 @@ export interface RankingMaintenance {
  * them fast.
  */
 export function startRankingMaintenance(options: {
-  db: Kysely<ReadModelSchema>;
+  db: Kysely<ReportAndTenancySchema>;
   logger: Logger;
   intervalMs: number;
   rankings?: RankingMaintenanceOptions;

@@ -1,6 +1,6 @@
-import { type RunningProjector, startProjector } from "@dmarc-ledger/read-models";
+import { type RunningProjector, startProjector } from "@dmarc-ledger/projection-engine";
 import type { Runtime } from "@dmarc-ledger/runtime";
-import { serviceProjections } from "@dmarc-ledger/runtime/projections";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import type { Logger } from "pino";
 import { claimExistingDomains } from "./claim-existing-domains.js";
 import { rankingMaintenanceFromEnv, startRankingMaintenance } from "./ranking-maintenance.js";
@@ -17,7 +17,7 @@ export function runProjector(
   const projector = startProjector({
     store: runtime.store,
     db: runtime.db,
-    projections: serviceProjections,
+    projections: allProjections,
     onError: (error) => logger.error({ err: error }, "projection batch failed; retrying from the checkpoint"),
   });
   const rankings = startRankingMaintenance({ db: runtime.db, logger, ...upkeep });

@@ -1,5 +1,6 @@
-import { allProjections, catchUp } from "@dmarc-ledger/read-models";
+import { catchUp } from "@dmarc-ledger/projection-engine";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,4 +1,6 @@
+export type { AnySchema } from "./any-schema.js";
 export { type DatabaseConfig, databaseConfigFromEnv, describeDatabase } from "./config.js";
+export { isDatabaseUnavailable, isStatementCancelled } from "./connection-errors.js";
 export { DataDirLockedError, lockDataDir } from "./data-dir-lock.js";
 export { MigrationFailedError, type MigrationSet, migrateToLatest } from "./migrations.js";
 export { type Database, type OpenOptions, openDatabase } from "./open-database.js";

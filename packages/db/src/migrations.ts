@@ -1,14 +1,21 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from "kysely";
 
 /**
- * Each package that owns tables (event store, read models) keeps its own ordered migrations and
- * its own bookkeeping table, so that packages can be migrated, and dropped, independently.
+ * Each package that owns tables (event store, intake, projection engine, tenancy, …) keeps its
+ * own ordered migrations and its own bookkeeping table, so that packages can be migrated, and
+ * dropped, independently.
  */
 export interface MigrationSet {
   /** Names the bookkeeping tables: `<name>_migration` and `<name>_migration_lock`. */
   name: string;
   /** Keys sort in the order they run: prefix them with a number ("001_events"). */
   migrations: Record<string, Migration>;
+  /**
+   * Where this set's tables were migrated before they moved to it (when a package was split):
+   * for each of its migrations that another set ran first, that set's migration which did the
+   * same work. See carryOver.
+   */
+  formerly?: { set: string; migrations: Readonly<Record<string, string>> };
 }
 
 export class MigrationFailedError extends Error {
@@ -28,7 +35,57 @@ export async function migrateToLatest(db: Kysely<any>, ...sets: MigrationSet[]):
   const executed = await executedMigrations(db, sets);
   for (const set of sets) {
     if (executed && sameMigrations(executed.get(set.name) ?? [], set)) continue;
-    await runMigrator(db, set);
+    await runMigrator(db, set.formerly ? await carryOver(db, set, set.formerly) : set);
+  }
+}
+
+/** A migration that does nothing: it stands for one whose work another set did here. */
+const alreadyDone: Migration = { up: async () => {} };
+
+/**
+ * The set as the Migrator must run it on this database: while the set has recorded nothing of
+ * its own, each of its migrations whose former migration ran here does nothing (its tables are
+ * there), and is recorded as run like any other. The rest run as written, in the same Migrator
+ * run and transaction, under its lock: two processes starting together run the set once. The
+ * carried migrations are a prefix of the set's (its migrations keep the former order of the
+ * tables they touch). The former set's bookkeeping is left as it was.
+ */
+async function carryOver(
+  // biome-ignore lint/suspicious/noExplicitAny: see migrateToLatest
+  db: Kysely<any>,
+  set: MigrationSet,
+  formerly: NonNullable<MigrationSet["formerly"]>,
+): Promise<MigrationSet> {
+  const former = await recordedNames(db, formerly.set);
+  if (!former || former.length === 0) return set;
+  const own = await recordedNames(db, set.name);
+  if (own && own.length > 0) return set;
+  const ranBefore = (name: string) => {
+    const formerName = formerly.migrations[name];
+    return formerName !== undefined && former.includes(formerName);
+  };
+  return {
+    name: set.name,
+    migrations: Object.fromEntries(
+      Object.entries(set.migrations).map(([name, migration]) => [
+        name,
+        ranBefore(name) ? alreadyDone : migration,
+      ]),
+    ),
+  };
+}
+
+/** The names of a set's executed migrations; null when its bookkeeping table does not exist. */
+// biome-ignore lint/suspicious/noExplicitAny: see migrateToLatest
+async function recordedNames(db: Kysely<any>, setName: string): Promise<string[] | null> {
+  try {
+    const { rows } = await sql<{
+      name: string;
+    }>`select name from ${sql.table(`${setName}_migration`)}`.execute(db);
+    return rows.map((row) => row.name);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "42P01") return null;
+    throw error;
   }
 }
 
@@ -84,7 +141,7 @@ function sameMigrations(executed: ExecutedMigration[], set: MigrationSet): boole
 
 // biome-ignore lint/suspicious/noExplicitAny: see migrateToLatest
 async function runMigrator(db: Kysely<any>, set: MigrationSet): Promise<void> {
-  const provider: MigrationProvider = { getMigrations: async () => set.migrations };
+  const provider: MigrationProvider = { getMigrations: async () => withoutStatementTimeout(set.migrations) };
   const migrator = new Migrator({
     db,
     provider,
@@ -99,4 +156,25 @@ async function runMigrator(db: Kysely<any>, set: MigrationSet): Promise<void> {
       { cause: error },
     );
   }
+}
+
+/**
+ * A service's pool runs statements under a timeout (OpenOptions.statementTimeoutMs); a migration
+ * (an index built over millions of rows) must not be cut by it. The Migrator runs each migration
+ * in a transaction on PostgreSQL and PGlite alike, so a local setting ends with it.
+ */
+function withoutStatementTimeout(migrations: Record<string, Migration>): Record<string, Migration> {
+  return Object.fromEntries(
+    Object.entries(migrations).map(([name, migration]) => [
+      name,
+      {
+        ...migration,
+        // biome-ignore lint/suspicious/noExplicitAny: see migrateToLatest
+        up: async (db: Kysely<any>) => {
+          await sql`set local statement_timeout = 0`.execute(db);
+          await migration.up(db);
+        },
+      },
+    ]),
+  );
 }

@@ -9,6 +9,7 @@ import {
   type Database,
   type DatabaseConfig,
   MigrationFailedError,
+  type MigrationSet,
   migrateToLatest,
   openDatabase,
 } from "../src/index.js";
@@ -109,6 +110,125 @@ describe.each<[string, () => Promise<{ config: DatabaseConfig; cleanup: () => Pr
       migrateToLatest(database.db, demoSet("differ", ["000_inserted", "001_first"], ran)),
     ).rejects.toThrow(/corrupted migrations: expected previously executed migration 001_first/);
     expect(ran).toEqual(["differ/001_first"]);
+  });
+});
+
+describe("migrateToLatest of sets whose tables another set made first (formerly)", () => {
+  /** A former set that made two tables in one migration and changed one of them later. */
+  const legacy = (ran: string[], upTo = 2) => {
+    const migrations: Record<string, Migration> = {
+      "001_both": {
+        up: async (db: AnyDb) => {
+          ran.push("legacy/001_both");
+          await sql`create table moved_one (id int primary key)`.execute(db);
+          await sql`create table moved_two (id int primary key)`.execute(db);
+        },
+      },
+      "002_more": {
+        up: async (db: AnyDb) => {
+          ran.push("legacy/002_more");
+          await sql`alter table moved_two add column note text`.execute(db);
+        },
+      },
+    };
+    return { name: "legacy", migrations: Object.fromEntries(Object.entries(migrations).slice(0, upTo)) };
+  };
+  /** The same tables, each in a set of its own now, one migration a step; `two` gained a third. */
+  const split = (ran: string[]): MigrationSet[] => {
+    const step = (name: string, statement: string) => ({
+      up: async (db: AnyDb) => {
+        ran.push(name);
+        await sql.raw(statement).execute(db);
+      },
+    });
+    return [
+      {
+        name: "one",
+        migrations: { "001_one": step("one/001_one", "create table moved_one (id int primary key)") },
+        formerly: { set: "legacy", migrations: { "001_one": "001_both" } },
+      },
+      {
+        name: "two",
+        migrations: {
+          "001_two": step("two/001_two", "create table moved_two (id int primary key)"),
+          "002_note": step("two/002_note", "alter table moved_two add column note text"),
+          "003_since": step("two/003_since", "alter table moved_two add column since timestamptz"),
+        },
+        formerly: { set: "legacy", migrations: { "001_two": "001_both", "002_note": "002_more" } },
+      },
+    ];
+  };
+  const recorded = async (db: AnyDb, set: string) =>
+    (
+      await sql<{ name: string }>`select name from ${sql.table(`${set}_migration`)} order by name`.execute(db)
+    ).rows.map((row) => row.name);
+
+  const onFreshDatabase = async (work: (db: AnyDb) => Promise<void>) => {
+    const testDb = await createTestDatabase("dl_formerly");
+    const database = await openDatabase({ kind: "postgres", url: testDb.url });
+    try {
+      await work(database.db);
+    } finally {
+      await database.close();
+      await testDb.drop();
+    }
+  };
+
+  it("records what the former set did, keeps the rows, and runs only what is new", () =>
+    onFreshDatabase(async (db) => {
+      const ran: string[] = [];
+      await migrateToLatest(db, legacy(ran));
+      await sql`insert into moved_two (id, note) values (1, 'kept')`.execute(db);
+
+      await migrateToLatest(db, ...split(ran));
+      expect(ran).toEqual(["legacy/001_both", "legacy/002_more", "two/003_since"]);
+      expect(await recorded(db, "one")).toEqual(["001_one"]);
+      expect(await recorded(db, "two")).toEqual(["001_two", "002_note", "003_since"]);
+      expect(await recorded(db, "legacy")).toEqual(["001_both", "002_more"]);
+      const { rows } = await sql<{ note: string }>`select note from moved_two`.execute(db);
+      expect(rows).toEqual([{ note: "kept" }]);
+
+      // Then, like any set up to date: one query, nothing run.
+      const watched = counted(db);
+      await migrateToLatest(watched.db, ...split(ran));
+      expect(watched.statements()).toBe(1);
+      expect(ran).toHaveLength(3);
+    }));
+
+  it("carries what the former set got to, and runs the rest in order", () =>
+    onFreshDatabase(async (db) => {
+      const ran: string[] = [];
+      await migrateToLatest(db, legacy(ran, 1));
+      await migrateToLatest(db, ...split(ran));
+      expect(ran).toEqual(["legacy/001_both", "two/002_note", "two/003_since"]);
+      expect(await recorded(db, "two")).toEqual(["001_two", "002_note", "003_since"]);
+    }));
+
+  it("runs every migration of a database the former set never touched", () =>
+    onFreshDatabase(async (db) => {
+      const ran: string[] = [];
+      await migrateToLatest(db, ...split(ran));
+      expect(ran).toEqual(["one/001_one", "two/001_two", "two/002_note", "two/003_since"]);
+    }));
+
+  it("carries once when two processes start on the same former database", async () => {
+    const testDb = await createTestDatabase("dl_formerly");
+    const config: DatabaseConfig = { kind: "postgres", url: testDb.url };
+    const [first, second] = [await openDatabase(config), await openDatabase(config)];
+    try {
+      const ran: string[] = [];
+      await migrateToLatest(first.db, legacy(ran));
+      await Promise.all([
+        migrateToLatest(first.db, ...split(ran)),
+        migrateToLatest(second.db, ...split(ran)),
+      ]);
+      expect(ran).toEqual(["legacy/001_both", "legacy/002_more", "two/003_since"]);
+      expect(await recorded(first.db, "two")).toEqual(["001_two", "002_note", "003_since"]);
+    } finally {
+      await first.close();
+      await second.close();
+      await testDb.drop();
+    }
   });
 });
 

@@ -15,7 +15,10 @@ export type ReportParseErrorCode =
   | "invalid_date_range"
   | "count_out_of_range"
   | "too_many_results"
-  | "mail_too_large";
+  | "mail_too_large"
+  | "no_valid_rows"
+  | "unexpanded_entity"
+  | "invalid_organization";
 
 /** Raised when an input cannot be turned into any report; `code` says why, for callers and logs. */
 export class ReportParseError extends Error {

@@ -20,6 +20,8 @@ export type {
   AggregateReport,
   AggregateRow,
   DkimAuthResult,
+  DroppedRowReason,
+  DroppedRows,
   FailureReport,
   ParsedReport,
   ParseOptions,

@@ -9,13 +9,14 @@ export async function parseReports(input: Uint8Array, options?: ParseOptions): P
   for await (const item of readReports(bytesSource(input), options)) {
     switch (item.kind) {
       case "aggregate-begin":
-        current = { ...item.header, rows: [], warnings: [] };
+        current = { ...item.header, rows: [], warnings: [], dropped: [] };
         break;
       case "aggregate-rows":
         for (const row of item.rows) current!.rows.push(row);
         break;
       case "aggregate-end":
         current!.warnings = item.warnings;
+        current!.dropped = item.dropped;
         reports.push({ kind: "aggregate", report: current! });
         current = null;
         break;

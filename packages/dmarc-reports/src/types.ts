@@ -67,9 +67,27 @@ export interface AggregateRow {
   spf: SpfAuthResult[];
 }
 
+/** Why a row of an aggregate report was left out; the rest of the report is stored. */
+export type DroppedRowReason =
+  | "missing_source_ip"
+  | "invalid_source_ip"
+  | "missing_count"
+  | "invalid_count"
+  | "unexpanded_entity";
+
+/** The rows of a report left out for one reason: how many, and the first of them, said. */
+export interface DroppedRows {
+  reason: DroppedRowReason;
+  rows: number;
+  /** The first such row: `row 2: count "-5" is not a whole number`. */
+  first: string;
+}
+
 export interface AggregateReport extends AggregateHeader {
   rows: AggregateRow[];
   warnings: string[];
+  /** Rows left out, by reason (empty when none was). */
+  dropped: DroppedRows[];
 }
 
 export interface FailureReport {
@@ -91,7 +109,7 @@ export interface FailureReport {
 export type ReportItem =
   | { kind: "aggregate-begin"; header: AggregateHeader }
   | { kind: "aggregate-rows"; rows: AggregateRow[] }
-  | { kind: "aggregate-end"; warnings: string[] }
+  | { kind: "aggregate-end"; warnings: string[]; dropped: DroppedRows[] }
   | { kind: "failure"; report: FailureReport };
 
 export type ParsedReport =

@@ -29,6 +29,7 @@ describe("aggregate corpus, field by field", () => {
         ...noPolicyExtras,
       },
       warnings: [],
+      dropped: [],
     });
     expect(identity).toMatch(/^[0-9a-f]{64}$/);
     expect(rows).toEqual([

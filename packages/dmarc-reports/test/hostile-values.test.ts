@@ -15,10 +15,10 @@ interface Parts {
   metadataExtra?: string;
 }
 
-function record(count: string, extra = ""): string {
-  return `<record><row><source_ip>192.0.2.1</source_ip><count>${count}</count><policy_evaluated>
+function record(count: string, extra = "", sourceIp = "192.0.2.1", headerFrom = "example.com"): string {
+  return `<record><row><source_ip>${sourceIp}</source_ip><count>${count}</count><policy_evaluated>
 <disposition>none</disposition><dkim>pass</dkim><spf>fail</spf></policy_evaluated></row>
-<identifiers><header_from>example.com</header_from></identifiers><auth_results>${extra}</auth_results></record>`;
+<identifiers><header_from>${headerFrom}</header_from></identifiers><auth_results>${extra}</auth_results></record>`;
 }
 
 function report(parts: Parts = {}): Buffer {
@@ -74,6 +74,25 @@ describe("date ranges", () => {
   it("a negative range is refused", async () => {
     const error = await refusal(report({ begin: "1700086399", end: "1700000000" }));
     expect(error.code).toBe("invalid_date_range");
+  });
+
+  it("each wrong range says what is wrong with it", async () => {
+    const said = async (begin: string, end: string) => {
+      const error = await refusal(report({ begin, end }));
+      return { code: error.code, message: error.message };
+    };
+    expect(await said("1700086399", "1700000000")).toEqual({
+      code: "invalid_date_range",
+      message: "date_range from 1700086399 to 1700000000 ends before it begins",
+    });
+    expect(await said("1700000000", String(1700000000 + 32 * 86400))).toEqual({
+      code: "invalid_date_range",
+      message: "date_range from 1700000000 to 1702764800 spans more than 31 days",
+    });
+    expect(await said("1700000000", "253402300800")).toEqual({
+      code: "invalid_date_range",
+      message: "date_range from 1700000000 to 253402300800 lies past 9999-12-31T23:59:59Z",
+    });
   });
 
   it("a range of years, and times past year 9999, are refused", async () => {
@@ -132,6 +151,34 @@ describe("text is never buffered past its cap", () => {
   it("a long field inside a row (a DKIM selector in CDATA) refuses the report", async () => {
     const selector = `<dkim><domain>example.com</domain><selector><![CDATA[${"s".repeat(5000)}]]></selector><result>pass</result></dkim>`;
     expect((await refusal(report({ records: record("1", selector) }))).code).toBe("field_too_long");
+  });
+
+  it("field_too_long says which field: its elements, and its record", async () => {
+    const said = async (input: Buffer) => {
+      const error = await refusal(input);
+      return { code: error.code, message: error.message };
+    };
+    const long = "d".repeat(MAX_FIELD_CHARS + 1);
+    expect(await said(report({ orgName: long }))).toEqual({
+      code: "field_too_long",
+      message: "<report_metadata><org_name> is longer than 1024 characters",
+    });
+    expect(await said(report({ domain: long }))).toEqual({
+      code: "field_too_long",
+      message: "<policy_published><domain> is longer than 1024 characters",
+    });
+    const spf = `<spf><domain>${long}</domain><result>pass</result></spf>`;
+    expect(await said(report({ records: record("1") + record("1", spf) }))).toEqual({
+      code: "field_too_long",
+      message: "<auth_results><spf><domain> of record 2 is longer than 1024 characters",
+    });
+  });
+
+  it("CDATA between elements is no field: it is bounded as an XML node, not refused as a field", async () => {
+    const cdata = `<![CDATA[${"c".repeat(MAX_FIELD_CHARS * 4)}]]>`;
+    const [parsed] = await parseReports(report({ metadataExtra: cdata }));
+    if (parsed?.kind !== "aggregate") throw new Error("expected an aggregate report");
+    expect(parsed.report.orgName).toBe("x.org");
   });
 
   for (const [what, node] of [
@@ -236,5 +283,111 @@ describe("rows", () => {
       process.off("warning", onWarning);
     }
     expect(warnings.map((warning) => warning.name)).not.toContain("MaxListenersExceededWarning");
+  });
+});
+
+/** Issue 21: what is dropped is said, with the reason; what is kept never holds an entity's name. */
+describe("dropped rows, entities and empty labels", () => {
+  const outcome = async (input: Buffer) => {
+    const error = await refusal(input);
+    return { code: error.code, message: error.message };
+  };
+  const aggregate = async (input: Buffer) => {
+    const [parsed] = await parseReports(input);
+    if (parsed?.kind !== "aggregate") throw new Error("expected an aggregate report");
+    return parsed.report;
+  };
+  const dtd = '<!DOCTYPE feedback [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>';
+
+  it("rows dropped are counted by reason, with the first of each, and the rest stored", async () => {
+    const parsed = await aggregate(
+      report({
+        records:
+          record("-5") +
+          record("2", "", "999.1.1.1") +
+          record("3") +
+          record("4", "", "") +
+          record("x1") +
+          record("5", "", "192.0.2.9", "&xxe;"),
+        prolog: dtd,
+      }),
+    );
+    expect(parsed.rows.map((row) => row.count)).toEqual([3]);
+    expect(parsed.dropped).toEqual([
+      { reason: "invalid_count", rows: 2, first: 'row 1: invalid count "-5"' },
+      { reason: "invalid_source_ip", rows: 1, first: 'row 2: invalid source_ip "999.1.1.1"' },
+      { reason: "missing_source_ip", rows: 1, first: "row 4: missing source_ip" },
+      {
+        reason: "unexpanded_entity",
+        rows: 1,
+        first: "row 6: <identifiers><header_from> holds an entity reference that is never expanded",
+      },
+    ]);
+    expect(parsed.warnings).toContain('dropped row 1: invalid count "-5"');
+  });
+
+  it("a report with nothing dropped says so with an empty list", async () => {
+    expect((await aggregate(report())).dropped).toEqual([]);
+  });
+
+  it("a report whose every row was dropped is refused, not stored with 0 rows", async () => {
+    expect(await outcome(report({ records: record("-5") }))).toEqual({
+      code: "no_valid_rows",
+      message: 'every row of the report was dropped: invalid_count 1 (row 1: invalid count "-5")',
+    });
+    expect(await outcome(report({ records: record("1", "", "999.1.1.1") + record("2", "", "") }))).toEqual({
+      code: "no_valid_rows",
+      message:
+        'every row of the report was dropped: invalid_source_ip 1 (row 1: invalid source_ip "999.1.1.1"), missing_source_ip 1 (row 2: missing source_ip)',
+    });
+  });
+
+  it("an entity left unexpanded in the report's own fields refuses it, naming the field", async () => {
+    expect(await outcome(report({ orgName: "&xxe;", prolog: dtd }))).toEqual({
+      code: "unexpanded_entity",
+      message:
+        "<report_metadata><org_name> holds an entity reference (&xxe;) that is never expanded: DTDs are not read",
+    });
+    let laughs = '<!DOCTYPE feedback [<!ENTITY lol0 "lol">';
+    for (let i = 1; i <= 9; i++) laughs += `<!ENTITY lol${i} "${`&lol${i - 1};`.repeat(10)}">`;
+    expect(await outcome(report({ orgName: "Acme &lol9;", prolog: `${laughs}]>` }))).toEqual({
+      code: "unexpanded_entity",
+      message:
+        "<report_metadata><org_name> holds an entity reference (&lol9;) that is never expanded: DTDs are not read",
+    });
+    // Without a DTD too: an entity XML does not define.
+    expect(
+      (
+        await outcome(
+          report({ metadataExtra: "<extra_contact_info>x</extra_contact_info>", orgName: "a&nbsp;b" }),
+        )
+      ).code,
+    ).toBe("unexpanded_entity");
+  });
+
+  it("the five entities of XML and character references are text, not refused", async () => {
+    const parsed = await aggregate(report({ orgName: "AT&amp;T &#x4D;ail &lt;x&gt;" }));
+    expect(parsed.orgName).toBe("AT&T Mail <x>");
+    expect(parsed.dropped).toEqual([]);
+  });
+
+  it("an organization name with an empty label is refused; one trailing dot is the root's", async () => {
+    expect(await outcome(report({ orgName: "example.com.." }))).toEqual({
+      code: "invalid_organization",
+      message: 'org_name "example.com.." is not a name: it has an empty label',
+    });
+    expect((await outcome(report({ orgName: "mail..example.com" }))).code).toBe("invalid_organization");
+    expect((await aggregate(report({ orgName: "Mail.Example.com." }))).organization).toBe("example.com");
+  });
+
+  it("a domain with an empty label is refused wherever a report names it", async () => {
+    expect(await outcome(report({ domain: "example.com.." }))).toEqual({
+      code: "invalid_domain",
+      message: 'policy_published domain "example.com.." is not a host name',
+    });
+    expect(await outcome(arfMail("Reported-Domain: example.com.."))).toEqual({
+      code: "invalid_domain",
+      message: `failure report's domain "example.com.." is not a host name`,
+    });
   });
 });

@@ -10,8 +10,9 @@ export class InvalidDomainError extends Error {
  * is a host name under a public suffix but not a bare suffix (`co.uk` is refused).
  */
 export function normaliseDomain(input: string): string {
-  const trimmed = input.trim().toLowerCase().replace(/\.$/, "");
-  if (trimmed === "") throw new InvalidDomainError("The domain is empty.");
+  const trimmed = input.trim().toLowerCase();
+  if (trimmed === "" || trimmed === ".") throw new InvalidDomainError("The domain is empty.");
+  // hostNameOf drops the one trailing dot itself: dropped here too, `example.com..` passed.
   const ascii = hostNameOf(trimmed);
   // A domain a tenant owns has no underscore labels: those name records, not domains.
   if (ascii === null || ascii.includes("_"))

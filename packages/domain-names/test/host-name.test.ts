@@ -18,6 +18,8 @@ describe("hostNameOf", () => {
       "-a.com",
       "a-.com",
       "a..com",
+      "example.com..",
+      ".example.com",
       `${"a".repeat(64)}.com`,
       `${`${"a".repeat(62)}.`.repeat(4)}com`,
       "a.com/path",
@@ -31,5 +33,8 @@ describe("hostNameOf", () => {
     expect(normaliseDomain("Example.com")).toBe("example.com");
     expect(() => normaliseDomain("_dmarc.example.com")).toThrow("not a valid domain name");
     expect(() => normaliseDomain("co.uk")).toThrow("public suffix");
+    expect(normaliseDomain("Example.com.")).toBe("example.com");
+    // One trailing dot is the root's; a second is an empty label.
+    expect(() => normaliseDomain("example.com..")).toThrow('"example.com.." is not a valid domain name.');
   });
 });

@@ -7,7 +7,9 @@ export interface FollowOptions {
   onBatch: (batch: RecordedEvent[]) => Promise<void>;
   onError?: (error: unknown) => void;
   maxBatch?: number;
+  /** The first pause after a failure; each failure in a row doubles it, up to `maxRetryDelayMs`. */
   retryDelayMs?: number;
+  maxRetryDelayMs?: number;
 }
 
 export interface Follower {
@@ -15,26 +17,48 @@ export interface Follower {
 }
 
 /**
+ * The pause before attempt `failures + 1`: exponential, capped, with full jitter over its upper
+ * half, so that processes that lost the database together do not all come back at one instant.
+ */
+export function backoffDelay(failures: number, firstMs: number, maxMs: number): number {
+  const ceiling = Math.min(maxMs, firstMs * 2 ** Math.max(0, failures - 1));
+  return ceiling / 2 + Math.random() * (ceiling / 2);
+}
+
+/**
  * Follows the store on a catch-up subscription until stopped. A batch that fails is never
  * skipped: the subscription is reopened from `from()` (a checkpoint the handler moves) after a
- * pause, and the batch comes again.
+ * pause that grows while failures follow each other (the database restarting, say), and the batch
+ * comes again.
  */
 export function followStore(options: FollowOptions): Follower {
   let stopped = false;
   let subscription: Subscription | null = null;
+  let wake: (() => void) | null = null;
+  let failures = 0;
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   const loop = async () => {
     while (!stopped) {
       try {
         subscription = options.store.subscribe(await options.from(), { maxBatch: options.maxBatch ?? 500 });
         for await (const batch of subscription) {
           await options.onBatch(batch);
+          failures = 0;
           if (stopped) break;
         }
       } catch (error) {
         if (stopped) break;
+        failures++;
         options.onError?.(error);
         await subscription?.close().catch(() => {});
-        await new Promise((resolve) => setTimeout(resolve, options.retryDelayMs ?? 1000));
+        await pause(backoffDelay(failures, options.retryDelayMs ?? 1000, options.maxRetryDelayMs ?? 30_000));
       }
     }
   };
@@ -42,7 +66,8 @@ export function followStore(options: FollowOptions): Follower {
   return {
     async stop() {
       stopped = true;
-      await subscription?.close();
+      wake?.();
+      await subscription?.close().catch(() => {});
       await running;
     },
   };

@@ -1,5 +1,19 @@
+export {
+  addressKey,
+  type ConnectionLimiter,
+  type ConnectionLimits,
+  limitConnections,
+  limitHttpConnections,
+} from "./connection-limits.js";
+export { connectionLost } from "./connection-lost.js";
 export { createLogger, redactedPaths } from "./create-logger.js";
-export { exitOnStartFailure, stopOnSignal } from "./lifecycle.js";
+export {
+  exitOnStartFailure,
+  type StopDeadline,
+  StopTimeoutError,
+  stopOnSignal,
+  stopWithin,
+} from "./lifecycle.js";
 export {
   type MetricsSettings,
   metricsSettings,
@@ -8,4 +22,4 @@ export {
   startMetricsServer,
 } from "./metrics-server.js";
 export { startedByPackageManager, whenParentExits } from "./parent-watch.js";
-export { type LoggingSettings, loggingSettings, logLevels } from "./settings.js";
+export { type LoggingSettings, loggingSettings, logLevels, stopSettings } from "./settings.js";

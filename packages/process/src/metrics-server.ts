@@ -4,6 +4,7 @@ import { optionalPort } from "@dmarc-ledger/config";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { z } from "zod";
+import { limitHttpConnections } from "./connection-limits.js";
 
 /**
  * What a process without an HTTP API of its own (the intake, the projector) reads to serve its
@@ -45,8 +46,19 @@ export async function serveProcessMetrics(
   return startMetricsServer(served, { host: settings.METRICS_HOST, port: settings.METRICS_PORT }, logger);
 }
 
-/** Limits of the socket: a scraper asks once every few seconds, and nobody else should. */
-const limits = { maxConnections: 16, headersTimeoutMs: 5_000, requestTimeoutMs: 10_000, keepAliveMs: 5_000 };
+/**
+ * Limits of the socket: a scraper asks once every few seconds, and nobody else should. Per address
+ * too, so that one client cannot take the 16 places; the timeouts are checked every second (Node's
+ * 30 s default let the 5 s header timeout run to 31 s).
+ */
+const limits = {
+  maxConnections: 16,
+  maxConnectionsPerAddress: 4,
+  headersTimeoutMs: 5_000,
+  requestTimeoutMs: 10_000,
+  keepAliveMs: 5_000,
+  checkingIntervalMs: 1_000,
+};
 
 /**
  * Serves `registry` in Prometheus's text format at GET /metrics, and GET /healthz (alive), on a
@@ -58,37 +70,40 @@ export async function startMetricsServer(
   settings: { host: string; port: number },
   logger: Logger,
 ): Promise<RunningMetricsServer> {
-  const server: Server = createServer(async (request, response) => {
-    // A target that is no URL (an absolute form such as "http://[") must not throw in here: an
-    // error in this handler would end the process.
-    const path = pathOf(request.url ?? "");
-    if (path === null) {
-      response.writeHead(400, { "content-type": "text/plain" }).end("bad request\n");
-      return;
-    }
-    if (path !== "/metrics" && path !== "/healthz") {
-      response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
-      return;
-    }
-    if (request.method !== "GET" && request.method !== "HEAD") {
-      response
-        .writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain" })
-        .end("method not allowed\n");
-      return;
-    }
-    try {
-      const [type, body] =
-        path === "/healthz"
-          ? ["application/json", '{"status":"ok"}']
-          : [registry.contentType, await registry.metrics()];
-      response.writeHead(200, { "content-type": type }).end(request.method === "HEAD" ? undefined : body);
-    } catch (error) {
-      // A collector failed (the database, say): said in the log, not to the scraper.
-      logger.error({ err: error }, "collecting metrics failed");
-      response.writeHead(500, { "content-type": "text/plain" }).end("collecting metrics failed\n");
-    }
-  });
-  server.maxConnections = limits.maxConnections;
+  const server: Server = createServer(
+    { connectionsCheckingInterval: limits.checkingIntervalMs },
+    async (request, response) => {
+      // A target that is no URL (an absolute form such as "http://[") must not throw in here: an
+      // error in this handler would end the process.
+      const path = pathOf(request.url ?? "");
+      if (path === null) {
+        response.writeHead(400, { "content-type": "text/plain" }).end("bad request\n");
+        return;
+      }
+      if (path !== "/metrics" && path !== "/healthz") {
+        response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+        return;
+      }
+      if (request.method !== "GET" && request.method !== "HEAD") {
+        response
+          .writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain" })
+          .end("method not allowed\n");
+        return;
+      }
+      try {
+        const [type, body] =
+          path === "/healthz"
+            ? ["application/json", '{"status":"ok"}']
+            : [registry.contentType, await registry.metrics()];
+        response.writeHead(200, { "content-type": type }).end(request.method === "HEAD" ? undefined : body);
+      } catch (error) {
+        // A collector failed (the database, say): said in the log, not to the scraper.
+        logger.error({ err: error }, "collecting metrics failed");
+        response.writeHead(500, { "content-type": "text/plain" }).end("collecting metrics failed\n");
+      }
+    },
+  );
+  limitHttpConnections(server, { total: limits.maxConnections, perAddress: limits.maxConnectionsPerAddress });
   server.headersTimeout = limits.headersTimeoutMs;
   server.requestTimeout = limits.requestTimeoutMs;
   server.keepAliveTimeout = limits.keepAliveMs;

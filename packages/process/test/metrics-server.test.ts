@@ -79,6 +79,30 @@ describe("the metrics server of a process without an API", () => {
     expect(logged.some((line) => line.includes("collecting metrics failed"))).toBe(true);
   });
 
+  it("takes 16 connections, 4 from one address: a client holding many leaves the scraper served", async () => {
+    const held = [];
+    for (let i = 0; i < 16; i++) {
+      const socket = connect({ port: server.port, host: "127.0.0.1", localAddress: "127.0.0.3" });
+      socket.on("error", () => {});
+      socket.resume();
+      held.push({ socket, closed: once(socket, "close") });
+      await once(socket, "connect");
+    }
+    // The 12 past the four were closed at once (the four have not waited the second's grace).
+    const closed = await Promise.all(
+      held.map(({ closed }) =>
+        Promise.race([
+          closed.then(() => true),
+          new Promise((resolve) => setTimeout(() => resolve(false), 500)),
+        ]),
+      ),
+    );
+    expect(closed.filter(Boolean)).toHaveLength(12);
+    const scraped = await fetch(`${base}/metrics`);
+    expect(scraped.status).toBe(200);
+    for (const { socket } of held) socket.destroy();
+  });
+
   it("refuses to start on a port that is taken", async () => {
     const taken = createServer().listen(0, "127.0.0.1");
     await once(taken, "listening");

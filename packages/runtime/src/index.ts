@@ -1,2 +1,5 @@
+// The projections are "@dmarc-ledger/runtime/projections": they load the report parser, which
+// opening the database does not need.
+export { tableMigrations } from "./migration-sets.js";
 export { openRuntime, type Runtime, type RuntimeOptions } from "./open-runtime.js";
 export { runtimeSettings } from "./settings.js";

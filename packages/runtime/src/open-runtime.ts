@@ -1,5 +1,6 @@
 import { parseSettings } from "@dmarc-ledger/config";
 import {
+  type AnySchema,
   type Database,
   type DatabaseConfig,
   databaseConfigFrom,
@@ -8,18 +9,15 @@ import {
   openDatabase,
 } from "@dmarc-ledger/db";
 import { createPostgresEventStore, type EventStore, eventStoreMigrations } from "@dmarc-ledger/event-store";
-// The subpath, not the index: that would load the report parser for a migration list.
-import { intakeMigrations } from "@dmarc-ledger/ingestion/migrations";
-import type { ReadModelSchema } from "@dmarc-ledger/read-models";
-import { readModelMigrations } from "@dmarc-ledger/read-models/migrations";
-import { usersMigrations } from "@dmarc-ledger/users/migrations";
 import type { Kysely } from "kysely";
+import { tableMigrations } from "./migration-sets.js";
 import { runtimeSettings } from "./settings.js";
 
 /** The database, event store and read models a process works on, as its environment selects them. */
 export interface Runtime {
   database: Database;
-  db: Kysely<ReadModelSchema>;
+  /** A handle on the database for every package: each sees it through its own tables. */
+  db: Kysely<AnySchema>;
   store: EventStore;
   /** One line for a person: where data lives. */
   description: string;
@@ -33,6 +31,14 @@ export interface RuntimeOptions {
   eventStoreUrl?: string | null;
   /** Opened for one command, not for a service: see OpenOptions.shortLived. */
   shortLived?: boolean;
+  /** Told when the server ends a connection (OpenOptions.onConnectionError): for the log. */
+  onConnectionError?: (error: Error) => void;
+  /**
+   * A running service (the API, the projector, intake, DNS, `start`), not a command: its
+   * statements run under DATABASE_STATEMENT_TIMEOUT_MS, so that no query runs unbounded. A
+   * command an operator runs (import, replay) has none.
+   */
+  service?: boolean;
 }
 
 /**
@@ -47,20 +53,19 @@ export async function openRuntime(
   // Validated before anything is opened: a wrong variable must not leave a half-made data directory.
   const settings = parseSettings(runtimeSettings, env);
   const config = options.database ?? databaseConfigFrom(settings);
-  const database = await openDatabase(config, { shortLived: options.shortLived ?? false });
-  const db = database.withSchema<ReadModelSchema>();
+  const statementTimeoutMs = options.service ? settings.DATABASE_STATEMENT_TIMEOUT_MS : 0;
+  const database = await openDatabase(config, {
+    shortLived: options.shortLived ?? false,
+    ...(statementTimeoutMs ? { statementTimeoutMs } : {}),
+    ...(options.onConnectionError ? { onConnectionError: options.onConnectionError } : {}),
+  });
+  const db = database.withSchema<AnySchema>();
   try {
     const eventStoreUrl =
       options.eventStoreUrl === undefined ? settings.EVENTSTORE_URL : options.eventStoreUrl;
-    // The raw archive of every input lives beside the read models, whichever store holds events.
-    // One call: the sets already up to date are checked with one query.
-    await migrateToLatest(
-      database.db,
-      readModelMigrations,
-      intakeMigrations,
-      usersMigrations,
-      ...(eventStoreUrl ? [] : [eventStoreMigrations]),
-    );
+    // The read models and the raw archive live here whichever store holds the events. One call:
+    // the sets already up to date are checked with one query.
+    await migrateToLatest(database.db, ...tableMigrations, ...(eventStoreUrl ? [] : [eventStoreMigrations]));
     const store = eventStoreUrl
       ? (await import("@dmarc-ledger/event-store/kurrentdb")).createKurrentDbEventStore(eventStoreUrl)
       : createPostgresEventStore(database);

@@ -1,11 +1,17 @@
-import { allProjections, type Projection, projectionOfPackage } from "@dmarc-ledger/read-models";
-import { usersProjection } from "@dmarc-ledger/users/projection";
+import type { Projection } from "@dmarc-ledger/projection-engine";
+import { reportProjections } from "@dmarc-ledger/report-read-models";
+import { safeSpfProjections } from "@dmarc-ledger/safe-spf-service/projections";
+import { tenancyProjections } from "@dmarc-ledger/tenancy";
+import { usersProjections } from "@dmarc-ledger/users/projection";
 
 /**
- * Every projection a service runs: the read models' and those of the packages that own tables of
- * their own (the users'). Processes that project, wait for projections or replay use this list.
+ * Every projection of the service, each package's own, in the order the engine applies them:
+ * what the projector runs, what replay rebuilds and what a write waits for. A package that adds
+ * projections adds them here, and its migrations to tableMigrations (migration-sets.ts).
  */
-export const serviceProjections: readonly Projection[] = [
-  ...allProjections,
-  projectionOfPackage(usersProjection),
+export const allProjections: readonly Projection[] = [
+  ...tenancyProjections,
+  ...reportProjections,
+  ...safeSpfProjections,
+  ...usersProjections,
 ];

@@ -1,13 +1,8 @@
-import { type EventStore, WrongExpectedVersionError } from "@dmarc-ledger/event-store";
-import {
-  type EventMetadata,
-  newEvent,
-  type SafeSpfRecordComputed,
-  type SpfOriginalUpdated,
-  streams,
-} from "@dmarc-ledger/events";
-import { diffFlattenResults, type FlattenResult, type SpfResolver } from "@dmarc-ledger/safe-spf";
+import type { EventStore } from "@dmarc-ledger/event-store";
+import type { EventMetadata } from "@dmarc-ledger/events";
+import type { SpfResolver } from "@dmarc-ledger/safe-spf";
 import { flattenAndCheck } from "./flatten-and-check.js";
+import { appendOutcome, computationFailed, readSafeSpfStream, recordComputed } from "./safe-spf-stream.js";
 
 export type ComputeOutcome = "computed" | "failed" | "retrying" | "superseded" | "already_done";
 
@@ -25,64 +20,17 @@ export async function computeSafeSpf(
   domain: string,
   options: { resolver: SpfResolver; publishZone?: string; metadata: EventMetadata; force?: boolean },
 ): Promise<ComputeOutcome> {
-  const history = await store.readStream(streams.domain(domain));
-  const lastOriginalIndex = history.findLastIndex((event) => event.type === "SpfOriginalUpdated");
-  if (lastOriginalIndex < 0) return "already_done";
-  const submitted = history[lastOriginalIndex]!.data as SpfOriginalUpdated;
-  const after = history.slice(lastOriginalIndex + 1);
-  const doneAlready = after.some(
-    (event) =>
-      event.type === "SafeSpfRecordComputed" ||
-      (event.type === "SafeSpfComputationFailed" && !(event.data as { retrying: boolean }).retrying),
-  );
-  if (doneAlready && !options.force) return "already_done";
-  const previous = history.findLast((event) => event.type === "SafeSpfRecordComputed")?.data as
-    | SafeSpfRecordComputed
-    | undefined;
-  const expected = history.at(-1)!.revision;
+  const stream = await readSafeSpfStream(store, domain);
+  const { submitted } = stream;
+  if (!submitted) return "already_done";
+  if (stream.settled && !options.force) return "already_done";
 
   const outcome = await flattenAndCheck(domain, submitted.original, options.resolver, options.publishZone);
   const event =
     "result" in outcome
-      ? newEvent(
-          "SafeSpfRecordComputed",
-          {
-            domain,
-            tenantId: submitted.tenantId,
-            original: submitted.original,
-            records: outcome.result.records.map(({ name, value }) => ({ name, value })),
-            lookupsBefore: outcome.result.lookupsBefore,
-            lookupsAfter: outcome.result.lookupsAfter,
-            networks: outcome.result.networks,
-            ...diffFlattenResults(previous ? asFlattenResult(previous) : null, outcome.result),
-            warnings: outcome.result.warnings,
-            minTtl: outcome.result.minTtl,
-          },
-          options.metadata,
-        )
-      : newEvent(
-          "SafeSpfComputationFailed",
-          {
-            domain,
-            tenantId: submitted.tenantId,
-            original: submitted.original,
-            code: outcome.code,
-            message: outcome.message,
-            retrying: transient.has(outcome.code),
-          },
-          options.metadata,
-        );
-  try {
-    await store.append(streams.domain(domain), [event], expected);
-  } catch (error) {
-    if (error instanceof WrongExpectedVersionError) return "superseded";
-    throw error;
-  }
+      ? recordComputed({ ...stream, submitted }, outcome.result, options.metadata).event
+      : computationFailed({ ...stream, submitted }, outcome, transient.has(outcome.code), options.metadata);
+  if (!(await appendOutcome(store, stream, event))) return "superseded";
   if ("result" in outcome) return "computed";
   return transient.has(outcome.code) ? "retrying" : "failed";
-}
-
-/** The diff needs the earlier result's networks only. */
-function asFlattenResult(previous: SafeSpfRecordComputed): FlattenResult {
-  return { networks: previous.networks } as FlattenResult;
 }

@@ -1,14 +1,8 @@
-import { type EventStore, WrongExpectedVersionError } from "@dmarc-ledger/event-store";
-import {
-  type EventMetadata,
-  newEvent,
-  type SafeSpfComputationFailed,
-  type SafeSpfRecordComputed,
-  type SpfOriginalUpdated,
-  streams,
-} from "@dmarc-ledger/events";
-import { diffFlattenResults, type FlattenResult, type SpfResolver } from "@dmarc-ledger/safe-spf";
+import type { EventStore } from "@dmarc-ledger/event-store";
+import type { EventMetadata, SafeSpfComputationFailed, SafeSpfRecordComputed } from "@dmarc-ledger/events";
+import type { FlattenResult, SpfResolver } from "@dmarc-ledger/safe-spf";
 import { flattenAndCheck } from "./flatten-and-check.js";
+import { appendOutcome, computationFailed, readSafeSpfStream, recordComputed } from "./safe-spf-stream.js";
 
 /**
  * - `changed`: a new record was appended (with its diff);
@@ -57,22 +51,14 @@ export async function refreshSafeSpf(
   domain: string,
   options: RefreshOptions,
 ): Promise<RefreshOutcome> {
-  const history = await store.readStream(streams.domain(domain));
-  const lastOriginalIndex = history.findLastIndex((event) => event.type === "SpfOriginalUpdated");
-  if (lastOriginalIndex < 0) return { kind: "no_record" };
-  const answered = history
-    .slice(lastOriginalIndex + 1)
-    .some((event) => event.type === "SafeSpfRecordComputed" || event.type === "SafeSpfComputationFailed");
-  if (!answered) return { kind: "pending" };
-  const submitted = history[lastOriginalIndex]!.data as SpfOriginalUpdated;
-  const previous = history.findLast((event) => event.type === "SafeSpfRecordComputed")?.data as
-    | SafeSpfRecordComputed
-    | undefined;
-  const last = history.at(-1)!;
-  const expected = last.revision;
+  const stream = await readSafeSpfStream(store, domain);
+  const { submitted, previous, last } = stream;
+  if (!submitted || !last) return { kind: "no_record" };
+  if (!stream.answered) return { kind: "pending" };
+  const answering = { ...stream, submitted };
 
   const unchanged = (result: FlattenResult) =>
-    previous !== undefined && isSameRecord(previous, submitted.original, result);
+    previous !== null && isSameRecord(previous, submitted.original, result);
   const outcome = await flattenAndCheck(
     domain,
     submitted.original,
@@ -85,28 +71,9 @@ export async function refreshSafeSpf(
     if (unchanged(result)) {
       return { kind: "unchanged", minTtl: result.minTtl };
     }
-    const diff = diffFlattenResults(
-      previous ? ({ networks: previous.networks } as FlattenResult) : null,
-      result,
-    );
-    const event = newEvent(
-      "SafeSpfRecordComputed",
-      {
-        domain,
-        tenantId: submitted.tenantId,
-        original: submitted.original,
-        records: result.records.map(({ name, value }) => ({ name, value })),
-        lookupsBefore: result.lookupsBefore,
-        lookupsAfter: result.lookupsAfter,
-        networks: result.networks,
-        ...diff,
-        warnings: result.warnings,
-        minTtl: result.minTtl,
-      },
-      options.metadata,
-    );
-    if (!(await appended(store, domain, event, expected))) return { kind: "superseded" };
-    return { kind: "changed", minTtl: result.minTtl, ...diff };
+    const { event, added, removed } = recordComputed(answering, result, options.metadata);
+    if (!(await appendOutcome(store, stream, event))) return { kind: "superseded" };
+    return { kind: "changed", minTtl: result.minTtl, added, removed };
   }
 
   const failure = failureText(outcome);
@@ -119,20 +86,9 @@ export async function refreshSafeSpf(
     failureText(lastFailure) === failure &&
     (options.lastChecked === null || last.recordedAt >= options.lastChecked);
   if (failure === options.knownFailure || toldInStream) return { kind: "failed", failure, appended: false };
-  const event = newEvent(
-    "SafeSpfComputationFailed",
-    {
-      domain,
-      tenantId: submitted.tenantId,
-      original: submitted.original,
-      code: outcome.code,
-      message: outcome.message,
-      // The refresher retries every failure (with backoff); the worker's retry flag means DNS timeouts.
-      retrying: outcome.code === "dns_timeout",
-    },
-    options.metadata,
-  );
-  if (!(await appended(store, domain, event, expected))) return { kind: "superseded" };
+  // The refresher retries every failure (with backoff); the worker's retry flag means DNS timeouts.
+  const event = computationFailed(answering, outcome, outcome.code === "dns_timeout", options.metadata);
+  if (!(await appendOutcome(store, stream, event))) return { kind: "superseded" };
   return { kind: "failed", failure, appended: true };
 }
 
@@ -145,19 +101,4 @@ function isSameRecord(previous: SafeSpfRecordComputed, original: string, result:
     previous.networks.length === result.networks.length &&
     previous.networks.every((network, index) => network === result.networks[index])
   );
-}
-
-async function appended(
-  store: EventStore,
-  domain: string,
-  event: ReturnType<typeof newEvent>,
-  expected: bigint,
-): Promise<boolean> {
-  try {
-    await store.append(streams.domain(domain), [event], expected);
-    return true;
-  } catch (error) {
-    if (error instanceof WrongExpectedVersionError) return false;
-    throw error;
-  }
 }

@@ -1,6 +1,6 @@
-import type { ReadModelSchema } from "@dmarc-ledger/read-models";
 import { type Kysely, sql } from "kysely";
 import type { SafeSpfRefreshSettings } from "./refresh-settings.js";
+import type { SafeSpfAndDomainSchema } from "./schema.js";
 
 /** When a record built from answers whose shortest TTL is `minTtl` seconds is due again. */
 export function refreshDelayMs(minTtl: number | null, settings: SafeSpfRefreshSettings): number {
@@ -22,7 +22,7 @@ const milliseconds = (ms: number) => sql`${`${Math.round(ms)} milliseconds`}::in
  * A failure the worker recorded for the newest original counts as the one being retried.
  */
 export async function syncSchedule(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<SafeSpfAndDomainSchema>,
   settings: SafeSpfRefreshSettings,
 ): Promise<number> {
   const delay = sql`make_interval(secs => least(greatest(coalesce(s.min_ttl * 1000, ${settings.maxRefreshMs}),
@@ -55,7 +55,7 @@ export interface ClaimedDomain {
  * lease runs out after `leaseMs` and the domain is due for the others.
  */
 export async function claimDue(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<SafeSpfAndDomainSchema>,
   owner: string,
   limit: number,
   leaseMs: number,
@@ -95,7 +95,7 @@ export interface CheckedDomain {
  * round trip per domain costs more than the computation.
  */
 export async function recordChecked(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<SafeSpfAndDomainSchema>,
   owner: string,
   checked: CheckedDomain[],
 ): Promise<void> {
@@ -116,7 +116,7 @@ export async function recordChecked(
 
 /** A computation failed: the record stays, the domain is due again after the backoff. */
 export async function recordFailed(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<SafeSpfAndDomainSchema>,
   owner: string,
   domain: string,
   failure: string,
@@ -140,7 +140,7 @@ export async function recordFailed(
 
 /** Nothing to do now (no outcome yet for a new original): look again later, keeping the rest. */
 export async function recordPostponed(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<SafeSpfAndDomainSchema>,
   owner: string,
   domain: string,
   retryInMs: number,
@@ -154,7 +154,7 @@ export async function recordPostponed(
 }
 
 /** Gives back what `owner` still holds (a clean stop): other refreshers need not wait out the lease. */
-export async function releaseLeases(db: Kysely<ReadModelSchema>, owner: string): Promise<void> {
+export async function releaseLeases(db: Kysely<SafeSpfAndDomainSchema>, owner: string): Promise<void> {
   await db
     .updateTable("safe_spf_refresh")
     .set({ lease_owner: null, lease_until: null })
@@ -163,7 +163,7 @@ export async function releaseLeases(db: Kysely<ReadModelSchema>, owner: string):
 }
 
 /** The soonest due time, to sleep until it (bounded by the refresher's tick). */
-export async function nextDue(db: Kysely<ReadModelSchema>): Promise<Date | null> {
+export async function nextDue(db: Kysely<SafeSpfAndDomainSchema>): Promise<Date | null> {
   // A due domain another refresher holds is due for us only when its lease runs out.
   const row = await sql<{ due: Date | string | null }>`
     select min(greatest(next_due, coalesce(lease_until, next_due))) as due from safe_spf_refresh`.execute(db);

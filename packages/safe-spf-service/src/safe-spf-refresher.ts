@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import type { EventStore } from "@dmarc-ledger/event-store";
-import type { ReadModelSchema } from "@dmarc-ledger/read-models";
 import type { SpfResolver } from "@dmarc-ledger/safe-spf";
 import type { Kysely } from "kysely";
 import { type RefreshOutcome, refreshSafeSpf } from "./refresh-safe-spf.js";
@@ -18,10 +17,11 @@ import {
   syncSchedule,
 } from "./refresh-schedule.js";
 import type { SafeSpfRefreshSettings } from "./refresh-settings.js";
+import type { SafeSpfAndDomainSchema } from "./schema.js";
 
 export interface SafeSpfRefresherOptions {
   store: EventStore;
-  db: Kysely<ReadModelSchema>;
+  db: Kysely<SafeSpfAndDomainSchema>;
   /**
    * One resolver for every domain: its TTL cache and in-flight sharing are what make thousands of
    * domains that include the same provider cost one query per TTL.

@@ -1,16 +1,13 @@
-import { type EventStore, followStore } from "@dmarc-ledger/event-store";
-import { decodeEvent } from "@dmarc-ledger/events";
-import { type ReadModelSchema, readWorkerCheckpoint, writeWorkerCheckpoint } from "@dmarc-ledger/read-models";
+import type { EventStore } from "@dmarc-ledger/event-store";
+import { startCheckpointedWorker } from "@dmarc-ledger/projection-engine";
 import type { SpfResolver } from "@dmarc-ledger/safe-spf";
 import type { Kysely } from "kysely";
 import { computeSafeSpf } from "./compute-safe-spf.js";
-
-/** Where the worker's checkpoint lives among the projections' (it is not one of them). */
-const checkpointName = "process:safe_spf";
+import type { SafeSpfSchema } from "./schema.js";
 
 export interface SafeSpfWorkerOptions {
   store: EventStore;
-  db: Kysely<ReadModelSchema>;
+  db: Kysely<SafeSpfSchema>;
   resolver: SpfResolver;
   publishZone?: string;
   /** How often computations that failed for a transient reason are tried again. */
@@ -21,10 +18,6 @@ export interface SafeSpfWorkerOptions {
 export interface RunningSafeSpfWorker {
   stop(): Promise<void>;
 }
-
-const readCheckpoint = (db: Kysely<ReadModelSchema>) => readWorkerCheckpoint(db, checkpointName);
-const writeCheckpoint = (db: Kysely<ReadModelSchema>, position: bigint) =>
-  writeWorkerCheckpoint(db, checkpointName, position);
 
 /**
  * The Safe SPF process: reacts to every SpfOriginalUpdated (in order, from its checkpoint) by
@@ -40,20 +33,15 @@ export function startSafeSpfWorker(options: SafeSpfWorkerOptions): RunningSafeSp
       metadata,
       ...(options.publishZone ? { publishZone: options.publishZone } : {}),
     });
-  const follower = followStore({
+  const worker = startCheckpointedWorker({
     store,
-    from: () => readCheckpoint(db),
-    onBatch: async (batch) => {
-      for (const recorded of batch) {
-        // Decoding validates the whole payload: skip the report events before paying for it.
-        if (recorded.type !== "SpfOriginalUpdated") continue;
-        const event = decodeEvent(recorded);
-        if (event?.type === "SpfOriginalUpdated") await compute(event.data.domain);
-      }
-      await writeCheckpoint(db, batch.at(-1)!.position);
+    db,
+    name: "process:safe_spf",
+    handles: new Set(["SpfOriginalUpdated"]),
+    onEvents: async (events) => {
+      for (const event of events) if (event.type === "SpfOriginalUpdated") await compute(event.data.domain);
     },
     ...(options.onError ? { onError: options.onError } : {}),
-    maxBatch: 100,
   });
 
   const retryTransient = async () => {
@@ -71,7 +59,7 @@ export function startSafeSpfWorker(options: SafeSpfWorkerOptions): RunningSafeSp
   return {
     async stop() {
       clearInterval(timer);
-      await follower.stop();
+      await worker.stop();
     },
   };
 }

@@ -1,38 +1,67 @@
+import { type AnySchema, migrateToLatest, openDatabase } from "@dmarc-ledger/db";
 import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
-import type { RecordedEvent } from "@dmarc-ledger/event-store";
+import {
+  createPostgresEventStore,
+  type EventStore,
+  eventStoreMigrations,
+  type RecordedEvent,
+} from "@dmarc-ledger/event-store";
 import { streams } from "@dmarc-ledger/events";
-import { allProjections, catchUp, type RunningProjector, startProjector } from "@dmarc-ledger/read-models";
-import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import {
+  catchUp,
+  type Projection,
+  projectionEngineMigrations,
+  type RunningProjector,
+  startProjector,
+} from "@dmarc-ledger/projection-engine";
 import type { SpfResolver } from "@dmarc-ledger/safe-spf";
-import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
+import { addDomain, createTenant, tenancyMigrations, tenancyProjections } from "@dmarc-ledger/tenancy";
+import type { Kysely } from "kysely";
 import { computeSafeSpf } from "../src/compute-safe-spf.js";
+import { safeSpfMigrations } from "../src/migrations/index.js";
+import { safeSpfProjections } from "../src/safe-spf-state-projection.js";
 import { submitOriginalSpf } from "../src/submit-original.js";
 
-/** A runtime on a fresh PostgreSQL database with a projector following it, as in production. */
+/** What these tests read: the domains and their history (tenancy's) and Safe SPF's own tables. */
+export const projections: readonly Projection[] = [...tenancyProjections, ...safeSpfProjections];
+
+/**
+ * The parts of a runtime these tests use: the event store and the tables of the projections
+ * above, on a fresh PostgreSQL database, with a projector following it, as in production.
+ */
 export interface RefreshTestWorld {
-  runtime: Runtime;
+  runtime: { store: EventStore; db: Kysely<AnySchema> };
   tenantId: string;
   projector: RunningProjector;
   close(): Promise<void>;
 }
 
 export async function openWorld(prefix: string): Promise<RefreshTestWorld> {
-  const database: TestDatabase = await createTestDatabase(prefix);
-  const runtime = await openRuntime({ DATABASE_URL: database.url }, { eventStoreUrl: null });
+  const testDatabase: TestDatabase = await createTestDatabase(prefix);
+  const database = await openDatabase({ kind: "postgres", url: testDatabase.url });
+  await migrateToLatest(
+    database.db,
+    eventStoreMigrations,
+    projectionEngineMigrations,
+    tenancyMigrations,
+    safeSpfMigrations,
+  );
+  const runtime = { store: createPostgresEventStore(database), db: database.withSchema<AnySchema>() };
   const { tenantId } = await createTenant(
     runtime.store,
     { name: "acme", region: "global" },
     { causedBy: "test" },
   );
-  const projector = startProjector({ store: runtime.store, db: runtime.db, projections: allProjections });
+  const projector = startProjector({ store: runtime.store, db: runtime.db, projections });
   return {
     runtime,
     tenantId,
     projector,
     async close() {
       await projector.stop();
-      await runtime.close();
-      await database.drop();
+      await runtime.store.close();
+      await database.close();
+      await testDatabase.drop();
     },
   };
 }
@@ -56,7 +85,7 @@ export async function seedDomains(
     }
   };
   await Promise.all(Array.from({ length: parallel }, worker));
-  await catchUp({ store, db: world.runtime.db, projections: allProjections });
+  await catchUp({ store, db: world.runtime.db, projections });
 }
 
 export const safeSpfEvents = async (world: RefreshTestWorld, domain: string): Promise<RecordedEvent[]> =>

@@ -1,15 +1,24 @@
-import { allProjections, catchUp, domainHistory, safeSpfState } from "@dmarc-ledger/read-models";
+import { catchUp } from "@dmarc-ledger/projection-engine";
 import { createResolver } from "@dmarc-ledger/safe-spf";
 import {
   type FixtureDnsServer,
   type FixtureZones,
   startFixtureDnsServer,
 } from "@dmarc-ledger/safe-spf/testing";
+import { domainHistory } from "@dmarc-ledger/tenancy";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RefreshOutcome } from "../src/refresh-safe-spf.js";
 import { type RunningSafeSpfRefresher, startSafeSpfRefresher } from "../src/safe-spf-refresher.js";
-import { eventually, openWorld, type RefreshTestWorld, safeSpfEvents, seedDomains } from "./helpers.js";
+import { safeSpfState } from "../src/safe-spf-state.js";
+import {
+  eventually,
+  openWorld,
+  projections,
+  type RefreshTestWorld,
+  safeSpfEvents,
+  seedDomains,
+} from "./helpers.js";
 
 const ttl = 3;
 const healthy: FixtureZones = {
@@ -89,7 +98,7 @@ describe("the Safe SPF refresher against a real DNS server", () => {
     // The cache, the schedule and the refresher's tick each add a little to the TTL, never a TTL.
     expect(changed.recordedAt.getTime() - changedAt).toBeLessThan(ttl * 1000 + 1500);
 
-    await catchUp({ store: world.runtime.store, db: world.runtime.db, projections: allProjections });
+    await catchUp({ store: world.runtime.store, db: world.runtime.db, projections });
     const history = (await domainHistory(world.runtime.db, world.tenantId, "moving.example.com"))!;
     const description = history.at(-1)!.Description;
     expect(description).toContain("added 198.51.100.0/24");
@@ -124,7 +133,7 @@ describe("the Safe SPF refresher against a real DNS server", () => {
       expect(failures, domain).toHaveLength(1);
       expect(failures[0]!.data).toMatchObject({ code });
     }
-    await catchUp({ store: world.runtime.store, db: world.runtime.db, projections: allProjections });
+    await catchUp({ store: world.runtime.store, db: world.runtime.db, projections });
     for (const provider of Object.keys(expectedCodes)) {
       const state = (await stateOf(`${provider}.example.com`))!;
       expect(state.records, provider).toEqual(good.get(provider));

@@ -1,4 +1,4 @@
-import { allProjections, catchUp } from "@dmarc-ledger/read-models";
+import { catchUp } from "@dmarc-ledger/projection-engine";
 import { createResolver } from "@dmarc-ledger/safe-spf";
 import {
   type FixtureDnsServer,
@@ -9,7 +9,14 @@ import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSafeSpfRefresher } from "../src/safe-spf-refresher.js";
 import { seedComputedDomains } from "../src/testing/index.js";
-import { eventually, openWorld, type RefreshTestWorld, safeSpfEvents, seedDomains } from "./helpers.js";
+import {
+  eventually,
+  openWorld,
+  projections,
+  type RefreshTestWorld,
+  safeSpfEvents,
+  seedDomains,
+} from "./helpers.js";
 
 const settings = { minRefreshMs: 1000, maxRefreshMs: 60_000 };
 
@@ -48,7 +55,7 @@ describe("1,000 domains that include one provider", () => {
       resolver,
       domains: domains.map((domain) => ({ domain, original: "v=spf1 include:_spf.shared.test -all" })),
     });
-    await catchUp({ store: world.runtime.store, db: world.runtime.db, projections: allProjections });
+    await catchUp({ store: world.runtime.store, db: world.runtime.db, projections });
     const seedingWindows = Math.floor((Date.now() - seededAt) / cacheLifeMs) + 1;
     const askedWhileSeeding = dns.queryLog.filter((q) => q.name === "_spf.shared.test").length;
     expect(askedWhileSeeding).toBeLessThanOrEqual(seedingWindows);

@@ -1,5 +1,5 @@
-import type { ReadModelSchema } from "@dmarc-ledger/read-models";
 import { type Kysely, sql } from "kysely";
+import type { SourceIpNameSchema } from "./schema.js";
 
 /** How long an answer holds: a definitive one for the refresh age, a failed attempt for the retry age. */
 export interface AnswerAges {
@@ -23,7 +23,7 @@ export interface DueIp {
 
 /** Of `ips`, those without a projected answer or whose answer is due again, in one query per 5,000. */
 export async function dueAmong(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<SourceIpNameSchema>,
   ips: readonly string[],
   now: Date,
   ages: AnswerAges,
@@ -48,7 +48,7 @@ export async function dueAmong(
 
 /** The IPs whose answers are due again, oldest first: what the periodic sweep re-resolves. */
 export async function staleSourceIps(
-  db: Kysely<ReadModelSchema>,
+  db: Kysely<SourceIpNameSchema>,
   now: Date,
   ages: AnswerAges,
   limit: number,

@@ -1,25 +1,18 @@
 import { setMaxListeners } from "node:events";
-import {
-  type EventStore,
-  type ExpectedRevision,
-  followStore,
-  WrongExpectedVersionError,
-} from "@dmarc-ledger/event-store";
+import { type EventStore, type ExpectedRevision, WrongExpectedVersionError } from "@dmarc-ledger/event-store";
 import { decodeEvent, newEvent, type SourceIpResolved, streams } from "@dmarc-ledger/events";
-import { type ReadModelSchema, readWorkerCheckpoint, writeWorkerCheckpoint } from "@dmarc-ledger/read-models";
+import { startCheckpointedWorker } from "@dmarc-ledger/projection-engine";
 import { DnsLookupError, type SpfResolver } from "@dmarc-ledger/safe-spf";
 import type { Kysely } from "kysely";
 import PQueue from "p-queue";
 import pRetry from "p-retry";
 import { type AnswerAges, type DueIp, dueAmong, isDue, staleSourceIps } from "./due-source-ips.js";
 import { lookupSourceName, type SourceNameAnswer } from "./lookup-source-name.js";
-
-/** Where the resolver's checkpoint lives among the projections' (it is not one of them). */
-const checkpointName = "process:source_ip_resolver";
+import type { SourceIpNameSchema } from "./schema.js";
 
 export interface SourceIpResolverOptions extends AnswerAges {
   store: EventStore;
-  db: Kysely<ReadModelSchema>;
+  db: Kysely<SourceIpNameSchema>;
   /** One resolver for the whole process: its cache is shared by every lookup. */
   resolver: SpfResolver;
   ratePerSecond: number;
@@ -39,10 +32,6 @@ export interface SourceIpResolverOptions extends AnswerAges {
 export interface RunningSourceIpResolver {
   stop(): Promise<void>;
 }
-
-const readCheckpoint = (db: Kysely<ReadModelSchema>) => readWorkerCheckpoint(db, checkpointName);
-const writeCheckpoint = (db: Kysely<ReadModelSchema>, position: bigint) =>
-  writeWorkerCheckpoint(db, checkpointName, position);
 
 const isTimeout = (error: unknown) => error instanceof DnsLookupError && error.code === "timeout";
 
@@ -151,27 +140,24 @@ export function startSourceIpResolver(options: SourceIpResolverOptions): Running
     return task;
   };
 
-  const follower = followStore({
+  const follower = startCheckpointedWorker({
     store,
-    from: () => readCheckpoint(db),
-    onBatch: async (batch) => {
+    db,
+    name: "process:source_ip_resolver",
+    handles: new Set(["AggregateReportReceived"]),
+    onEvents: async (events) => {
       const ips = new Set<string>();
-      for (const recorded of batch) {
-        // Decoding validates the payload: skip the other events before paying for it.
-        if (recorded.type !== "AggregateReportReceived") continue;
-        const event = decodeEvent(recorded);
-        if (event?.type === "AggregateReportReceived")
+      for (const event of events)
+        if (event.type === "AggregateReportReceived")
           for (const row of event.data.rows) ips.add(row.sourceIp);
-      }
       const due = await dueAmong(db, [...ips], now(), options);
       await Promise.all(due.map(enqueue));
       // A batch cut short by stop() is seen again from the old checkpoint at the next start.
-      if (!stopped) await writeCheckpoint(db, batch.at(-1)!.position);
+      return stopped ? "incomplete" : undefined;
     },
     onError: (error) => {
       if (!stopped) options.onError?.(error);
     },
-    maxBatch: 100,
   });
 
   let sweeping = false;

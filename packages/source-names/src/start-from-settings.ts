@@ -1,8 +1,8 @@
 import type { EventStore } from "@dmarc-ledger/event-store";
 import type { SourceIpResolved } from "@dmarc-ledger/events";
-import type { ReadModelSchema } from "@dmarc-ledger/read-models";
 import { createResolver } from "@dmarc-ledger/safe-spf";
 import type { Kysely } from "kysely";
+import type { SourceIpNameSchema } from "./schema.js";
 import type { SourceIpResolverSettings } from "./settings.js";
 import { type RunningSourceIpResolver, startSourceIpResolver } from "./source-ip-resolver.js";
 
@@ -11,7 +11,7 @@ export function startSourceIpResolverFromSettings(
   settings: SourceIpResolverSettings,
   deps: {
     store: EventStore;
-    db: Kysely<ReadModelSchema>;
+    db: Kysely<SourceIpNameSchema>;
     onError?: (error: unknown) => void;
     onResolved?: (answer: SourceIpResolved) => void;
   },

@@ -1,7 +1,9 @@
 import type { SourceIpResolved } from "@dmarc-ledger/events";
 import { newEvent, streams } from "@dmarc-ledger/events";
-import { aggregateBySource, allProjections, catchUp, rebuildBeside } from "@dmarc-ledger/read-models";
+import { catchUp, rebuildBeside } from "@dmarc-ledger/projection-engine";
+import { aggregateBySource } from "@dmarc-ledger/queries";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { createResolver } from "@dmarc-ledger/safe-spf";
 import {
   type FixtureDnsServer,

@@ -12,7 +12,7 @@ export { InvalidEmailError, normaliseEmail } from "./email.js";
 export { InvalidPasswordLinkError, LastAdminError, UnknownUserError } from "./errors.js";
 export { usersMigrations } from "./migrations/index.js";
 export { minPasswordLength, WeakPasswordError } from "./passwords.js";
-export { usersProjection } from "./projection.js";
+export { usersProjection, usersProjections } from "./projection.js";
 export {
   type ActivityRecord,
   listTenantUsers,

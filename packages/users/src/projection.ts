@@ -1,5 +1,5 @@
 import type { DomainEvent } from "@dmarc-ledger/events";
-import type { Projection } from "@dmarc-ledger/read-models";
+import type { Projection } from "@dmarc-ledger/projection-engine";
 import type { Transaction } from "kysely";
 import type { UsersSchema } from "./schema.js";
 
@@ -112,3 +112,6 @@ export const usersProjection: Projection<UsersSchema> = {
     if (trail.length > 0) await trx.insertInto("tenant_activity").values(trail).execute();
   },
 };
+
+/** The users package's projections, in the order the engine applies them. */
+export const usersProjections: readonly Projection<UsersSchema>[] = [usersProjection];

@@ -2,13 +2,8 @@ import { type Database, migrateToLatest, openDatabase } from "@dmarc-ledger/db";
 import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
 import { createPostgresEventStore, type EventStore, eventStoreMigrations } from "@dmarc-ledger/event-store";
 import { streams } from "@dmarc-ledger/events";
-import {
-  catchUp,
-  projectionOfPackage,
-  readModelMigrations,
-  tenantsProjection,
-} from "@dmarc-ledger/read-models";
-import { createTenant } from "@dmarc-ledger/tenancy";
+import { catchUp, projectionEngineMigrations } from "@dmarc-ledger/projection-engine";
+import { createTenant, tenancyMigrations, tenantsProjection } from "@dmarc-ledger/tenancy";
 import { type Kysely, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -40,13 +35,19 @@ let tenantId: string;
 let otherTenantId: string;
 const meta = { causedBy: "test" };
 const settings = defaultUserSettings;
-const projections = [tenantsProjection, projectionOfPackage(usersProjection)];
+const projections = [tenantsProjection, usersProjection];
 const project = () => catchUp({ store, db: database.withSchema(), projections });
 
 beforeAll(async () => {
   testDb = await createTestDatabase("dl_users");
   database = await openDatabase({ kind: "postgres", url: testDb.url });
-  await migrateToLatest(database.db, readModelMigrations, usersMigrations, eventStoreMigrations);
+  await migrateToLatest(
+    database.db,
+    projectionEngineMigrations,
+    tenancyMigrations,
+    usersMigrations,
+    eventStoreMigrations,
+  );
   db = database.withSchema<UsersSchema>();
   store = createPostgresEventStore(database);
   tenantId = (await createTenant(store, { name: "acme", region: "global" }, meta)).tenantId;

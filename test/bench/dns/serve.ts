@@ -29,6 +29,7 @@ if (mode === "ledger") {
       negativeTtl: 60,
       maxUdpPayload: 1232,
       tcpMaxConnections: 64,
+      tcpMaxConnectionsPerIp: 64,
       tcpIdleTimeoutMs: 10_000,
     },
   });

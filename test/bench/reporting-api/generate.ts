@@ -143,8 +143,12 @@ export class TrafficGenerator {
   private produced = 0;
   private reportIndex = 0;
 
-  constructor(private readonly scale: Scale) {
-    this.random = prng(20250101);
+  /** `seed` and `prefix` make a second stream of reports, distinct from the first (their identities too). */
+  constructor(
+    private readonly scale: Scale,
+    private readonly options: { seed?: number; prefix?: string } = {},
+  ) {
+    this.random = prng(options.seed ?? 20250101);
     this.pickDomain = zipf(scale.domains, 1.1);
     this.pickReporter = zipf(scale.reporters, 1.3);
     this.pickIp = zipf(scale.sourceIps, 1.0);
@@ -166,16 +170,20 @@ export class TrafficGenerator {
     return this.produced;
   }
 
-  /** The next report, or null once the scale's rows are produced. Rows are also handed to `onRow`. */
-  next(onRow: (row: FlatRow) => void): GeneratedReport | null {
+  /**
+   * The next report, or null once the scale's rows are produced. Rows are also handed to `onRow`.
+   * `shape` fixes its day (0 to 364) and its number of rows instead of drawing them.
+   */
+  next(onRow: (row: FlatRow) => void, shape: { day?: number; rows?: number } = {}): GeneratedReport | null {
     if (this.produced >= this.scale.rows) return null;
     const r = this.random;
     const domainIndex = this.pickDomain(r());
     const domain = domainName(domainIndex);
     const organization = reporterName(this.pickReporter(r()));
-    const day = Math.floor(r() * days);
+    const drawnDay = Math.floor(r() * days);
+    const day = shape.day ?? drawnDay;
     const begin = yearStart + day * DAY;
-    const wanted = 1 + Math.floor(1999 * r() ** 4);
+    const wanted = shape.rows ?? 1 + Math.floor(1999 * r() ** 4);
     const n = Math.min(wanted, this.scale.rows - this.produced);
     const policy = this.policies[domainIndex]!;
     const rows: AggregateRowRecord[] = [];
@@ -200,7 +208,7 @@ export class TrafficGenerator {
     }
     this.produced += n;
     const index = this.reportIndex++;
-    const identity = `bench-${organization}-${index}`;
+    const identity = `${this.options.prefix ?? "bench"}-${organization}-${index}`;
     return {
       payload: {
         identity,

@@ -4,17 +4,16 @@
  * for periods on and off the calendar, after facts changed behind a ranking, and after the tenant
  * gained a domain.
  */
+import { applyBatchWithin, catchUp } from "@dmarc-ledger/projection-engine";
 import {
   aggregateBySource,
   aggregateByUnalignedSource,
-  allProjections,
-  applyBatchWithin,
-  catchUp,
   chooseRanking,
-  maintainSourceRankings,
   type PageQuery,
-} from "@dmarc-ledger/read-models";
+} from "@dmarc-ledger/queries";
+import { maintainSourceRankings } from "@dmarc-ledger/report-read-models";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aggregateReport, appendAggregateReports } from "../../support/aggregate-report.js";

@@ -1,6 +1,5 @@
 import type { Role } from "@dmarc-ledger/events";
-import { findApiKey } from "@dmarc-ledger/read-models";
-import { hashApiKey, regionOfKey } from "@dmarc-ledger/tenancy";
+import { findApiKey, hashApiKey, regionOfKey } from "@dmarc-ledger/tenancy";
 import { csrfTokenOf, findSession, sameToken, type UsersSchema } from "@dmarc-ledger/users";
 import type { Next } from "koa";
 import type { Kysely } from "kysely";

@@ -1,8 +1,10 @@
+import type { AnySchema } from "@dmarc-ledger/db";
 import type { EventStore, PostgresEventStore } from "@dmarc-ledger/event-store";
 import { streamCategory } from "@dmarc-ledger/events";
-import { createIntakeMetrics, type IntakeMetrics } from "@dmarc-ledger/ingestion/metrics";
-import type { Projection, ReadModelSchema } from "@dmarc-ledger/read-models";
-import { registerReadModelGauges } from "@dmarc-ledger/read-models/metrics";
+import { createIntakeMetrics, type IntakeMetrics } from "@dmarc-ledger/intake/metrics";
+import type { Projection } from "@dmarc-ledger/projection-engine";
+import { registerProjectionGauges } from "@dmarc-ledger/projection-engine/metrics";
+import { registerSafeSpfGauges } from "@dmarc-ledger/safe-spf-service/metrics";
 import type { Kysely } from "kysely";
 import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
 
@@ -19,7 +21,7 @@ export interface ServiceMetrics {
  * status, and, read when scraped, the projections' lag and the Safe SPF statuses.
  */
 export function createServiceMetrics(sources: {
-  db: Kysely<ReadModelSchema>;
+  db: Kysely<AnySchema>;
   store: EventStore;
   projections: readonly Projection[];
 }): ServiceMetrics {
@@ -40,7 +42,8 @@ export function createServiceMetrics(sources: {
     registers: [registry],
   });
 
-  registerReadModelGauges(registry, sources);
+  registerProjectionGauges(registry, sources);
+  registerSafeSpfGauges(registry, sources.db);
 
   return { registry, httpRequestDuration, eventsAppended, intake: createIntakeMetrics(registry) };
 }

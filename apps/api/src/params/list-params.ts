@@ -1,4 +1,4 @@
-import type { PageQuery } from "@dmarc-ledger/read-models";
+import type { PageQuery } from "@dmarc-ledger/queries";
 import { normaliseDomain } from "@dmarc-ledger/tenancy";
 import { badParameter } from "../api-error.js";
 import { notYourDomain } from "./domain-param.js";

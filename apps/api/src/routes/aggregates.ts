@@ -5,7 +5,7 @@ import {
   aggregateBySource,
   aggregateByUnalignedSource,
   forensicReports,
-} from "@dmarc-ledger/read-models";
+} from "@dmarc-ledger/queries";
 import { listEndpoint } from "./list-endpoint.js";
 
 export const aggregateByDomainEndpoint = listEndpoint({

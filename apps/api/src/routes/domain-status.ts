@@ -1,4 +1,4 @@
-import { findDomain } from "@dmarc-ledger/read-models";
+import { findDomain } from "@dmarc-ledger/tenancy";
 import { ApiError } from "../api-error.js";
 import type { Endpoint } from "../endpoints.js";
 import { domainParam, notYourDomain } from "../params/domain-param.js";

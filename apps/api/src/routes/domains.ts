@@ -1,5 +1,5 @@
-import { domainHistory, listDomains } from "@dmarc-ledger/read-models";
-import { DomainNotFoundError, InvalidGroupError, setDomainGroup } from "@dmarc-ledger/tenancy";
+import { listDomains } from "@dmarc-ledger/queries";
+import { DomainNotFoundError, domainHistory, InvalidGroupError, setDomainGroup } from "@dmarc-ledger/tenancy";
 import { ApiError } from "../api-error.js";
 import type { Endpoint } from "../endpoints.js";
 import { domainParam, notYourDomain } from "../params/domain-param.js";

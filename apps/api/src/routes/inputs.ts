@@ -1,5 +1,6 @@
-import { type ArchiveStatus, isTenantInput, listTenantInputs, reprocessInput } from "@dmarc-ledger/ingestion";
-import { findDomain, tenantReportDomainNames } from "@dmarc-ledger/read-models";
+import { type ArchiveStatus, isTenantInput, listTenantInputs, reprocessInput } from "@dmarc-ledger/intake";
+import { tenantReportDomainNames } from "@dmarc-ledger/report-read-models";
+import { findDomain } from "@dmarc-ledger/tenancy";
 import { ApiError, badParameter } from "../api-error.js";
 import type { Endpoint } from "../endpoints.js";
 import { notYourDomain } from "../params/domain-param.js";

@@ -1,4 +1,5 @@
-import { findDomain, type Page, type PageQuery, type ReadModelSchema } from "@dmarc-ledger/read-models";
+import type { Page, PageQuery, QuerySchema } from "@dmarc-ledger/queries";
+import { findDomain } from "@dmarc-ledger/tenancy";
 import type { Kysely } from "kysely";
 import type { Endpoint } from "../endpoints.js";
 import { notYourDomain } from "../params/domain-param.js";
@@ -11,7 +12,7 @@ import { parseListParams } from "../params/list-params.js";
 export function listEndpoint<Record>(options: {
   name: string;
   summary: string;
-  query: (db: Kysely<ReadModelSchema>, query: PageQuery) => Promise<Page<Record>>;
+  query: (db: Kysely<QuerySchema>, query: PageQuery) => Promise<Page<Record>>;
   totalAsString?: boolean;
 }): Endpoint {
   return {

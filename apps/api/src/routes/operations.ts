@@ -1,4 +1,4 @@
-import { projectionLags } from "@dmarc-ledger/read-models";
+import { projectionLags } from "@dmarc-ledger/projection-engine";
 import Router from "@koa/router";
 import { sql } from "kysely";
 import type { Registry } from "prom-client";

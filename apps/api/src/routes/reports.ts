@@ -1,14 +1,10 @@
-import { type IngestedItem, InputTooLargeError, receiveInput, spool } from "@dmarc-ledger/ingestion";
-import { ApiError } from "../api-error.js";
+import { type IngestedItem, InputTooLargeError, receiveInput, spool } from "@dmarc-ledger/intake";
+import { ApiError, bodyTooLarge } from "../api-error.js";
 import type { Endpoint } from "../endpoints.js";
 import { awaitProjection } from "../read-your-writes.js";
 import type { ApiContext } from "../state.js";
 
-const tooLarge = (limit: number) =>
-  new ApiError(413, "body_too_large", `Report bodies are limited to ${limit} bytes (MAX_REPORT_BYTES).`, {
-    // The rest of the body is not read; the connection cannot be reused.
-    Connection: "close",
-  });
+const tooLarge = (limit: number) => bodyTooLarge("Report bodies", limit, "MAX_REPORT_BYTES");
 
 /** One entry per report found, or one for an input that could not be read (kept with the reason). */
 function describeItem(item: IngestedItem) {
@@ -16,7 +12,7 @@ function describeItem(item: IngestedItem) {
     case "aggregate":
       return { ...item };
     case "failure":
-      return { ...item, rows: null, messages: null };
+      return { ...item, rows: null, messages: null, dropped: null };
     case "rejected":
       return { kind: item.kind, code: item.code, reason: item.reason, status: item.status };
   }
@@ -71,6 +67,8 @@ async function handleUpload(ctx: ApiContext): Promise<void> {
     bytes: received.size,
     archive: received.archive,
     outcome: received.status,
+    // The rows its reports left out, in all; each aggregate item says which and why.
+    rowsDropped: received.dropped.rows,
     items: received.items.map(describeItem),
   };
 }

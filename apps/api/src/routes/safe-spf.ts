@@ -1,7 +1,6 @@
-import { findDomain, type SafeSpfFreshness, safeSpfState } from "@dmarc-ledger/read-models";
 import { SpfSyntaxError } from "@dmarc-ledger/safe-spf";
-import { submitOriginalSpf } from "@dmarc-ledger/safe-spf-service";
-import { DomainNotFoundError } from "@dmarc-ledger/tenancy";
+import { type SafeSpfFreshness, safeSpfState, submitOriginalSpf } from "@dmarc-ledger/safe-spf-service";
+import { DomainNotFoundError, findDomain } from "@dmarc-ledger/tenancy";
 import { ApiError } from "../api-error.js";
 import type { Endpoint } from "../endpoints.js";
 import { domainParam, notYourDomain } from "../params/domain-param.js";

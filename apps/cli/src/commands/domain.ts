@@ -7,7 +7,6 @@ import { withRuntime } from "../with-runtime.js";
 const cli = { causedBy: "process:cli" };
 
 /** Loaded when a command runs: `--help` and commands that need neither never pay for them. */
-const readModels = () => import("@dmarc-ledger/read-models/tenant-tables");
 const tenancy = () => import("@dmarc-ledger/tenancy");
 
 /** The tenancy package's refusals become messages for the terminal, with exit status 1. */
@@ -54,7 +53,7 @@ export function registerDomainCommands(program: Command, io: CliIO, env: NodeJS.
         await catchUpTenantTables(runtime);
         const tenantId =
           reference === undefined ? undefined : (await resolveTenant(runtime, reference)).tenantId;
-        return (await readModels()).listTenantDomains(runtime.db, tenantId);
+        return (await tenancy()).listTenantDomains(runtime.db, tenantId);
       });
       for (const d of domains) {
         io.out(

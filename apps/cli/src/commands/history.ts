@@ -13,7 +13,7 @@ export function registerHistoryCommand(program: Command, io: CliIO, env: NodeJS.
       const [{ streams }, { describeDomainEvents }, { InvalidDomainError, normaliseDomain }] =
         await Promise.all([
           import("@dmarc-ledger/events"),
-          import("@dmarc-ledger/read-models"),
+          import("@dmarc-ledger/tenancy"),
           import("@dmarc-ledger/domain-names"),
         ]);
       let domain: string;

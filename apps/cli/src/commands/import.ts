@@ -1,7 +1,7 @@
 import { createReadStream } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
-import type { InputBytes, IntakeDeps, ReceivedInput } from "@dmarc-ledger/ingestion";
+import type { InputBytes, IntakeDeps, ReceivedInput } from "@dmarc-ledger/intake";
 import type { Command } from "commander";
 import { CliError, type CliIO } from "../io.js";
 import { withBulkRuntime } from "../with-runtime.js";
@@ -40,12 +40,12 @@ async function expandPaths(paths: string[]): Promise<FileToImport[]> {
 }
 
 /** Loaded by the command when it runs: `--help` and other commands never pay for the parsers. */
-type Ingestion = typeof import("@dmarc-ledger/ingestion");
+type Intake = typeof import("@dmarc-ledger/intake");
 
 /** A file's inputs: the file itself, or each message of an mbox file (recognised by content). */
 async function* inputsOf(
   path: string,
-  { bytesInput, fileInput, fileLooksLikeMbox, splitMbox }: Ingestion,
+  { bytesInput, fileInput, fileLooksLikeMbox, splitMbox }: Intake,
 ): AsyncGenerator<{ name: string; source: string; input: InputBytes; bytes: number }> {
   if (await fileLooksLikeMbox(path)) {
     for await (const message of splitMbox(createReadStream(path))) {
@@ -91,8 +91,8 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
     )
     .argument("<paths...>", "files, directories or mbox files")
     .action(async (paths: string[]) => {
-      const ingestion = await import("@dmarc-ledger/ingestion");
-      const { intakeLimits, intakeSettingsFromEnv, receiveInput, startParseWorkers } = ingestion;
+      const intake = await import("@dmarc-ledger/intake");
+      const { intakeLimits, intakeSettingsFromEnv, receiveInput, startParseWorkers } = intake;
       const settings = intakeSettingsFromEnv(env);
       const files = await expandPaths(paths.map((path) => resolve(io.cwd ?? process.cwd(), path)));
       const tally = new ImportTally();
@@ -131,7 +131,7 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
           try {
             for (const file of files) {
               let fileBytes = 0;
-              for await (const { name, source, input, bytes } of inputsOf(file.path, ingestion)) {
+              for await (const { name, source, input, bytes } of inputsOf(file.path, intake)) {
                 fileBytes += bytes;
                 const progress = done + Math.min(fileBytes, file.size);
                 await window.add(bytes, { name, progress }, () =>

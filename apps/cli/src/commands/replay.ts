@@ -8,9 +8,9 @@ export function registerReplayCommand(program: Command, io: CliIO, env: NodeJS.P
     .description("rebuild read models from the event store beside the live ones, then swap them in")
     .option("--projection <name>", "rebuild only this projection (an unknown name lists them)")
     .action(async (options: { projection?: string }) => {
-      const [{ rebuildBeside }, { serviceProjections: allProjections }] = await Promise.all([
-        import("@dmarc-ledger/read-models"),
+      const [{ allProjections }, { rebuildBeside }] = await Promise.all([
         import("@dmarc-ledger/runtime/projections"),
+        import("@dmarc-ledger/projection-engine"),
       ]);
       const selected = options.projection
         ? allProjections.filter((projection) => projection.name === options.projection)

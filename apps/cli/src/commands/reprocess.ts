@@ -1,7 +1,8 @@
-import type { ReprocessedInput } from "@dmarc-ledger/ingestion";
+import type { ReprocessedInput } from "@dmarc-ledger/intake";
 import type { Command } from "commander";
 import { CliError, type CliIO } from "../io.js";
 import { withBulkRuntime } from "../with-runtime.js";
+import { describeDropped } from "./import-summary.js";
 
 function parseSince(value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
@@ -27,7 +28,8 @@ function describe(result: ReprocessedInput): string {
     rejected?.kind === "rejected"
       ? `still rejected (${rejected.code}): ${rejected.reason}`
       : result.after.status;
-  return `${name}: ${was} -> ${now}${reports > 0 ? `, ${reports} reports` : ""}`;
+  const dropped = result.after.items.flatMap((item) => (item.kind === "aggregate" ? item.dropped : []));
+  return `${name}: ${was} -> ${now}${reports > 0 ? `, ${reports} reports` : ""}${dropped.length > 0 ? `; rows dropped: ${describeDropped(dropped)}` : ""}`;
 }
 
 export function registerReprocessCommand(program: Command, io: CliIO, env: NodeJS.ProcessEnv): void {
@@ -40,9 +42,7 @@ export function registerReprocessCommand(program: Command, io: CliIO, env: NodeJ
     .action(async (options: { since?: string }) => {
       const since = parseSince(options.since);
       // Loaded when the command runs: `--help` and other commands never pay for the parsers.
-      const { intakeLimits, intakeSettingsFromEnv, reprocessArchived } = await import(
-        "@dmarc-ledger/ingestion"
-      );
+      const { intakeLimits, intakeSettingsFromEnv, reprocessArchived } = await import("@dmarc-ledger/intake");
       const settings = intakeSettingsFromEnv(env);
       const counts = { stored: 0, duplicate: 0, rejected: 0, skipped: 0 };
       await withBulkRuntime(env, async (runtime) => {

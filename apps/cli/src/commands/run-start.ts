@@ -3,7 +3,14 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { bindPort } from "@dmarc-ledger/api/listen";
 import { ConfigError, parseSettings, type SettingProblem } from "@dmarc-ledger/config";
-import { createLogger, startedByPackageManager, whenParentExits } from "@dmarc-ledger/process";
+import {
+  connectionLost,
+  createLogger,
+  StopTimeoutError,
+  startedByPackageManager,
+  stopWithin,
+  whenParentExits,
+} from "@dmarc-ledger/process";
 import type { CliIO } from "../io.js";
 import { serviceSettings } from "../settings.js";
 import { withRuntime } from "../with-runtime.js";
@@ -15,7 +22,9 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
   // process that cannot serve stops at once, before it has created anything.
   const settings = await checkAllSettings(env);
   const logger = createLogger(settings, "dmarc-ledger");
-  const server = await bindPort(settings.PORT);
+  const server = await bindPort(settings.PORT, undefined, {
+    maxConnectionsPerIp: settings.MAX_CONNECTIONS_PER_IP,
+  });
   let runtimeOpened = false;
   try {
     await withRuntime(
@@ -55,7 +64,7 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
             ? `Dashboard: ${service.dashboardUrl}`
             : "The dashboard is not built (apps/web/dist): `pnpm build` builds it, `pnpm start` too.",
         );
-        for (const channel of service.ingest.channels) io.err(`Receiving reports: ${channel}`);
+        for (const channel of service.intake.channels) io.err(`Receiving reports: ${channel}`);
         if (service.dnsPort !== null) {
           io.err(
             `DNS (authoritative for SAFE_SPF_ZONE and REPORTS_DOMAIN) on port ${service.dnsPort}, UDP and TCP`,
@@ -69,10 +78,20 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
           if (startedByPackageManager(env)) whenParentExits(() => resolve("the package manager exited"));
         });
         logger.info({ reason }, "stopping: finishing requests in flight and the projection batch");
-        await service.stop();
+        try {
+          await stopWithin(logger, () => service.stop(), {
+            timeoutMs: settings.STOP_TIMEOUT_MS,
+            cancelQueries: () => runtime.database.cancelQueries(),
+          });
+        } catch (error) {
+          // What is left is dropped with the process: checkpoints stay where they were.
+          if (error instanceof StopTimeoutError) logger.error(`${error.message}; exiting`);
+          else logger.error({ err: error }, "stopping failed");
+          process.exit(1);
+        }
         logger.info("stopped");
       },
-      { longRunning: true },
+      { longRunning: true, service: true, onConnectionError: connectionLost(logger) },
     );
   } finally {
     // startService closes the server when it fails; this covers a runtime that never opened.
@@ -122,9 +141,9 @@ function printBootstrapKey(
  * directory opened, every wrong variable of every part named in one message.
  */
 async function checkAllSettings(env: NodeJS.ProcessEnv) {
-  const [ingest, ingestion, dns, safeSpf, sourceNames, onboarding, users] = await Promise.all([
-    import("@dmarc-ledger/ingest"),
-    import("@dmarc-ledger/ingestion"),
+  const [intakeProcess, intake, dns, safeSpf, sourceNames, onboarding, users] = await Promise.all([
+    import("@dmarc-ledger/intake-process"),
+    import("@dmarc-ledger/intake"),
     import("@dmarc-ledger/dns"),
     import("@dmarc-ledger/safe-spf-service"),
     import("@dmarc-ledger/source-names"),
@@ -136,8 +155,8 @@ async function checkAllSettings(env: NodeJS.ProcessEnv) {
     () => {
       settings = parseSettings(serviceSettings, env);
     },
-    () => ingest.ingestSettingsFromEnv(env),
-    () => ingestion.intakeSettingsFromEnv(env),
+    () => intakeProcess.intakeChannelSettingsFromEnv(env),
+    () => intake.intakeSettingsFromEnv(env),
     () => dns.dnsSettingsFromEnv(env, { defaultPort: 5353, required: false }),
     () => safeSpf.safeSpfRefreshSettingsFromEnv(env),
     () => sourceNames.sourceIpResolverSettingsFromEnv(env),

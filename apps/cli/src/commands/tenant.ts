@@ -9,7 +9,6 @@ const cli = { causedBy: "process:cli" };
 const allScopes: readonly Scope[] = ["read", "write", "ingest"];
 
 /** Loaded when a command runs: `--help` and commands that need neither never pay for them. */
-const readModels = () => import("@dmarc-ledger/read-models/tenant-tables");
 const tenancy = () => import("@dmarc-ledger/tenancy");
 
 function parseScopes(value: string): Scope[] {
@@ -83,7 +82,7 @@ export function registerTenantCommands(program: Command, io: CliIO, env: NodeJS.
     .action(async (options: { json?: boolean }) => {
       const tenants = await withRuntime(env, async (runtime) => {
         await catchUpTenantTables(runtime);
-        return (await readModels()).listTenants(runtime.db);
+        return (await tenancy()).listTenants(runtime.db);
       });
       for (const t of tenants) {
         io.out(

@@ -13,15 +13,11 @@ const users = () => import("@dmarc-ledger/users");
 /** The people tables as of every event stored (the service's projector may not run: embedded, stopped). */
 async function catchUpPeople(runtime: Runtime): Promise<void> {
   await catchUpTenantTables(runtime);
-  const [{ catchUp, projectionOfPackage }, { usersProjection }] = await Promise.all([
-    import("@dmarc-ledger/read-models"),
+  const [{ catchUp }, { usersProjections }] = await Promise.all([
+    import("@dmarc-ledger/projection-engine"),
     import("@dmarc-ledger/users/projection"),
   ]);
-  await catchUp({
-    store: runtime.store,
-    db: runtime.db,
-    projections: [projectionOfPackage(usersProjection)],
-  });
+  await catchUp({ store: runtime.store, db: runtime.db, projections: usersProjections });
 }
 
 export function registerUserCommands(program: Command, io: CliIO, env: NodeJS.ProcessEnv): void {

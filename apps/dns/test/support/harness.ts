@@ -22,6 +22,7 @@ export function testSettings(overrides: Partial<DnsSettings> = {}): DnsSettings 
     negativeTtl: 60,
     maxUdpPayload: 1232,
     tcpMaxConnections: 16,
+    tcpMaxConnectionsPerIp: 16,
     tcpIdleTimeoutMs: 2000,
     ...overrides,
   };

@@ -1,5 +1,6 @@
 import { hostNameOf } from "@dmarc-ledger/domain-names";
 import { SaxesParser, type SaxesTag } from "saxes";
+import { DroppedRowTally, describeDropped } from "../dropped-rows.js";
 import { ReportParseError } from "../errors.js";
 import { identityOf } from "../identity.js";
 import {
@@ -15,6 +16,7 @@ import type {
   AggregateHeader,
   AggregateRow,
   DkimAuthResult,
+  DroppedRowReason,
   PolicyOverrideReason,
   PolicyPublished,
   ReportItem,
@@ -45,6 +47,8 @@ interface RowDraft {
   envelopeTo: string | null;
   dkim: DkimAuthResult[];
   spf: SpfAuthResult[];
+  /** The first field of the row that held an entity reference the parser left unexpanded. */
+  entityIn: string | null;
 }
 
 function orNull(value: string): string | null {
@@ -62,14 +66,21 @@ export class AggregateXmlReader {
   private readonly ready: ReportItem[] = [];
   private readonly warnings: string[] = [];
   private xmlErrors = 0;
-  private droppedRows = 0;
+  private readonly dropped = new DroppedRowTally();
+  private keptRows = 0;
+  /**
+   * The parser met an entity it does not know (DTDs are never read, so every entity but the five
+   * of XML) in the text it is about to hand over; `fieldHasEntity`: the field being read holds one.
+   */
+  private entityPending = false;
+  private fieldHasEntity = false;
   private readonly stack: number[] = [];
+  /** The tag names of `stack`, as written: a refusal names the field it is about. */
+  private readonly names: string[] = [];
   private text = "";
   private collecting = false;
   /** Characters given to the parser since it last completed a node: what it holds buffered. */
   private charsSinceNode = 0;
-  /** Tag name of the element whose text is being collected, for messages. */
-  private field = "";
   private messages = 0;
 
   private sawFeedback = false;
@@ -118,6 +129,8 @@ export class AggregateXmlReader {
     this.parser.on("processinginstruction", completed);
     this.parser.on("opentag", (tag) => {
       completed();
+      // An entity in an attribute value: attributes are no fields.
+      this.entityPending = false;
       this.onOpen(tag);
     });
     this.parser.on("closetag", () => {
@@ -126,11 +139,15 @@ export class AggregateXmlReader {
     });
     this.parser.on("text", (text) => {
       completed();
-      if (this.collecting) this.collect(text);
+      if (this.collecting) {
+        if (this.entityPending) this.fieldHasEntity = true;
+        this.collect(text);
+      }
+      this.entityPending = false;
     });
     this.parser.on("cdata", (text) => {
       completed();
-      this.collect(text);
+      if (this.collecting) this.collect(text);
     });
   }
 
@@ -158,7 +175,7 @@ export class AggregateXmlReader {
     if (this.text.length + text.length > MAX_FIELD_CHARS) {
       throw new ReportParseError(
         "field_too_long",
-        `<${this.field.slice(0, 40)}> is longer than ${MAX_FIELD_CHARS} characters`,
+        `${this.fieldPath()} is longer than ${MAX_FIELD_CHARS} characters`,
       );
     }
     this.text += text;
@@ -179,17 +196,26 @@ export class AggregateXmlReader {
     }
     this.emitHeader();
     this.flushRows();
-    if (this.droppedRows > MAX_DROPPED_ROW_WARNINGS) {
-      this.warnings.push(`dropped ${this.droppedRows - MAX_DROPPED_ROW_WARNINGS} more rows`);
+    const droppedRows = this.dropped.total;
+    if (droppedRows > MAX_DROPPED_ROW_WARNINGS) {
+      this.warnings.push(`dropped ${droppedRows - MAX_DROPPED_ROW_WARNINGS} more rows`);
+    }
+    if (droppedRows > 0 && this.keptRows === 0) {
+      // Stored, it would be a report of no rows that says nothing of what it held.
+      throw new ReportParseError(
+        "no_valid_rows",
+        `every row of the report was dropped: ${describeDropped(this.dropped.list())}`,
+      );
     }
     if (this.xmlErrors > MAX_XML_WARNINGS) {
       this.warnings.push(`recovered from invalid XML: ${this.xmlErrors - MAX_XML_WARNINGS} more errors`);
     }
-    this.ready.push({ kind: "aggregate-end", warnings: this.warnings });
+    this.ready.push({ kind: "aggregate-end", warnings: this.warnings, dropped: this.dropped.list() });
     return this.ready.splice(0);
   }
 
   private onXmlError(error: Error): void {
+    if (error.message.startsWith("undefined entity")) this.entityPending = true;
     this.xmlErrors++;
     if (this.xmlErrors <= MAX_XML_WARNINGS) {
       this.warnings.push(`recovered from invalid XML: ${error.message.replace(/\.$/, "")}`);
@@ -237,6 +263,7 @@ export class AggregateXmlReader {
           envelopeTo: null,
           dkim: [],
           spf: [],
+          entityIn: null,
         };
         break;
       case El.reason:
@@ -251,10 +278,31 @@ export class AggregateXmlReader {
         break;
     }
     this.stack.push(code);
-    this.field = tag.name;
+    this.names.push(tag.name);
     this.text = "";
+    this.fieldHasEntity = false;
     this.collecting =
       !isContainer(code) && !((code === El.dkim || code === El.spf) && parent === El.authResults);
+  }
+
+  /**
+   * The field being read, as its elements below <feedback> or <record> (the last four, each cut
+   * at 40 characters: an input may nest without end), and its record: `<auth_results><dkim><selector>
+   * of record 3`. One element name alone does not say which of a report's domains it is.
+   */
+  private fieldPath(withRecord = true): string {
+    let from = 0;
+    for (let i = this.stack.length - 1; i >= 0; i--) {
+      if (this.stack[i] === El.record || this.stack[i] === El.feedback) {
+        from = i + 1;
+        break;
+      }
+    }
+    const path = this.names
+      .slice(Math.max(from, this.names.length - 4))
+      .map((name) => `<${name.slice(0, 40)}>`)
+      .join("");
+    return this.row && withRecord ? `${path} of record ${this.rowNumber}` : path;
   }
 
   private noteNamespaces(tag: SaxesTag): void {
@@ -268,12 +316,18 @@ export class AggregateXmlReader {
   // saxes reports closing tags in the order it opened them, also when it recovers, so the stack's top
   // is the element being closed and the tag name need not be looked at again.
   private onClose(): void {
-    const code = this.stack.pop() ?? El.other;
-    const parent = this.stack.length > 0 ? this.stack[this.stack.length - 1]! : El.other;
+    const depth = this.stack.length;
+    const code = depth > 0 ? this.stack[depth - 1]! : El.other;
+    const parent = depth > 1 ? this.stack[depth - 2]! : El.other;
     // Character references can make lone surrogates, which are not text (and not valid JSON).
     const value = this.collecting ? this.text.trim().replace(LONE_SURROGATE, "\uFFFD") : "";
+    // While the field is still on the stack, so that a refusal can name it.
+    if (this.collecting && this.fieldHasEntity) this.onEntityIn(code, parent, value);
+    this.stack.pop();
+    this.names.pop();
     this.text = "";
     this.collecting = false;
+    this.fieldHasEntity = false;
     switch (parent) {
       case El.feedback:
         if (code === El.version) this.version = value;
@@ -384,17 +438,25 @@ export class AggregateXmlReader {
     const draft = this.row;
     this.row = null;
     if (!draft) return;
+    if (draft.entityIn !== null) {
+      this.dropRow("unexpanded_entity", `${draft.entityIn} holds an entity reference that is never expanded`);
+      return;
+    }
     if (draft.sourceIp === null || draft.sourceIp === "") {
-      this.dropRow("missing source_ip");
+      this.dropRow("missing_source_ip", "missing source_ip");
       return;
     }
     const sourceIp = normaliseIp(draft.sourceIp);
     if (sourceIp === null) {
-      this.dropRow(`invalid source_ip "${draft.sourceIp.slice(0, 64)}"`);
+      this.dropRow("invalid_source_ip", `invalid source_ip "${draft.sourceIp.slice(0, 64)}"`);
       return;
     }
-    if (draft.count === null || !/^\d+$/.test(draft.count)) {
-      this.dropRow(draft.count === null ? "missing count" : `invalid count "${draft.count.slice(0, 32)}"`);
+    if (draft.count === null) {
+      this.dropRow("missing_count", "missing count");
+      return;
+    }
+    if (!/^\d+$/.test(draft.count)) {
+      this.dropRow("invalid_count", `invalid count "${draft.count.slice(0, 32)}"`);
       return;
     }
     const count = Number(draft.count);
@@ -411,6 +473,7 @@ export class AggregateXmlReader {
         `the report counts more than ${MAX_REPORT_MESSAGES} messages (at row ${this.rowNumber})`,
       );
     }
+    this.keptRows++;
     this.batch.push({
       sourceIp,
       count,
@@ -428,11 +491,29 @@ export class AggregateXmlReader {
     if (this.batch.length >= this.limits.rowBatch) this.flushRows();
   }
 
-  private dropRow(why: string): void {
-    this.droppedRows++;
+  private dropRow(reason: DroppedRowReason, why: string): void {
+    this.dropped.add(reason, `row ${this.rowNumber}: ${why}`);
     // A report of only bad rows must not grow an unbounded warning list either.
-    if (this.droppedRows <= MAX_DROPPED_ROW_WARNINGS)
+    if (this.dropped.total <= MAX_DROPPED_ROW_WARNINGS)
       this.warnings.push(`dropped row ${this.rowNumber}: ${why}`);
+  }
+
+  /**
+   * A field held an entity reference the parser left as it was (`&xxe;`): never a value to keep.
+   * In a row, the row is dropped; in the report's own fields, the report is refused. The policy
+   * domain is left to the host-name check, which no entity passes (invalid_domain).
+   */
+  private onEntityIn(code: number, parent: number, value: string): void {
+    if (this.row) {
+      this.row.entityIn ??= this.fieldPath(false);
+      return;
+    }
+    if (parent === El.policyPublished && code === El.domain) return;
+    const entity = /&[^\s&;]{1,40};/.exec(value)?.[0];
+    throw new ReportParseError(
+      "unexpanded_entity",
+      `${this.fieldPath()} holds an entity reference${entity ? ` (${entity})` : ""} that is never expanded: DTDs are not read`,
+    );
   }
 
   private flushRows(): void {
@@ -451,10 +532,17 @@ export class AggregateXmlReader {
     }
     const begin = Number(this.begin);
     const end = Number(this.end);
-    if (begin > MAX_TIMESTAMP || end > MAX_TIMESTAMP || begin > end || end - begin > MAX_DATE_RANGE_SECONDS) {
+    const range = `date_range from ${this.begin.slice(0, 24)} to ${this.end.slice(0, 24)}`;
+    if (begin > MAX_TIMESTAMP || end > MAX_TIMESTAMP) {
+      throw new ReportParseError("invalid_date_range", `${range} lies past 9999-12-31T23:59:59Z`);
+    }
+    if (end < begin) {
+      throw new ReportParseError("invalid_date_range", `${range} ends before it begins`);
+    }
+    if (end - begin > MAX_DATE_RANGE_SECONDS) {
       throw new ReportParseError(
         "invalid_date_range",
-        `date_range from ${this.begin.slice(0, 24)} to ${this.end.slice(0, 24)} is not a range of at most ${MAX_DATE_RANGE_SECONDS / 86_400} days`,
+        `${range} spans more than ${MAX_DATE_RANGE_SECONDS / 86_400} days`,
       );
     }
     const domain = hostNameOf(this.policy.domain);
@@ -469,6 +557,13 @@ export class AggregateXmlReader {
     this.policy.domain = domain;
     if (this.reportId === "") this.warnings.push("report_metadata has no report_id");
     const organization = organizationOf(this.orgName, this.email);
+    if (organization === null) {
+      const named =
+        this.orgName.trim() !== ""
+          ? `org_name "${this.orgName.trim().slice(0, 80)}"`
+          : `the domain of email "${this.email.trim().slice(0, 80)}"`;
+      throw new ReportParseError("invalid_organization", `${named} is not a name: it has an empty label`);
+    }
     const reportId = normaliseReportId(this.reportId);
     this.header = {
       schema: this.schema(),

@@ -13,12 +13,19 @@ export function normaliseIp(raw: string): string | null {
   return address.toRFC5952String();
 }
 
-/** Per the API contract: org_name (or the email's domain), reduced to its registrable domain when it is one name. */
-export function organizationOf(orgName: string, email: string): string {
+/**
+ * Per the API contract: org_name (or the email's domain), reduced to its registrable domain when
+ * it is one name. null for a name of dotted labels one of which is empty (`example.com..`, `a..b`,
+ * `.com`; one trailing dot is the root's): the public suffix list takes `example.com..` for
+ * `example.com`, and a name no DNS could hold must not count as another.
+ */
+export function organizationOf(orgName: string, email: string): string | null {
   let name = orgName.trim();
   if (name === "") name = email.slice(email.lastIndexOf("@") + 1).trim();
   name = name.toLowerCase();
   if (name === "" || /\s/.test(name)) return name;
+  const labels = name.replace(/\.$/, "").split(".");
+  if (labels.length > 1 && labels.includes("")) return null;
   return getDomain(name) ?? name;
 }
 

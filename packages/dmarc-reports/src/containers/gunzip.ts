@@ -81,11 +81,9 @@ export async function* gunzip(source: ByteSource, limits: Limits, notes: string[
     const member = yield* inflateMember(
       prepend(first.value.subarray(headerLength), iterator),
       budget,
-      () => consumed,
-      (n) => {
-        consumed += n;
-      },
+      consumed,
     );
+    consumed += member.bodyLength + 8;
     const afterBody = member.leftover;
     const trailer = await readExactly(afterBody, 8);
     if (trailer.bytes.length < 8) throw corrupt("trailer missing");
@@ -118,15 +116,22 @@ async function readExactly(
 interface MemberEnd {
   crc: number;
   length: number;
+  /** Compressed bytes of the member's deflate body. */
+  bodyLength: number;
   /** Bytes after the deflate body: the trailer, then whatever follows. */
   leftover: ByteSource;
 }
 
+/**
+ * The ratio is judged on the input zlib has used for the output so far (`bytesWritten`, counted
+ * before each output chunk is emitted), not on the input given to it: that depends on how the
+ * input arrives (a file read whole is given at once, an upload a packet at a time), and one input
+ * must get one answer whatever the channel.
+ */
 async function* inflateMember(
   body: ByteSource,
   budget: OutputBudget,
-  consumedSoFar: () => number,
-  addConsumed: (bytes: number) => void,
+  usedBefore: number,
 ): AsyncGenerator<Uint8Array, MemberEnd> {
   const inflater = createInflateRaw();
   const queue: Buffer[] = [];
@@ -147,7 +152,7 @@ async function* inflateMember(
   inflater.on("data", (chunk: Buffer) => {
     if (failure) return;
     try {
-      budget.add(chunk.length, consumedSoFar());
+      budget.add(chunk.length, usedBefore + inflater.bytesWritten);
     } catch (error) {
       failure = error;
       inflater.destroy();
@@ -175,7 +180,6 @@ async function* inflateMember(
         const next = await iterator.next();
         if (next.done) break;
         fed.push(next.value);
-        addConsumed(next.value.length);
         if (!inflater.write(next.value)) await drainedOrDone(inflater);
         while (fed.length > 1 && fedDropped + fed[0]!.length <= inflater.bytesWritten) {
           fedDropped += fed.shift()!.length;
@@ -214,7 +218,7 @@ async function* inflateMember(
     const leftover = all.subarray(inflater.bytesWritten - fedDropped);
     fed.length = 0;
     handedOver = true;
-    return { crc, length, leftover: prepend(leftover, iterator) };
+    return { crc, length, bodyLength: inflater.bytesWritten, leftover: prepend(leftover, iterator) };
   } finally {
     stopFeeding = true;
     inflater.destroy();

@@ -12,7 +12,7 @@ import type {
 } from "../port.js";
 import { assertAppendable, assertLimit } from "../validate.js";
 import { appendWithin, type KnownTransactionState } from "./append.js";
-import { eventStoreMigrations } from "./migrations.js";
+import { eventStoreMigrations } from "./migrations/index.js";
 import { defaultMaxPageBytes, headPosition, readAll, readStream } from "./read.js";
 
 export interface PostgresEventStoreOptions {

@@ -1,0 +1,59 @@
+import type { AnySchema } from "@dmarc-ledger/db";
+import type { EventStore } from "@dmarc-ledger/event-store";
+import type { DomainStatusChecker } from "@dmarc-ledger/onboarding";
+import type { Projection } from "@dmarc-ledger/projection-engine";
+import type { UserSettings } from "@dmarc-ledger/users";
+import type { Kysely } from "kysely";
+import type { Logger } from "pino";
+import { createApiApp } from "./app.js";
+import type { ApiConfig } from "./config.js";
+import type { BoundServer } from "./listen.js";
+import { countingAppends, createServiceMetrics, type ServiceMetrics } from "./observability/metrics.js";
+
+export interface ApiAppOptions {
+  /** Bound before anything was opened (bindPort): until now it answered 503 "starting". */
+  server: BoundServer;
+  db: Kysely<AnySchema>;
+  store: EventStore;
+  /** The projections a write waits for, and whose lag /metrics shows. */
+  projections: readonly Projection[];
+  config: ApiConfig;
+  logger: Logger;
+  checkDomainStatus: DomainStatusChecker;
+  /**
+   * The process's metrics, with `store` counting its appends into them (countingAppends), when
+   * the process made them before (`start`, whose other parts count into them too); made here
+   * otherwise.
+   */
+  metrics?: ServiceMetrics;
+  /** The dashboard's sessions and links (ApiDeps). */
+  users?: UserSettings;
+  /** The dashboard's built files, served at / (ApiDeps). */
+  webRoot?: string | null;
+  /** Where reports reach the service by mail, which the dashboard says to publish (ApiDeps). */
+  reportAddresses?: readonly string[];
+}
+
+/**
+ * The API app: serves the HTTP API on the bound port. What apps/api/src/main.ts runs as a process
+ * of its own, and `dmarc-ledger start` beside its other parts. The server's owner closes it.
+ */
+export function startApiApp(options: ApiAppOptions): { metrics: ServiceMetrics } {
+  const { server, db, projections } = options;
+  const metrics = options.metrics ?? createServiceMetrics({ db, store: options.store, projections });
+  const store = options.metrics ? options.store : countingAppends(options.store, metrics.eventsAppended);
+  const app = createApiApp({
+    db,
+    store,
+    projections,
+    config: options.config,
+    logger: options.logger,
+    metrics,
+    checkDomainStatus: options.checkDomainStatus,
+    ...(options.users ? { users: options.users } : {}),
+    ...(options.webRoot !== undefined ? { webRoot: options.webRoot } : {}),
+    ...(options.reportAddresses ? { reportAddresses: options.reportAddresses } : {}),
+  });
+  server.serve(app.callback());
+  return { metrics };
+}

@@ -1,0 +1,247 @@
+import { type Kysely, sql, type Transaction } from "kysely";
+import { droppedRowsOf } from "./dropped-rows.js";
+import type { IngestedItem } from "./ingest.js";
+import { bytesInput, type InputBytes } from "./input-bytes.js";
+import type { ArchiveStatus, IntakeSchema } from "./schema.js";
+import {
+  compressedInput,
+  hashAndCompress,
+  InputTooLargeError,
+  isSpooled,
+  type SpooledInput,
+  sha256Of,
+  spool,
+} from "./spool.js";
+
+export interface ArchivedInput {
+  sha256: string;
+  size: number;
+  /** "new": first time these bytes arrived; "seen": the archive had them already. */
+  archive: "new" | "seen";
+}
+
+/**
+ * Stores the raw input (compressed, by SHA-256) and this receipt of it as "received", and
+ * commits, before its reports are stored: whatever happens next, the input is not lost. Inputs
+ * larger than the archive keeps are recorded by hash, size and outcome only.
+ */
+/** One arrival of an input: by which channel, from where, and from which tenant (API uploads). */
+export interface Receipt {
+  channel: string;
+  source: string;
+  tenantId: string | null;
+}
+
+export async function archiveInput(
+  db: Kysely<IntakeSchema>,
+  material: ArchiveMaterial,
+  receipt: Receipt,
+): Promise<ArchivedInput> {
+  const { sha256, size, kept } = material;
+  return db.transaction().execute(async (trx) => {
+    // Two channels may receive the same bytes at the same moment: the second insert waits for
+    // the first to commit, then inserts nothing and counts a receipt of the row instead.
+    const inserted = await trx
+      .insertInto("raw_input")
+      .values({
+        sha256,
+        size,
+        compression: kept ? "gzip" : null,
+        content: kept ? kept.compressed : null,
+        channel: receipt.channel,
+        source: receipt.source,
+        status: "received",
+        code: null,
+        reason: null,
+      })
+      .onConflict((oc) => oc.column("sha256").doNothing())
+      .returning("sha256")
+      .executeTakeFirst();
+    if (!inserted) {
+      await trx
+        .updateTable("raw_input")
+        .set({ last_seen: sql<Date>`now()`, times_received: sql<number>`times_received + 1` })
+        .where("sha256", "=", sha256)
+        .execute();
+    }
+    await trx
+      .insertInto("raw_input_receipt")
+      .values({ sha256, channel: receipt.channel, source: receipt.source, tenant_id: receipt.tenantId })
+      .execute();
+    return { sha256, size, archive: inserted ? "new" : "seen" } satisfies ArchivedInput;
+  });
+}
+
+/** The input as the archive keeps it: hash, size, and the compressed bytes unless it is too large. */
+export interface ArchiveMaterial {
+  sha256: string;
+  size: number;
+  /** null when the input is larger than the archive keeps whole. */
+  kept: SpooledInput | null;
+  /** What to parse: the kept bytes, held or read back, so the bytes parsed are the bytes kept. */
+  parseable: InputBytes;
+}
+
+/**
+ * The material of an input held in memory, hashed and compressed (hashAndCompress, here or on a
+ * parse worker). The held bytes parse without being inflated again; they are what was hashed and kept.
+ */
+export function heldMaterial(
+  bytes: Uint8Array,
+  sha256: string,
+  compressed: Uint8Array | null,
+): ArchiveMaterial {
+  const kept = compressed
+    ? compressedInput(
+        Buffer.from(compressed.buffer, compressed.byteOffset, compressed.byteLength),
+        sha256,
+        bytes.byteLength,
+      )
+    : null;
+  return { sha256, size: bytes.byteLength, kept, parseable: bytesInput(bytes) };
+}
+
+/** Inputs up to this size are read whole and compressed in one step, off the stream machinery. */
+const inMemoryMaxBytes = 1024 * 1024;
+
+/** Hashes and compresses the input once, for the archive and for parsing. */
+export async function readForArchive(input: InputBytes, keepLimit: number): Promise<ArchiveMaterial> {
+  if (isSpooled(input))
+    return { sha256: input.sha256, size: input.byteLength, kept: input, parseable: input };
+  const size = await input.size();
+  if (size <= inMemoryMaxBytes) {
+    const bytes = await input.readAll();
+    const { sha256, compressed } = hashAndCompress(bytes, keepLimit);
+    return heldMaterial(bytes, sha256, compressed);
+  }
+  try {
+    const kept = await spool(input.open(), keepLimit);
+    return { sha256: kept.sha256, size: kept.byteLength, kept, parseable: kept };
+  } catch (error) {
+    if (!(error instanceof InputTooLargeError)) throw error;
+    return { sha256: await sha256Of(input), size, kept: null, parseable: input };
+  }
+}
+
+/**
+ * Archives the input and its outcome in the caller's transaction, which also holds the events
+ * the input produced: one commit for all of it. A copy already archived counts one more receipt;
+ * its status stays "stored" when this copy found duplicates (see recordOutcome).
+ */
+export async function archiveWithOutcome(
+  trx: Transaction<IntakeSchema>,
+  material: ArchiveMaterial,
+  receipt: Receipt,
+  items: readonly IngestedItem[],
+): Promise<ArchivedInput> {
+  const kept = material.kept;
+  // One statement: the row (inserted, or counted again) and this receipt of it.
+  const row = await trx
+    .with("archived", (db) =>
+      db
+        .insertInto("raw_input")
+        .values({
+          sha256: material.sha256,
+          size: material.size,
+          compression: kept ? "gzip" : null,
+          content: kept ? kept.compressed : null,
+          channel: receipt.channel,
+          source: receipt.source,
+          ...outcomeColumns(items),
+        })
+        .onConflict((oc) =>
+          oc.column("sha256").doUpdateSet({
+            last_seen: sql<Date>`now()`,
+            times_received: sql<number>`raw_input.times_received + 1`,
+            status: sql<ArchiveStatus>`case when excluded.status = 'duplicate' and raw_input.status = 'stored'
+              then 'stored' else excluded.status end`,
+            code: sql<string | null>`excluded.code`,
+            reason: sql<string | null>`excluded.reason`,
+            items: sql<string>`excluded.items`,
+            rows_dropped: sql<number>`excluded.rows_dropped`,
+            dropped: sql<string>`excluded.dropped`,
+            processed_at: sql<Date>`now()`,
+          }),
+        )
+        // xmax is 0 on a row this statement inserted, and set on one it updated.
+        .returning(["sha256", sql<boolean>`xmax = 0`.as("inserted")]),
+    )
+    .insertInto("raw_input_receipt")
+    .columns(["sha256", "channel", "source", "tenant_id"])
+    .expression((eb) =>
+      eb
+        .selectFrom("archived")
+        .select([
+          "archived.sha256",
+          eb.val(receipt.channel).as("channel"),
+          eb.val(receipt.source).as("source"),
+          eb.val(receipt.tenantId).as("tenant_id"),
+        ]),
+    )
+    .returning(sql<boolean>`(select inserted from archived)`.as("inserted"))
+    .executeTakeFirstOrThrow();
+  await recordDomains(trx, material.sha256, items);
+  return { sha256: material.sha256, size: material.size, archive: row.inserted ? "new" : "seen" };
+}
+
+/** The archive row's columns that say what became of the input. */
+function outcomeColumns(items: readonly IngestedItem[]) {
+  const rejected = items.find((item) => item.kind === "rejected");
+  const dropped = droppedRowsOf(items);
+  return {
+    status: statusOf(items),
+    code: rejected?.kind === "rejected" ? rejected.code : null,
+    reason: rejected?.kind === "rejected" ? rejected.reason : null,
+    items: JSON.stringify(items),
+    rows_dropped: dropped.rows,
+    dropped: JSON.stringify(dropped.reasons),
+    processed_at: sql<Date>`now()`,
+  };
+}
+
+/** What the input's items say became of it. */
+export function statusOf(items: readonly IngestedItem[]): Exclude<ArchiveStatus, "received"> {
+  if (items.some((item) => item.kind === "rejected")) return "rejected";
+  if (items.some((item) => item.status === "stored" || item.status === "resumed")) return "stored";
+  return "duplicate";
+}
+
+/** The domains the input's reports name, for the tenants that have them (raw_input_domain). */
+async function recordDomains(
+  db: Kysely<IntakeSchema>,
+  sha256: string,
+  items: readonly IngestedItem[],
+): Promise<void> {
+  const domains = new Set<string>();
+  for (const item of items) if (item.kind !== "rejected") domains.add(item.domain.toLowerCase());
+  if (domains.size === 0) return;
+  await db
+    .insertInto("raw_input_domain")
+    .values([...domains].map((domain) => ({ domain, sha256 })))
+    .onConflict((oc) => oc.columns(["domain", "sha256"]).doNothing())
+    .execute();
+}
+
+/** Records the outcome of processing an archived input. */
+export async function recordOutcome(
+  db: Kysely<IntakeSchema>,
+  sha256: string,
+  items: readonly IngestedItem[],
+): Promise<void> {
+  const outcome = outcomeColumns(items);
+  await db
+    .updateTable("raw_input")
+    .set({
+      ...outcome,
+      // Bytes whose reports were stored by an earlier (or concurrent) receipt stay "stored": a
+      // later copy finds duplicates, but the input itself is what put them there. Decided in the
+      // statement, so that two receipts finishing together cannot undo it.
+      status:
+        outcome.status === "duplicate"
+          ? sql<ArchiveStatus>`case when status = 'stored' then 'stored' else 'duplicate' end`
+          : outcome.status,
+    })
+    .where("sha256", "=", sha256)
+    .execute();
+  await recordDomains(db, sha256, items);
+}

@@ -1,0 +1,14 @@
+export { type AggregateByDomainRecord, aggregateByDomain } from "./aggregate-by-domain.js";
+export { type AggregateByDomainGroupRecord, aggregateByDomainGroup } from "./aggregate-by-domain-group.js";
+export { type AggregateByOrganizationRecord, aggregateByOrganization } from "./aggregate-by-organization.js";
+export {
+  type AggregateBySourceRecord,
+  aggregateBySource,
+  aggregateByUnalignedSource,
+  type SourcePageOptions,
+} from "./aggregate-by-source.js";
+export { type DomainRecord, listDomains } from "./domains.js";
+export { type ForensicRecord, forensicReports } from "./forensic.js";
+export type { Page, PageQuery } from "./page.js";
+export type { QuerySchema } from "./schema.js";
+export { chooseRanking, type RankingChoice } from "./source-page-ranked.js";

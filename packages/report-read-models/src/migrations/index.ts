@@ -1,0 +1,50 @@
+import type { MigrationSet } from "@dmarc-ledger/db";
+import { aggDomain } from "./001_agg_domain.js";
+import { aggOrganization } from "./002_agg_organization.js";
+import { aggSource } from "./003_agg_source.js";
+import { sourceIpName } from "./004_source_ip_name.js";
+import { forensicReport } from "./005_forensic_report.js";
+import { reportDomain } from "./006_report_domain.js";
+import { sourceRankings } from "./007_source_rankings.js";
+import { rankingExtents } from "./008_ranking_extents.js";
+import { rankingExtentsAsOffsets } from "./009_ranking_extents_as_offsets.js";
+import { sourceChangeCounter } from "./010_source_change_counter.js";
+import { sourceIpAnswers } from "./011_source_ip_answers.js";
+
+/**
+ * The report read models' tables (schema.ts). Until the read models were split (issue 22) the
+ * read-model set (`read_models`) made them; a database it migrated carries its migrations over,
+ * which keep its order for each table.
+ */
+export const reportReadModelMigrations: MigrationSet = {
+  name: "report_read_models",
+  migrations: {
+    "001_agg_domain": aggDomain,
+    "002_agg_organization": aggOrganization,
+    "003_agg_source": aggSource,
+    "004_source_ip_name": sourceIpName,
+    "005_forensic_report": forensicReport,
+    "006_report_domain": reportDomain,
+    "007_source_rankings": sourceRankings,
+    "008_ranking_extents": rankingExtents,
+    "009_ranking_extents_as_offsets": rankingExtentsAsOffsets,
+    "010_source_change_counter": sourceChangeCounter,
+    "011_source_ip_answers": sourceIpAnswers,
+  },
+  formerly: {
+    set: "read_models",
+    migrations: {
+      "001_agg_domain": "001_skeleton",
+      "002_agg_organization": "002_groupings",
+      "003_agg_source": "002_groupings",
+      "004_source_ip_name": "002_groupings",
+      "005_forensic_report": "002_groupings",
+      "006_report_domain": "004_report_domains",
+      "007_source_rankings": "005_source_rankings",
+      "008_ranking_extents": "006_ranking_extents",
+      "009_ranking_extents_as_offsets": "007_ranking_extents_as_offsets",
+      "010_source_change_counter": "008_source_change_counter",
+      "011_source_ip_answers": "010_source_ip_names",
+    },
+  },
+};

@@ -1,0 +1,89 @@
+import { sql, type Transaction } from "kysely";
+import { addToSums, type CounterSums, emptySums, type RowVerdict } from "../counters.js";
+import type { ReportSchema } from "../schema.js";
+
+type SummedTable = "agg_domain" | "agg_organization" | "agg_source";
+type KeyValue = string | number | boolean;
+
+/** A key column and its SQL type, for the arrays the upsert unnests. */
+export interface KeyColumn {
+  name: string;
+  type: "text" | "bigint" | "boolean";
+}
+
+const counterColumns: [string, (sums: CounterSums) => number][] = [
+  ["volume", (sums) => sums.volume],
+  ["dmarc_pass", (sums) => sums.dmarcPass],
+  ["unaligned_arc_pass", (sums) => sums.unalignedArcPass],
+  ["dkim_aligned", (sums) => sums.dkimAligned],
+  ["spf_aligned", (sums) => sums.spfAligned],
+  ["dkim_pass", (sums) => sums.dkimPass],
+  ["spf_pass", (sums) => sums.spfPass],
+];
+
+/** Keys per statement: bounds the statement's size, not its parameter count (one array per column). */
+const keysPerStatement = 20_000;
+
+/**
+ * Sums a batch's rows per key in memory, then adds them to the table: one statement per few
+ * thousand keys, each column sent as one array and unnested, so the statement has a dozen
+ * parameters however many keys it carries.
+ */
+export class SumsByKey {
+  private readonly entries = new Map<string, { key: KeyValue[]; sums: CounterSums }>();
+
+  constructor(
+    private readonly table: SummedTable,
+    private readonly keyColumns: readonly KeyColumn[],
+    /** agg_source keeps DMARC pass as a key column instead of a counter. */
+    private readonly withDmarcPass = true,
+  ) {}
+
+  add(key: KeyValue[], verdict: RowVerdict, count: number): void {
+    const id = key.join("\u0000");
+    let entry = this.entries.get(id);
+    if (!entry) {
+      entry = { key, sums: emptySums() };
+      this.entries.set(id, entry);
+    }
+    addToSums(entry.sums, verdict, count);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /**
+   * `stamp`, when given, is a column set to one value on every row written or changed (agg_source
+   * records which batch changed a fact last).
+   */
+  async write(trx: Transaction<ReportSchema>, stamp?: { column: string; value: string }): Promise<void> {
+    const counters = counterColumns.filter(([name]) => this.withDmarcPass || name !== "dmarc_pass");
+    const entries = [...this.entries.values()];
+    const table = sql.table(this.table);
+    const columns = [
+      ...this.keyColumns.map((column) => column.name),
+      ...counters.map(([name]) => name),
+      ...(stamp ? [stamp.column] : []),
+    ];
+    const conflict = sql.join(this.keyColumns.map((column) => sql.ref(column.name)));
+    const updates = sql.join([
+      ...counters.map(
+        ([name]) => sql`${sql.ref(name)} = ${sql.ref(`${this.table}.${name}`)} + excluded.${sql.ref(name)}`,
+      ),
+      ...(stamp ? [sql`${sql.ref(stamp.column)} = excluded.${sql.ref(stamp.column)}`] : []),
+    ]);
+    for (let start = 0; start < entries.length; start += keysPerStatement) {
+      const slice = entries.slice(start, start + keysPerStatement);
+      const arrays = [
+        ...this.keyColumns.map(
+          (column, index) => sql`${slice.map((entry) => entry.key[index])}::${sql.raw(column.type)}[]`,
+        ),
+        ...counters.map(([, read]) => sql`${slice.map((entry) => read(entry.sums))}::bigint[]`),
+      ];
+      await sql`insert into ${table} (${sql.join(columns.map((column) => sql.ref(column)))})
+        select *${stamp ? sql`, ${stamp.value}::bigint` : sql``} from unnest(${sql.join(arrays)})
+        on conflict (${conflict}) do update set ${updates}`.execute(trx);
+    }
+  }
+}

@@ -1,0 +1,30 @@
+import type { Projection } from "@dmarc-ledger/projection-engine";
+import type { ReportSchema } from "../schema.js";
+import { aggregateByDomainProjection } from "./aggregate-by-domain.js";
+import { aggregateByOrganizationProjection } from "./aggregate-by-organization.js";
+import { aggregateBySourceProjection } from "./aggregate-by-source.js";
+import { forensicReportsProjection } from "./forensic-reports.js";
+import { reportDomainsProjection } from "./report-domains.js";
+import { sourceIpNamesProjection } from "./source-ip-names.js";
+
+export { dkimDomainOf, spfDomainOf } from "./aggregate-by-source.js";
+export { cutHeaders, maxHeaderCharacters } from "./forensic-reports.js";
+export { sourceDomainOf } from "./source-ip-names.js";
+export {
+  aggregateByDomainProjection,
+  aggregateByOrganizationProjection,
+  aggregateBySourceProjection,
+  forensicReportsProjection,
+  reportDomainsProjection,
+  sourceIpNamesProjection,
+};
+
+/** The report read models' projections, in the order the engine applies them. */
+export const reportProjections: readonly Projection<ReportSchema>[] = [
+  aggregateByDomainProjection,
+  aggregateByOrganizationProjection,
+  aggregateBySourceProjection,
+  forensicReportsProjection,
+  reportDomainsProjection,
+  sourceIpNamesProjection,
+];

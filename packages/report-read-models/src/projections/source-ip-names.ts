@@ -1,0 +1,60 @@
+import type { SourceIpResolved } from "@dmarc-ledger/events";
+import type { Projection } from "@dmarc-ledger/projection-engine";
+import { getDomain } from "tldts";
+import type { ReportSchema } from "../schema.js";
+
+/**
+ * What the by-source records show as `SourceDomain`: the registrable domain of the PTR name, only
+ * when the name is forward-confirmed. Anyone can point the PTR of their own address at
+ * mail.google.com; only the owner of google.com can make that name resolve back to it.
+ */
+export function sourceDomainOf(answer: Pick<SourceIpResolved, "name" | "confirmed">): string {
+  if (!answer.confirmed || !answer.name) return "";
+  return getDomain(answer.name) ?? "";
+}
+
+const isDefinitive = (outcome: SourceIpResolved["outcome"]) => outcome !== "timeout" && outcome !== "error";
+
+/**
+ * The latest reverse-DNS answer per source IP. A timeout or error moves only the attempt's time
+ * and outcome: the last definitive answer stays shown until a new one replaces it.
+ */
+export const sourceIpNamesProjection: Projection<ReportSchema> = {
+  name: "source_ip_names",
+  tables: ["source_ip_name"],
+  handles: new Set(["SourceIpResolved"]),
+  async apply(trx, events) {
+    for (const event of events) {
+      if (event.type !== "SourceIpResolved") continue;
+      const answer = event.data;
+      const attempt = { outcome: answer.outcome, resolved_at: answer.resolvedAt };
+      if (isDefinitive(answer.outcome)) {
+        const row = {
+          ...attempt,
+          source_domain: sourceDomainOf(answer),
+          ptr_name: answer.name,
+          confirmed: answer.confirmed,
+          answered_at: answer.resolvedAt,
+        };
+        await trx
+          .insertInto("source_ip_name")
+          .values({ source_ip: answer.ip, ...row })
+          .onConflict((oc) => oc.column("source_ip").doUpdateSet(row))
+          .execute();
+      } else {
+        await trx
+          .insertInto("source_ip_name")
+          .values({
+            source_ip: answer.ip,
+            ...attempt,
+            source_domain: "",
+            ptr_name: null,
+            confirmed: false,
+            answered_at: null,
+          })
+          .onConflict((oc) => oc.column("source_ip").doUpdateSet(attempt))
+          .execute();
+      }
+    }
+  },
+};

@@ -1,0 +1,159 @@
+import type { TenancySchema } from "@dmarc-ledger/tenancy";
+import type { ColumnType } from "kysely";
+
+/**
+ * The report read models' tables, typed for kysely so that a query naming a wrong column fails to compile.
+ * Counters are bigint columns: pg hands them back as strings, PGlite as numbers; queries cast them
+ * to text in SQL, which is what the API returns anyway.
+ */
+type Int8 = ColumnType<string | number, number | bigint | string, number | bigint | string>;
+
+/** The summed counters of the rollups; the others (DMARCUnaligned, …Failed) are derived from them. */
+interface SummedCounters {
+  volume: Int8;
+  dmarc_pass: Int8;
+  unaligned_arc_pass: Int8;
+  dkim_aligned: Int8;
+  spf_aligned: Int8;
+  dkim_pass: Int8;
+  spf_pass: Int8;
+}
+
+/**
+ * Messages per (policy domain, day-normalised begin). The begin is kept to the second, so a
+ * period filter on it is exact; reports mostly start at midnight, so the table stays small.
+ */
+export interface AggDomainTable extends SummedCounters {
+  domain: string;
+  t: Int8;
+}
+
+/** Messages per reporting organisation; the by-organization grouping reads it. */
+export interface AggOrganizationTable extends SummedCounters {
+  domain: string;
+  organization: string;
+  t: Int8;
+}
+
+/**
+ * The by-source facts: messages per (policy domain, source IP, organisation, begin) and per the
+ * values the by-source records pick "the one with the most messages" of (disposition, ARC, SPF
+ * and DKIM domain), with whether they passed DMARC (the unaligned-source grouping keeps only the
+ * rows that did not).
+ */
+export interface AggSourceTable {
+  domain: string;
+  source_ip: string;
+  organization: string;
+  t: Int8;
+  disposition: string;
+  /** "" when the row carried no ARC result. */
+  arc: string;
+  spf_domain: string;
+  dkim_domain: string;
+  dmarc_pass: boolean;
+  volume: Int8;
+  unaligned_arc_pass: Int8;
+  dkim_aligned: Int8;
+  spf_aligned: Int8;
+  dkim_pass: Int8;
+  spf_pass: Int8;
+  /** The number of the projection batch that last changed the row (see agg_source_change). */
+  changed_seq: Int8;
+}
+
+/** One row: the number of the latest batch that wrote agg_source (source-change-counter.ts). */
+export interface AggSourceChangeTable {
+  /** Always true: the primary key that keeps the table at one row. */
+  single: boolean;
+  last_seq: Int8;
+}
+
+/**
+ * One ranking of a tenant's source groups over a calendar month or year, as of `built_seq`: the
+ * by-source endpoints walk it in volume order instead of grouping millions of facts per request.
+ * `scope` is "all" or "unaligned" (the facts that did not pass DMARC only).
+ */
+export interface SourceRankingBuildTable {
+  ranking_id: Int8;
+  tenant_id: string;
+  scope: string;
+  bucket_start: Int8;
+  bucket_end: Int8;
+  /** Facts with a higher changed_seq were changed after the build. */
+  built_seq: Int8;
+  /** The tenant's number of domains at the build: another number means the ranking is void. */
+  domain_count: number;
+  group_count: Int8;
+  built_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+/** A group's sums over its ranking's bucket (`dmarc_pass` summed, unlike in agg_source). */
+export interface SourceRankingTable extends SummedCounters {
+  ranking_id: Int8;
+  domain: string;
+  source_ip: string;
+  organization: string;
+  /** How many agg_source rows the sums are of: a group is in a period while it has one there. */
+  facts: Int8;
+  /** Seconds from the bucket's start to the first `t` of those rows. */
+  start_offset: Int8;
+  /** Seconds from the last `t` of those rows to the bucket's end. */
+  end_offset: Int8;
+}
+
+/** Reverse DNS of source IPs, from the latest SourceIpResolved of each (`source-ip-<ip>`). */
+export interface SourceIpNameTable {
+  source_ip: string;
+  /** The registrable domain of the forward-confirmed PTR name; "" when there is none. */
+  source_domain: string;
+  /** The PTR name of the latest definitive answer (confirmed or not); null without one. */
+  ptr_name: string | null;
+  confirmed: boolean;
+  /** The latest attempt's outcome: found, no_name, nxdomain, timeout or error. */
+  outcome: string;
+  /** When the latest attempt was made (the resolver asks again after an age from here). */
+  resolved_at: ColumnType<Date, Date | string, Date | string>;
+  /** When the latest definitive answer (not a timeout or error) was had; null before one. */
+  answered_at: ColumnType<Date | null, Date | string | null, Date | string | null>;
+}
+
+export interface ForensicReportTable {
+  /** Increasing with arrival at the service; assigned in event order, so replays repeat it. */
+  forensic_id: Int8;
+  identity: string;
+  domain: string;
+  /** Arrival of the reported message, Unix seconds (the event's time when the report lacks it). */
+  received: Int8;
+  subject: string;
+  amount: Int8;
+  headers: string;
+}
+
+/**
+ * Every policy domain a report has named: small (one row per domain, not per row), so that the
+ * tenant filter resolves "the tenant's domains and their subdomains" here and filters the big
+ * tables with a plain hashed IN.
+ */
+export interface ReportDomainTable {
+  domain: string;
+}
+
+/** The tables of the report read models: what reports are projected to, and the rankings. */
+export interface ReportSchema {
+  agg_domain: AggDomainTable;
+  agg_organization: AggOrganizationTable;
+  agg_source: AggSourceTable;
+  agg_source_change: AggSourceChangeTable;
+  source_ranking_build: SourceRankingBuildTable;
+  source_ranking: SourceRankingTable;
+  source_ip_name: SourceIpNameTable;
+  forensic_report: ForensicReportTable;
+  report_domain: ReportDomainTable;
+}
+
+/**
+ * What reads of reports see: their tables and the tenancy's, which say whose domains the report
+ * domains are (read, never written, here).
+ */
+export type ReportAndTenancySchema = ReportSchema & TenancySchema;

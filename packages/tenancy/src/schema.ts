@@ -1,0 +1,58 @@
+import type { ColumnType } from "kysely";
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+
+/** The tenancy's tables, projected from the tenant and domain streams (projections/). */
+export interface TenantTable {
+  tenant_id: string;
+  name: string;
+  region: string;
+  created_at: Timestamp;
+}
+
+export interface ApiKeyTable {
+  key_id: string;
+  tenant_id: string;
+  key_hash: string;
+  key_prefix: string;
+  /** Comma-separated scope names: read,write,ingest. */
+  scopes: string;
+  region: string;
+  revoked: boolean;
+}
+
+export interface DomainTable {
+  domain: string;
+  tenant_id: string;
+  group_name: string | null;
+  added_at: Timestamp;
+}
+
+/**
+ * The claims in force in the domain trees (DomainReserved not yet DomainReleased): which tenant
+ * holds each claimed domain. A tenant's domain without its claim was added before the tree rule.
+ */
+export interface DomainClaimTable {
+  domain: string;
+  tenant_id: string;
+}
+
+/** Every event of every domain stream: the audit trail behind GET history. */
+export interface AuditEventTable {
+  domain: string;
+  revision: ColumnType<string | number, number | bigint | string, number | bigint | string>;
+  event_type: string;
+  recorded_at: Timestamp;
+  caused_by: string;
+  correlation_id: string | null;
+  /** The event's payload as JSON text. */
+  data: string;
+}
+
+export interface TenancySchema {
+  tenant: TenantTable;
+  api_key: ApiKeyTable;
+  domain: DomainTable;
+  domain_claim: DomainClaimTable;
+  audit_event: AuditEventTable;
+}
