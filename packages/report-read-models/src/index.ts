@@ -17,4 +17,9 @@ export {
   tenantDomainCount,
 } from "./source-rankings/maintain-source-rankings.js";
 export { type RankingScope, rankingScopes } from "./source-rankings/ranking-scope.js";
-export { inDomains, type TenantReportDomain, tenantReportDomains } from "./tenant-domain-filter.js";
+export {
+  inDomains,
+  type TenantReportDomain,
+  tenantReportDomainNames,
+  tenantReportDomains,
+} from "./tenant-domain-filter.js";

@@ -21,6 +21,8 @@ export interface TenantReportDomain {
 export async function tenantReportDomains(
   handle: Kysely<AnySchema>,
   tenantId: string,
+  /** Only the reports of this one of the tenant's domains (and of its subdomains). */
+  within?: string,
 ): Promise<TenantReportDomain[]> {
   const db: Kysely<ReportAndTenancySchema> = handle;
   const owned = await db
@@ -28,6 +30,7 @@ export async function tenantReportDomains(
     .select(["domain", "group_name"])
     .where("tenant_id", "=", tenantId)
     .execute();
+  if (within !== undefined && !owned.some((row) => row.domain === within)) return [];
   if (owned.length === 0) return [];
   const groupOf = new Map(owned.map((row) => [row.domain, row.group_name]));
   const reported = await db.selectFrom("report_domain").select("domain").execute();
@@ -41,7 +44,14 @@ export async function tenantReportDomains(
       }
     }
   }
-  return matches;
+  return within === undefined
+    ? matches
+    : matches.filter((match) => match.domain === within || match.domain.endsWith(`.${within}`));
+}
+
+/** The names of the report domains that count for a tenant (see tenantReportDomains). */
+export async function tenantReportDomainNames(db: Kysely<AnySchema>, tenantId: string): Promise<string[]> {
+  return (await tenantReportDomains(db, tenantId)).map((match) => match.domain);
 }
 
 /**

@@ -1,6 +1,8 @@
 import type { Page, PageQuery, QuerySchema } from "@dmarc-ledger/queries";
+import { findDomain } from "@dmarc-ledger/tenancy";
 import type { Kysely } from "kysely";
 import type { Endpoint } from "../endpoints.js";
+import { notYourDomain } from "../params/domain-param.js";
 import { parseListParams } from "../params/list-params.js";
 
 /**
@@ -19,7 +21,14 @@ export function listEndpoint<Record>(options: {
     scope: "read",
     summary: options.summary,
     handler: async (ctx) => {
-      const page = await options.query(ctx.deps.db, parseListParams(ctx.query, ctx.state.holder!.tenantId));
+      const query = parseListParams(ctx.query, ctx.state.holder!.tenantId);
+      if (
+        query.domain !== undefined &&
+        (await findDomain(ctx.deps.db, query.domain))?.tenantId !== query.tenantId
+      ) {
+        throw notYourDomain(query.domain);
+      }
+      const page = await options.query(ctx.deps.db, query);
       ctx.body = {
         status: "SUCCESS",
         total: options.totalAsString ? String(page.total) : page.total,
