@@ -43,6 +43,7 @@ describe("the CLI beside a running embedded service", () => {
   let backend: Backend;
   let runtime: Runtime;
   let stop: () => Promise<void>;
+  let apiRoot: string;
 
   beforeAll(async () => {
     backend = await pgliteBackend();
@@ -55,6 +56,7 @@ describe("the CLI beside a running embedded service", () => {
       bootstrapTenant: false,
       controlCommands: (argv, io) => runCliHere(argv, io, backend.env),
     });
+    apiRoot = service.apiRoot;
     stop = async () => {
       await service.stop();
       await runtime.close();
@@ -79,6 +81,24 @@ describe("the CLI beside a running embedded service", () => {
     const listed = await cli(backend.env, "tenant", "list");
     expect(listed.code).toBe(0);
     expect(listed.out).toContain(tenantId);
+  });
+
+  it("adds a person in the service, whose link sets their password on its API", async () => {
+    const created = await cli(backend.env, "tenant", "create", "people", "--json");
+    expect(created.code, created.err).toBe(0);
+    const added = await cli(backend.env, "user", "add", "people", "Ada@People.example", "--role", "admin");
+    expect(added.code, added.err).toBe(0);
+    expect(added.out).toMatch(/^ada@people\.example added as admin \(user [0-9a-f]{16}\)\./);
+    const token = /set-password#token=([A-Za-z0-9_-]{43})/.exec(added.out)![1]!;
+    const set = await fetch(`${apiRoot}set_password`, {
+      method: "PUT",
+      body: new URLSearchParams({ token, password: "ada's long enough password" }),
+    });
+    expect(set.status).toBe(200);
+    const listed = await cli(backend.env, "user", "list", "people");
+    expect(listed.out).toMatch(/ada@people\.example {2}admin {2}password set {2}last sign-in never/);
+    const refused = await cli(backend.env, "user", "add", "people", "not an address", "--role", "viewer");
+    expect(refused).toMatchObject({ code: 1, err: expect.stringContaining("is not an e-mail address") });
   });
 
   it("passes exit statuses and errors through", async () => {

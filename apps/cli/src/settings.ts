@@ -5,6 +5,7 @@ import { loggingSettings, stopSettings } from "@dmarc-ledger/process/settings";
 import { projectorSettings } from "@dmarc-ledger/projector/settings";
 import { runtimeSettings } from "@dmarc-ledger/runtime/settings";
 import { safeSpfSettings } from "@dmarc-ledger/safe-spf-service/settings";
+import { userSettingsShape } from "@dmarc-ledger/users/settings";
 
 /**
  * Everything `dmarc-ledger start` reads, validated at once so that every wrong variable is named
@@ -17,4 +18,5 @@ export const serviceSettings = {
   ...projectorSettings,
   ...loggingSettings,
   ...stopSettings,
+  ...userSettingsShape,
 };

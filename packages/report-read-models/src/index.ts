@@ -24,5 +24,6 @@ export {
   type OwnedReportDomains,
   reportDomainsByTenant,
   type TenantReportDomain,
+  tenantReportDomainNames,
   tenantReportDomains,
 } from "./tenant-domain-filter.js";

@@ -21,6 +21,8 @@ export interface TenantReportDomain {
 export async function tenantReportDomains(
   handle: Kysely<AnySchema>,
   tenantId: string,
+  /** Only the reports of this one of the tenant's domains (and of its subdomains). */
+  within?: string,
 ): Promise<TenantReportDomain[]> {
   const db: Kysely<ReportAndTenancySchema> = handle;
   const owned = await db
@@ -28,9 +30,13 @@ export async function tenantReportDomains(
     .select(["domain", "group_name", "tenant_id"])
     .where("tenant_id", "=", tenantId)
     .execute();
+  if (within !== undefined && !owned.some((row) => row.domain === within)) return [];
   if (owned.length === 0) return [];
   const reported = await db.selectFrom("report_domain").select("domain").execute();
-  return matchReportDomains(owned, reported).get(tenantId) ?? [];
+  const matches = matchReportDomains(owned, reported).get(tenantId) ?? [];
+  return within === undefined
+    ? matches
+    : matches.filter((match) => match.domain === within || match.domain.endsWith(`.${within}`));
 }
 
 /** A tenant's report domains, and how many domains it owns. */
@@ -82,6 +88,11 @@ function matchReportDomains(
     }
   }
   return byTenant;
+}
+
+/** The names of the report domains that count for a tenant (see tenantReportDomains). */
+export async function tenantReportDomainNames(db: Kysely<AnySchema>, tenantId: string): Promise<string[]> {
+  return (await tenantReportDomains(db, tenantId)).map((match) => match.domain);
 }
 
 /**

@@ -1,7 +1,9 @@
 import { readModelVersion } from "@dmarc-ledger/projection-engine";
 import { newestFactTime, type Page, type PageQuery, type QuerySchema } from "@dmarc-ledger/queries";
+import { findDomain } from "@dmarc-ledger/tenancy";
 import type { Kysely } from "kysely";
 import type { Endpoint } from "../endpoints.js";
+import { notYourDomain } from "../params/domain-param.js";
 import { parseListParams } from "../params/list-params.js";
 import type { ApiContext } from "../state.js";
 
@@ -55,6 +57,12 @@ export function listEndpoint<Record>(options: {
     summary: options.summary,
     handler: async (ctx) => {
       const query = parseListParams(ctx.query, ctx.state.holder!.tenantId);
+      if (
+        query.domain !== undefined &&
+        (await findDomain(ctx.deps.db, query.domain))?.tenantId !== query.tenantId
+      ) {
+        throw notYourDomain(query.domain);
+      }
       await answerOnce(ctx, options.name, query, async (asked) => {
         const page = await options.query(ctx.deps.db, asked);
         return {

@@ -54,7 +54,9 @@ async function handleUpload(ctx: ApiContext): Promise<void> {
     {
       channel: "upload",
       source: `upload:${ctx.state.requestId}`,
-      metadata: { causedBy: `key:${holder.keyId}`, correlationId: ctx.state.requestId },
+      // The sender sees its upload in its inputs, even when no report in it names its domains.
+      tenantId: holder.tenantId,
+      metadata: { causedBy: holder.causedBy, correlationId: ctx.state.requestId },
     },
   );
   await awaitProjection(ctx, received.lastPosition);

@@ -1,3 +1,6 @@
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { bindPort } from "@dmarc-ledger/api/listen";
 import { ConfigError, parseSettings, type SettingProblem } from "@dmarc-ledger/config";
 import {
@@ -14,6 +17,7 @@ import { withRuntime } from "../with-runtime.js";
 
 /** `start`: the service in this process until SIGINT or SIGTERM. */
 export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void> {
+  buildDashboardIfStale(io, env);
   // In this order: every setting checked, then the port bound, then the data opened; so a
   // process that cannot serve stops at once, before it has created anything.
   const settings = await checkAllSettings(env);
@@ -40,7 +44,12 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
           server,
           logger,
           bootstrapTenant: true,
-          controlCommands: (argv, commandIO) => runCliHere(argv, commandIO, env),
+          // Commands handed over print links to this service, on the port it really listens on.
+          controlCommands: (argv, commandIO) =>
+            runCliHere(argv, commandIO, {
+              ...env,
+              PUBLIC_BASE_URL: env.PUBLIC_BASE_URL || `http://localhost:${server.port}/api/`,
+            }),
         });
         logger.info(
           { apiRoot: service.apiRoot, region: service.config.region, data: runtime.description },
@@ -49,6 +58,11 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
         // Human text, on stderr: stdout carries only JSON log lines. The key is never logged.
         io.err(
           `dmarc-ledger listening on ${service.apiRoot} (region ${service.config.region}; ${runtime.description})`,
+        );
+        io.err(
+          service.dashboardUrl
+            ? `Dashboard: ${service.dashboardUrl}`
+            : "The dashboard is not built (apps/web/dist): `pnpm build` builds it, `pnpm start` too.",
         );
         for (const channel of service.intake.channels) io.err(`Receiving reports: ${channel}`);
         if (service.dnsPort !== null) {
@@ -85,9 +99,33 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
   }
 }
 
-function printBootstrapKey(io: CliIO, apiRoot: string, created: { tenantId: string; apiKey: string }): void {
+/**
+ * `pnpm start` in a checkout builds the dashboard first when its build is missing or older than
+ * its sources (scripts/build-web.mjs --if-stale: a hash of the sources, a few milliseconds when
+ * current). Here, in this process, and not in the script line: a shell between pnpm and the
+ * service would outlive pnpm's stop. A failed build is said and the API starts all the same.
+ */
+function buildDashboardIfStale(io: CliIO, env: NodeJS.ProcessEnv): void {
+  if (env.npm_lifecycle_event !== "start") return;
+  const script = fileURLToPath(new URL("../../../../scripts/build-web.mjs", import.meta.url));
+  if (!existsSync(script)) return;
+  // Its lines go to stderr: stdout carries JSON log lines only.
+  const built = spawnSync(process.execPath, [script, "--if-stale"], { stdio: ["ignore", 2, 2] });
+  if (built.status !== 0) io.err("The dashboard could not be built (see above); the API starts without it.");
+}
+
+function printBootstrapKey(
+  io: CliIO,
+  apiRoot: string,
+  created: { tenantId: string; apiKey: string; adminEmail: string; adminLink: string },
+): void {
   io.err("");
-  io.err(`First start: created tenant "default" (${created.tenantId}). Its API key, shown once:`);
+  io.err(`First start: created tenant "default" (${created.tenantId}).`);
+  io.err(
+    `Its admin, ${created.adminEmail}, sets a password here (one-time link) and signs in to the dashboard:`,
+  );
+  io.err(`  ${created.adminLink}`);
+  io.err("Its API key, shown once:");
   io.err(`  ${created.apiKey}`);
   io.err("Try:");
   io.err(`  curl -H "Authorization: Bearer ${created.apiKey}" ${apiRoot}`);
@@ -103,13 +141,14 @@ function printBootstrapKey(io: CliIO, apiRoot: string, created: { tenantId: stri
  * directory opened, every wrong variable of every part named in one message.
  */
 async function checkAllSettings(env: NodeJS.ProcessEnv) {
-  const [intakeProcess, intake, dns, safeSpf, sourceNames, onboarding] = await Promise.all([
+  const [intakeProcess, intake, dns, safeSpf, sourceNames, onboarding, users] = await Promise.all([
     import("@dmarc-ledger/intake-process"),
     import("@dmarc-ledger/intake"),
     import("@dmarc-ledger/dns"),
     import("@dmarc-ledger/safe-spf-service"),
     import("@dmarc-ledger/source-names"),
     import("@dmarc-ledger/onboarding"),
+    import("@dmarc-ledger/users/settings"),
   ]);
   let settings: ReturnType<typeof parseSettings<typeof serviceSettings>> | undefined;
   const checks = [
@@ -122,6 +161,7 @@ async function checkAllSettings(env: NodeJS.ProcessEnv) {
     () => safeSpf.safeSpfRefreshSettingsFromEnv(env),
     () => sourceNames.sourceIpResolverSettingsFromEnv(env),
     () => onboarding.onboardingSettingsFromEnv(env),
+    () => users.userSettingsFromEnv(env),
   ];
   const problems: SettingProblem[] = [];
   for (const check of checks) {
