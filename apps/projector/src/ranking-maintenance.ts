@@ -78,6 +78,9 @@ export function rankingMaintenanceFrom(settings: ProjectorSettings): {
 } {
   return {
     intervalMs: settings.RANKING_INTERVAL_MS,
-    rankings: { minFacts: settings.RANKING_MIN_FACTS },
+    rankings: {
+      minFacts: settings.RANKING_MIN_FACTS,
+      statementTimeoutMs: settings.RANKING_STATEMENT_TIMEOUT_MS,
+    },
   };
 }
