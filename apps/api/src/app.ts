@@ -2,6 +2,7 @@ import { defaultUserSettings } from "@dmarc-ledger/users";
 import { bodyParser } from "@koa/bodyparser";
 import Router from "@koa/router";
 import Koa from "koa";
+import { AnswerCache } from "./answer-cache.js";
 import { ApiError, bodyTooLarge } from "./api-error.js";
 import type { Endpoint } from "./endpoints.js";
 import { accessLog } from "./middleware/access-log.js";
@@ -125,10 +126,12 @@ async function answerUnrouted(ctx: ApiContext, next: () => Promise<void>) {
 export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ServedDeps }> {
   const app = new Koa<ApiState, { deps: ServedDeps }>({ proxy: false });
   const metrics = deps.metrics ?? createServiceMetrics(deps);
+  const answers = deps.answers ?? new AnswerCache(deps.config.answerCacheBytes);
   // Routes count into the same metrics (uploads, say), made here when the caller gave none.
   app.context.deps = {
     ...deps,
     metrics,
+    answers,
     users: deps.users ?? defaultUserSettings,
     webRoot: deps.webRoot ?? null,
   };

@@ -23,6 +23,8 @@ export interface ApiConfig {
   maxDecompressedBytes: number;
   /** Parse worker threads for uploads, INTAKE_PARSE_THREADS. */
   parseThreads: number;
+  /** Memory for kept list answers, API_ANSWER_CACHE_BYTES (0: off). */
+  answerCacheBytes: number;
   /** Whether clients reach the service over https (PUBLIC_BASE_URL): session cookies are Secure. */
   secureCookies: boolean;
   /** The dashboard's address as people reach it (PUBLIC_BASE_URL without /api/): links point here. */
@@ -44,6 +46,7 @@ export function apiConfigFrom(settings: ApiSettings, port: number): ApiConfig {
     archiveMaxBytes: settings.ARCHIVE_MAX_BYTES,
     maxDecompressedBytes: settings.MAX_DECOMPRESSED_BYTES,
     parseThreads: settings.INTAKE_PARSE_THREADS,
+    answerCacheBytes: settings.API_ANSWER_CACHE_BYTES,
     secureCookies: publicBaseUrl.startsWith("https:"),
     dashboardUrl: new URL("../", publicBaseUrl).toString(),
   };

@@ -7,6 +7,7 @@ import type { Session, UserSettings } from "@dmarc-ledger/users";
 import type { DefaultContext, ParameterizedContext } from "koa";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
+import type { AnswerCache } from "./answer-cache.js";
 import type { ApiConfig } from "./config.js";
 import type { ServiceMetrics } from "./observability/metrics.js";
 
@@ -21,6 +22,8 @@ export interface ApiDeps {
   metrics?: ServiceMetrics;
   /** The onboarding check behind GET domain_status; without it that endpoint answers 503. */
   checkDomainStatus?: DomainStatusChecker;
+  /** The list endpoints' kept answers; the app makes one of config.answerCacheBytes when absent. */
+  answers?: AnswerCache;
   /** Session and set-password link lifetimes; the defaults when absent. */
   users?: UserSettings;
   /** The dashboard's built files (apps/web/dist), served at /; none when absent. */

@@ -5,6 +5,8 @@ export type * from "./schema.js";
 export { factsChangedSince, sourceFactSums, tenantScopedFacts } from "./source-facts.js";
 export {
   calendarBuckets,
+  daysIn,
+  rollingBucket,
   rollingBuckets,
   type Span,
   secondsIn,
@@ -19,6 +21,8 @@ export {
 export { type RankingScope, rankingScopes } from "./source-rankings/ranking-scope.js";
 export {
   inDomains,
+  type OwnedReportDomains,
+  reportDomainsByTenant,
   type TenantReportDomain,
   tenantReportDomainNames,
   tenantReportDomains,
