@@ -14,6 +14,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { buildWeb } from "./build-web.mjs";
 import { bundleCli, bundleDir } from "./bundle-cli.mjs";
 
 // `--no-check` emits without type-checking: the same JavaScript (every file is compiled on its own,
@@ -52,6 +53,16 @@ if (unbuildable.length > 0) {
   process.exit(1);
 }
 
+// The dashboard, unless told otherwise (the tests' global setup builds it beside this, apart).
+if (!process.argv.includes("--no-web")) {
+  try {
+    buildWeb();
+  } catch (error) {
+    console.error(`error: ${error.message}`);
+    process.exit(1);
+  }
+}
+
 const undeclared = await bundleCli();
 if (undeclared.length > 0) {
   console.error(
@@ -60,4 +71,4 @@ if (undeclared.length > 0) {
   );
   process.exit(1);
 }
-console.log(`built every package and app to its dist/, and the CLI bundle to ${bundleDir}/`);
+console.log(`built every package and app to its dist/, the dashboard, and the CLI bundle to ${bundleDir}/`);

@@ -150,6 +150,9 @@ async function main(): Promise<void> {
         PORT: "0",
         RATE_LIMIT_PER_SECOND: "1000000",
         RATE_LIMIT_BURST: "1000000",
+        // Every client connects from 127.0.0.1 here; behind a load balancer a service sees few
+        // addresses too (docs/operations.md, "Connections").
+        MAX_CONNECTIONS_PER_IP: "1000",
       },
       ["start"],
     );

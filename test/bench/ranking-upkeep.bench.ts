@@ -33,8 +33,13 @@ const progress = (line: string) => process.stderr.write(`  … ${line}\n`);
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 function summary(done: RankingBuilt[]): string {
-  const built = done.filter((r) => r.kind === "built");
-  const refreshed = done.filter((r) => r.kind !== "built");
+  if (process.env.UPKEEP_VERBOSE)
+    for (const r of done)
+      progress(
+        `${r.outcome} ${r.kind} ${r.scope} ${new Date(r.bucket.start * 1000).toISOString().slice(0, 10)}..${new Date(r.bucket.end * 1000).toISOString().slice(0, 10)}: ${r.groups} groups, ${seconds(r.ms)}`,
+      );
+  const built = done.filter((r) => r.outcome === "built");
+  const refreshed = done.filter((r) => r.outcome !== "built");
   const groups = (list: RankingBuilt[]) => list.reduce((sum, r) => sum + r.groups, 0).toLocaleString("en");
   return `${built.length} built (${groups(built)} groups), ${refreshed.length} refreshed or moved (${groups(refreshed)} groups summed again)`;
 }

@@ -6,14 +6,13 @@
 import { spawn } from "node:child_process";
 import { stat, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { runCliHere, startService } from "@dmarc-ledger/cli";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { startFixtureDnsServer } from "@dmarc-ledger/safe-spf/testing";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtEntry } from "../support/built-processes.js";
+import { capturingLogger } from "../support/capturing-logger.js";
 import { aggregateCorpus } from "../support/corpus.js";
 import { type Backend, cli, pgliteBackend } from "../support/service-harness.js";
 
@@ -47,24 +46,20 @@ describe("the CLI beside a running embedded service", () => {
   let stop: () => Promise<void>;
   // The service's log, as JSON lines.
   const logged: string[] = [];
+  let apiRoot: string;
 
   beforeAll(async () => {
     backend = await pgliteBackend();
     runtime = await openRuntime(backend.env);
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        logged.push(...String(chunk).split("\n").filter(Boolean));
-        done();
-      },
-    });
     const service = await startService({
       runtime,
       env: backend.env,
       port: 0,
-      logger: pino({ level: "info" }, sink),
+      logger: capturingLogger(logged),
       bootstrapTenant: false,
       controlCommands: (argv, io) => runCliHere(argv, io, backend.env),
     });
+    apiRoot = service.apiRoot;
     stop = async () => {
       await service.stop();
       await runtime.close();
@@ -89,6 +84,24 @@ describe("the CLI beside a running embedded service", () => {
     const listed = await cli(backend.env, "tenant", "list");
     expect(listed.code).toBe(0);
     expect(listed.out).toContain(tenantId);
+  });
+
+  it("adds a person in the service, whose link sets their password on its API", async () => {
+    const created = await cli(backend.env, "tenant", "create", "people", "--json");
+    expect(created.code, created.err).toBe(0);
+    const added = await cli(backend.env, "user", "add", "people", "Ada@People.example", "--role", "admin");
+    expect(added.code, added.err).toBe(0);
+    expect(added.out).toMatch(/^ada@people\.example added as admin \(user [0-9a-f]{16}\)\./);
+    const token = /set-password#token=([A-Za-z0-9_-]{43})/.exec(added.out)![1]!;
+    const set = await fetch(`${apiRoot}set_password`, {
+      method: "PUT",
+      body: new URLSearchParams({ token, password: "ada's long enough password" }),
+    });
+    expect(set.status).toBe(200);
+    const listed = await cli(backend.env, "user", "list", "people");
+    expect(listed.out).toMatch(/ada@people\.example {2}admin {2}password set {2}last sign-in never/);
+    const refused = await cli(backend.env, "user", "add", "people", "not an address", "--role", "viewer");
+    expect(refused).toMatchObject({ code: 1, err: expect.stringContaining("is not an e-mail address") });
   });
 
   it("passes exit statuses and errors through", async () => {

@@ -342,7 +342,14 @@ describe("the service when PostgreSQL ends its connections (dmarc-ledger start, 
       { DATABASE_URL: database.url, PORT: "0", REPORTS_DOMAIN: "reports.test", SMTP_PORT: "0" },
       ["start"],
     );
-    service = { ...service, process: again, stop: async () => (again.child.kill("SIGTERM"), again.exited) };
+    service = {
+      ...service,
+      process: again,
+      stop: async () => {
+        again.child.kill("SIGTERM");
+        return again.exited;
+      },
+    };
     const listening = await waitFor(
       () => again.lines.find((line) => line.msg === "listening"),
       "the restart",

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { createPgliteDataDir } from "@dmarc-ledger/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { builtEntry } from "../support/built-processes.js";
+import { builtEntry, builtWeb } from "../support/built-processes.js";
 import { aggregateCorpus } from "../support/corpus.js";
 
 // The production processes as a supervisor runs them: plain node on the build output, no tsx and
@@ -106,6 +106,8 @@ describe("the service's processes", { timeout: 300_000 }, () => {
   beforeAll(async () => {
     cliMain = await builtEntry("apps/cli/dist/main.js");
     apiMain = await builtEntry("apps/api/dist/main.js");
+    // `pnpm start` builds the dashboard when its build is stale: not while the run's build writes it.
+    await builtWeb();
   }, 300_000);
   afterAll(() => {
     for (const started of running) if (started.child.exitCode === null) started.child.kill("SIGKILL");
@@ -121,6 +123,17 @@ describe("the service's processes", { timeout: 300_000 }, () => {
     running.push(service);
     const [, apiRoot] = await service.waitFor(/listening on (http:\/\/\S+\/api\/)/);
     const [, key] = await service.waitFor(/shown once:\n {2}(dlk_\S+)/);
+    // The default tenant's first admin chooses a password through the link printed beside the key.
+    const [, link] = await service.waitFor(/admin@localhost, sets a password here.*:\n {2}(http:\/\/\S+)/);
+    expect(new URL(link!).origin).toBe(new URL(apiRoot!).origin);
+    const set = await fetch(`${apiRoot}set_password`, {
+      method: "PUT",
+      body: new URLSearchParams({
+        token: new URL(link!).hash.slice("#token=".length),
+        password: "the first admin's password",
+      }),
+    });
+    expect(set.status).toBe(200);
     const url = new URL(`${apiRoot}add-domain`);
 
     // A PUT whose body is half sent when the signal comes: it is in flight, and must be answered.

@@ -93,8 +93,12 @@ describe.each(backends)("walking skeleton on %s", (_name, makeBackend) => {
     expect(bad.status).toBe(400);
     expect(bad.json).toMatchObject({ status: "ERROR", code: "invalid_parameter" });
     expect((bad.json as { message: string }).message).toContain("start");
-    const unknownParameter = await handle.get("aggregate_by_domain?domain=x", apiKey);
+    const unknownParameter = await handle.get("aggregate_by_domain?colour=x", apiKey);
     expect(unknownParameter.status).toBe(400);
+    // The domain filter names one of the caller's domains, or it is 404 as anywhere else.
+    const notTheirs = await handle.get("aggregate_by_domain?domain=x", apiKey);
+    expect(notTheirs.status).toBe(404);
+    expect(notTheirs.json).toMatchObject({ code: "unknown_domain" });
     const unknownKey = await handle.get("aggregate_by_domain", `${apiKey.slice(0, -4)}AAAA`);
     expect(unknownKey.status).toBe(401);
     expect(unknownKey.headers.get("www-authenticate")).toMatch(/^Bearer/);

@@ -1,9 +1,10 @@
 /**
  * Every library a workspace package declares is one it imports: a dependency nothing imports
  * (mailparser was one, for months) is installed into every image and audited for nothing.
- * Workspace packages (@dmarc-ledger/*) are left to the type check, and the CLI is left out: it
- * declares the libraries its bundle loads from node_modules (scripts/bundle-cli.mjs), which its
- * own sources never name.
+ * Workspace packages (@dmarc-ledger/*) are left to the type check, development tools (a dev
+ * dependency with a command) are run rather than imported, and the CLI is left out: it declares
+ * the libraries its bundle loads from node_modules (scripts/bundle-cli.mjs), which its own sources
+ * never name.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -39,6 +40,12 @@ function importedPackages(text: string): Set<string> {
 const typedPackage = (name: string) =>
   name.startsWith("@types/") ? name.slice("@types/".length).replace(/^(.+)__(.+)$/, "@$1/$2") : name;
 
+/** Whether the package `name`, as installed for the workspace package in `dir`, has a command. */
+function providesCommand(dir: string, name: string): boolean {
+  const manifest = join(root, dir, "node_modules", name, "package.json");
+  return existsSync(manifest) && Boolean(JSON.parse(readFileSync(manifest, "utf8")).bin);
+}
+
 function workspacePackages(): string[] {
   const dirs = ["test"];
   for (const group of ["packages", "apps"]) {
@@ -59,7 +66,8 @@ describe("declared dependencies", () => {
       }
       const declared = [
         ...Object.keys(manifest.dependencies ?? {}),
-        ...Object.keys(manifest.devDependencies ?? {}),
+        // A development tool (a dev dependency with a command: typescript's tsc) is run, not imported.
+        ...Object.keys(manifest.devDependencies ?? {}).filter((name) => !providesCommand(dir, name)),
       ];
       for (const name of declared) {
         if (name.startsWith("@dmarc-ledger/") || name === "@types/node") continue;

@@ -18,15 +18,26 @@ const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 export const buildRunVariable = "DMARC_LEDGER_TEST_BUILD";
 
 /**
- * Starts `node scripts/build.mjs --no-check` for the run, writing into `run`; the tests that start
- * built processes wait for it (builtEntry). Without the type check: `pnpm test` runs it beside the
- * tests, and the JavaScript is the same. Returns a function that stops the build if it still runs.
+ * Names a directory of the test run where the run's build of the dashboard (apps/web) writes its
+ * outcome, as buildRunVariable's does: the browser tests wait for it (builtWeb).
  */
-export function startRunBuild(run: string): () => void {
+export const webBuildRunVariable = "DMARC_LEDGER_TEST_WEB_BUILD";
+
+/**
+ * Starts `node scripts/build.mjs --no-check --no-web` for the run, writing into `run`; the tests
+ * that start built processes wait for it (builtEntry). Without the type check: `pnpm test` runs
+ * it beside the tests, and the JavaScript is the same. The dashboard is built apart (`script`
+ * scripts/build-web.mjs), so that these tests do not wait for it. Returns a function that stops
+ * the build if it still runs.
+ */
+export function startRunBuild(
+  run: string,
+  script: readonly string[] = ["scripts/build.mjs", "--no-check", "--no-web"],
+): () => void {
   mkdirSync(run, { recursive: true });
   const output: Buffer[] = [];
   // In a process group of its own, so that stopping it stops its tsc too.
-  const build: ChildProcess = spawn(process.execPath, ["scripts/build.mjs", "--no-check"], {
+  const build: ChildProcess = spawn(process.execPath, [...script], {
     cwd: repoRoot,
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
@@ -55,25 +66,37 @@ export function startRunBuild(run: string): () => void {
   };
 }
 
-let built: Promise<void> | undefined;
+/** The dashboard's build for the run: only when its sources changed since the last build. */
+export const webBuildScript = ["scripts/build-web.mjs", "--if-stale"] as const;
 
-/** This run's build, finished; outside vitest's global setup, a build of this process's own. */
-function runBuild(): Promise<void> {
-  built ??= (async () => {
-    let run = process.env[buildRunVariable];
+/** A build of the run, finished; outside vitest's global setup, a build of this process's own. */
+function waitForBuild(variable: string, script: readonly string[] | undefined, what: string): Promise<void> {
+  return (async () => {
+    let run = process.env[variable];
     if (!run) {
       run = mkdtempSync(join(tmpdir(), "dl-build-"));
-      startRunBuild(run);
+      startRunBuild(run, script);
     }
     const status = join(run, "status");
     while (!existsSync(status)) await sleep(100);
     const code = readFileSync(status, "utf8");
     if (code !== "0")
-      throw new Error(
-        `the build for the tests failed (${code}):\n${readFileSync(join(run, "output"), "utf8")}`,
-      );
+      throw new Error(`${what} failed (${code}):\n${readFileSync(join(run, "output"), "utf8")}`);
   })();
+}
+
+let built: Promise<void> | undefined;
+let webBuilt: Promise<void> | undefined;
+
+const runBuild = () => {
+  built ??= waitForBuild(buildRunVariable, undefined, "the build for the tests");
   return built;
+};
+
+/** The dashboard (apps/web/dist) built for this run, once its build is done. */
+export function builtWeb(): Promise<void> {
+  webBuilt ??= waitForBuild(webBuildRunVariable, webBuildScript, "the dashboard's build for the tests");
+  return webBuilt;
 }
 
 /**

@@ -1,8 +1,11 @@
 import { type Kysely, sql } from "kysely";
 
-/** Tables in the database that are not the read side's: the events, the raw archive, bookkeeping. */
+/**
+ * Tables in the database that are not the read side's: the events, the intake's raw archive and
+ * its owners, the users' tables (which never were the read_models set's), bookkeeping.
+ */
 const otherTables =
-  /^(events|streams|raw_input|raw_input_receipt|imap_progress|.*_migration|.*_migration_lock)$/;
+  /^(events|streams|raw_input|raw_input_receipt|raw_input_domain|imap_progress|user_account|user_role|tenant_activity|user_credential|user_password_link|user_session|sign_in_throttle|.*_migration|.*_migration_lock)$/;
 
 /**
  * The read side's schema in the public schema, one line per column, constraint, index and

@@ -1,10 +1,13 @@
+import { defaultUserSettings } from "@dmarc-ledger/users";
 import { bodyParser } from "@koa/bodyparser";
 import Router from "@koa/router";
 import Koa from "koa";
+import { AnswerCache } from "./answer-cache.js";
 import { ApiError, bodyTooLarge } from "./api-error.js";
 import type { Endpoint } from "./endpoints.js";
 import { accessLog } from "./middleware/access-log.js";
-import { identify, requireAuthentication } from "./middleware/authenticate.js";
+import { identify, requireAuthentication, requireCsrfToken } from "./middleware/authenticate.js";
+import { dashboardFiles } from "./middleware/dashboard-files.js";
 import { errorHandler } from "./middleware/error-handler.js";
 import { rateLimit } from "./middleware/rate-limit.js";
 import { requestId } from "./middleware/request-id.js";
@@ -19,13 +22,24 @@ import {
   aggregateByUnalignedSourceEndpoint,
   forensicEndpoint,
 } from "./routes/aggregates.js";
+import { apiKeysEndpoint, issueApiKeyEndpoint, revokeApiKeyEndpoint } from "./routes/api-keys.js";
 import { domainStatusEndpoint } from "./routes/domain-status.js";
 import { domainGroupEndpoint, domainsEndpoint, historyEndpoint } from "./routes/domains.js";
+import { inputsEndpoint, reprocessInputEndpoint } from "./routes/inputs.js";
 import { operationsRouter } from "./routes/operations.js";
+import {
+  activityEndpoint,
+  addUserEndpoint,
+  passwordLinkEndpoint,
+  removeUserEndpoint,
+  userRoleEndpoint,
+  usersEndpoint,
+} from "./routes/people.js";
 import { uploadReportsEndpoint } from "./routes/reports.js";
 import { rootHandler } from "./routes/root.js";
 import { safeSpfEndpoint, updateSafeSpfEndpoint } from "./routes/safe-spf.js";
-import type { ApiContext, ApiDeps, ApiState } from "./state.js";
+import { sessionEndpoint, setPasswordEndpoint, signInEndpoint, signOutEndpoint } from "./routes/session.js";
+import type { ApiContext, ApiDeps, ApiState, ServedDeps } from "./state.js";
 
 /** Every endpoint below /api/: the router, the root's links and the OpenAPI document come from it. */
 export const endpoints: readonly Endpoint[] = [
@@ -43,12 +57,42 @@ export const endpoints: readonly Endpoint[] = [
   safeSpfEndpoint,
   uploadReportsEndpoint,
   domainStatusEndpoint,
+  inputsEndpoint,
+  reprocessInputEndpoint,
+  // The dashboard's: sessions, people and keys.
+  signInEndpoint,
+  sessionEndpoint,
+  signOutEndpoint,
+  setPasswordEndpoint,
+  usersEndpoint,
+  addUserEndpoint,
+  userRoleEndpoint,
+  removeUserEndpoint,
+  passwordLinkEndpoint,
+  activityEndpoint,
+  apiKeysEndpoint,
+  issueApiKeyEndpoint,
+  revokeApiKeyEndpoint,
 ];
 
 function requireScope(endpoint: Endpoint) {
   return async (ctx: ApiContext, next: () => Promise<void>) => {
-    if (!ctx.state.holder!.scopes.includes(endpoint.scope)) {
-      throw new ApiError(403, "missing_scope", `This key lacks the "${endpoint.scope}" scope needed here.`);
+    const { scope } = endpoint;
+    const holder = ctx.state.holder;
+    if (scope !== "public" && !holder!.capabilities.includes(scope)) {
+      throw holder!.session
+        ? new ApiError(
+            403,
+            "missing_scope",
+            scope === "read" ? "Your role cannot do this." : "Only an admin of this account can do this.",
+          )
+        : new ApiError(
+            403,
+            "missing_scope",
+            scope === "admin"
+              ? "Only an admin signed in to the dashboard can do this; keys cannot."
+              : `This key lacks the "${scope}" scope needed here.`,
+          );
     }
     await next();
   };
@@ -79,11 +123,18 @@ async function answerUnrouted(ctx: ApiContext, next: () => Promise<void>) {
   if (ctx.status === 404) throw new ApiError(404, "not_found", `There is no endpoint at ${ctx.path}.`);
 }
 
-export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ApiDeps }> {
-  const app = new Koa<ApiState, { deps: ApiDeps }>({ proxy: false });
+export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ServedDeps }> {
+  const app = new Koa<ApiState, { deps: ServedDeps }>({ proxy: false });
   const metrics = deps.metrics ?? createServiceMetrics(deps);
+  const answers = deps.answers ?? new AnswerCache(deps.config.answerCacheBytes);
   // Routes count into the same metrics (uploads, say), made here when the caller gave none.
-  app.context.deps = { ...deps, metrics };
+  app.context.deps = {
+    ...deps,
+    metrics,
+    answers,
+    users: deps.users ?? defaultUserSettings,
+    webRoot: deps.webRoot ?? null,
+  };
   // Koa would print stacks of unhandled errors to stderr; ours are logged by errorHandler.
   app.silent = true;
 
@@ -93,7 +144,7 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ApiDeps }> {
     ctx.body = openApiDocument(endpoints, ctx.deps.config.publicBaseUrl, ctx.deps.config.region);
   });
 
-  const router = new Router<ApiState, { deps: ApiDeps }>({ prefix: "/api" });
+  const router = new Router<ApiState, { deps: ServedDeps }>({ prefix: "/api" });
   router.get("/", rootHandler([...endpoints]));
   for (const endpoint of endpoints) {
     const path = `/${endpoint.name}`;
@@ -110,13 +161,18 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ApiDeps }> {
   });
 
   const knownPaths = new Set(["/api/", ...endpoints.map((endpoint) => `/api/${endpoint.name}`)]);
+  const publicPaths = new Set(
+    endpoints.filter((endpoint) => endpoint.scope === "public").map((endpoint) => `/api/${endpoint.name}`),
+  );
   app.use(requestId);
   app.use(accessLog(knownPaths, metrics.httpRequestDuration));
   app.use(errorHandler);
   app.use(publicRoutes.routes());
+  if (deps.webRoot) app.use(dashboardFiles(deps.webRoot));
   app.use(identify);
   app.use(rateLimit(deps.config.rateLimit));
-  app.use(requireAuthentication);
+  app.use(requireAuthentication(publicPaths));
+  app.use(requireCsrfToken(publicPaths));
   app.use(async (ctx, next) => {
     if (ctx.method === "PUT" && ctx.request.length > deps.config.maxBodyBytes) {
       throw bodyTooLarge("Bodies", deps.config.maxBodyBytes, "MAX_BODY_BYTES");

@@ -23,13 +23,20 @@ export interface ApiConfig {
   maxDecompressedBytes: number;
   /** Parse worker threads for uploads, INTAKE_PARSE_THREADS. */
   parseThreads: number;
+  /** Memory for kept list answers, API_ANSWER_CACHE_BYTES (0: off). */
+  answerCacheBytes: number;
+  /** Whether clients reach the service over https (PUBLIC_BASE_URL): session cookies are Secure. */
+  secureCookies: boolean;
+  /** The dashboard's address as people reach it (PUBLIC_BASE_URL without /api/): links point here. */
+  dashboardUrl: string;
 }
 
 /** The API's configuration from validated settings; `port` is the one really listened on. */
 export function apiConfigFrom(settings: ApiSettings, port: number): ApiConfig {
+  const publicBaseUrl = withApiRoot(settings.PUBLIC_BASE_URL ?? `http://localhost:${port}/api/`);
   return {
     region: settings.DMARC_LEDGER_REGION,
-    publicBaseUrl: withApiRoot(settings.PUBLIC_BASE_URL ?? `http://localhost:${port}/api/`),
+    publicBaseUrl,
     otherRegionBaseUrl: settings.OTHER_REGION_BASE_URL ? withApiRoot(settings.OTHER_REGION_BASE_URL) : null,
     rateLimit: { perSecond: settings.RATE_LIMIT_PER_SECOND, burst: settings.RATE_LIMIT_BURST },
     readYourWritesTimeoutMs: settings.READ_YOUR_WRITES_TIMEOUT_MS,
@@ -39,12 +46,24 @@ export function apiConfigFrom(settings: ApiSettings, port: number): ApiConfig {
     archiveMaxBytes: settings.ARCHIVE_MAX_BYTES,
     maxDecompressedBytes: settings.MAX_DECOMPRESSED_BYTES,
     parseThreads: settings.INTAKE_PARSE_THREADS,
+    answerCacheBytes: settings.API_ANSWER_CACHE_BYTES,
+    secureCookies: publicBaseUrl.startsWith("https:"),
+    dashboardUrl: new URL("../", publicBaseUrl).toString(),
   };
 }
 
 /** apiConfigFrom on the environment; throws ConfigError naming each wrong variable. */
 export function apiConfigFromEnv(env: NodeJS.ProcessEnv, port: number): ApiConfig {
   return apiConfigFrom(parseSettings(apiSettings, env), port);
+}
+
+/**
+ * Where people reach the dashboard, from PUBLIC_BASE_URL (or PORT) as the API would: the CLI
+ * prints set-password links with it.
+ */
+export function dashboardUrlFromEnv(env: NodeJS.ProcessEnv): string {
+  const settings = parseSettings(apiSettings, env);
+  return apiConfigFrom(settings, settings.PORT).dashboardUrl;
 }
 
 function withApiRoot(url: string): string {

@@ -1,6 +1,5 @@
-import type { Scope } from "@dmarc-ledger/events";
 import type { Next } from "koa";
-import type { ApiContext } from "./state.js";
+import type { ApiContext, Capability } from "./state.js";
 
 export type Handler = (ctx: ApiContext, next: Next) => Promise<void>;
 
@@ -9,7 +8,8 @@ export interface Endpoint {
   name: string;
   /** POST endpoints take a raw body (no form parsing): the report upload. */
   method: "GET" | "PUT" | "POST";
-  scope: Scope;
+  /** What the caller needs; `public` endpoints answer without a key or session (signing in). */
+  scope: Capability | "public";
   summary: string;
   handler: Handler;
 }

@@ -1,6 +1,7 @@
 export { ApiError } from "./api-error.js";
 export { createApiApp, endpoints } from "./app.js";
-export { type ApiConfig, apiConfigFrom, apiConfigFromEnv } from "./config.js";
+export { type ApiConfig, apiConfigFrom, apiConfigFromEnv, dashboardUrlFromEnv } from "./config.js";
+export { builtDashboard } from "./dashboard-root.js";
 export type { Endpoint } from "./endpoints.js";
 export { type BoundServer, bindPort, PortUnavailableError } from "./listen.js";
 export {

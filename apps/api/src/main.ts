@@ -15,16 +15,19 @@ import {
 
 import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
+import { userSettingsFromEnv } from "@dmarc-ledger/users/settings";
 import { apiConfigFrom } from "./config.js";
+import { builtDashboard } from "./dashboard-root.js";
 import { bindPort } from "./listen.js";
 import { apiSettings } from "./settings.js";
 import { startApiApp } from "./start-api-app.js";
 
-const { settings, onboarding } = exitOnStartFailure(() =>
+const { settings, onboarding, users } = exitOnStartFailure(() =>
   readAllSettings({
     settings: () =>
       parseSettings({ ...runtimeSettings, ...apiSettings, ...loggingSettings, ...stopSettings }, process.env),
     onboarding: () => onboardingSettingsFromEnv(process.env),
+    users: () => userSettingsFromEnv(process.env),
   }),
 );
 const logger = createLogger(settings, "api");
@@ -49,6 +52,8 @@ startApiApp({
   logger,
   checkDomainStatus: domainStatusChecker(onboarding),
   registry,
+  users,
+  webRoot: builtDashboard(),
 });
 logger.info({ apiRoot: config.publicBaseUrl, data: runtime.description }, "listening");
 

@@ -163,7 +163,120 @@ const receivedInput: Record<string, Schema> = {
   items: { type: "array", items: uploadItem },
 };
 
+const text: Schema = { type: "string" };
+const nullableText: Schema = { type: ["string", "null"] };
+const time: Schema = { type: "string", format: "date-time" };
+const nullableTime: Schema = { type: ["string", "null"], format: "date-time" };
+const capability: Schema = { enum: ["read", "write", "ingest", "admin"] };
+
+const caller = record({
+  status: { const: "SUCCESS" },
+  kind: { enum: ["session", "key"] },
+  tenant: record({ id: text, name: text, region: { enum: ["global", "eu"] } }),
+  user: { oneOf: [{ type: "null" }, record({ id: text, email: text })] },
+  role: { enum: ["admin", "viewer", null] },
+  capabilities: { type: "array", items: capability },
+  csrf_token: nullableText,
+  expires_at: nullableTime,
+  report_addresses: { type: "array", items: text },
+});
+
+const passwordLink = {
+  set_password_url: { type: "string", format: "uri" },
+  expires_at: time,
+};
+
+const inputItem: Schema = {
+  oneOf: [
+    record({ kind: { const: "rejected" }, code: text, reason: text }),
+    record({
+      kind: { enum: ["aggregate", "failure"] },
+      domain: text,
+      rows: { type: ["integer", "null"] },
+      messages: { type: ["integer", "null"] },
+      status: { enum: ["stored", "duplicate", "resumed"] },
+    }),
+  ],
+};
+
+/** The dashboard's endpoints: sessions, people, keys and the intake's inputs. */
+const dashboardSchemas: Record<string, Schema> = {
+  sign_in: caller,
+  session: caller,
+  sign_out: successOnly,
+  set_password: record({ status: { const: "SUCCESS" }, email: text }),
+  users: list(
+    record({
+      UserId: text,
+      Email: text,
+      Role: { enum: ["admin", "viewer"] },
+      PasswordSet: { type: "boolean" },
+      Added: time,
+      LastSignIn: nullableTime,
+    }),
+  ),
+  add_user: record({
+    status: { const: "SUCCESS" },
+    user_id: text,
+    email: text,
+    outcome: { enum: ["created", "granted", "unchanged"] },
+    ...passwordLink,
+  }),
+  user_role: successOnly,
+  remove_user: successOnly,
+  password_link: record({ status: { const: "SUCCESS" }, email: text, ...passwordLink }),
+  activity: list(
+    record({
+      Event: text,
+      Subject: text,
+      SubjectEmail: nullableText,
+      CausedBy: text,
+      CausedByEmail: nullableText,
+      Time: time,
+    }),
+  ),
+  api_keys: list(
+    record({
+      KeyId: text,
+      Prefix: text,
+      Scopes: { type: "array", items: { enum: ["read", "write", "ingest"] } },
+      Created: time,
+      Revoked: nullableTime,
+    }),
+  ),
+  issue_api_key: record({
+    status: { const: "SUCCESS" },
+    key_id: text,
+    api_key: text,
+    scopes: { type: "array", items: { enum: ["read", "write", "ingest"] } },
+  }),
+  revoke_api_key: successOnly,
+  inputs: list(
+    record({
+      Sha256: { type: "string", pattern: "^[0-9a-f]{64}$" },
+      Bytes: { type: "integer" },
+      Channel: text,
+      Outcome: { enum: ["received", "stored", "duplicate", "rejected"] },
+      Code: nullableText,
+      Reason: nullableText,
+      Items: { type: "array", items: inputItem },
+      TimesReceived: { type: "integer" },
+      FirstSeen: time,
+      LastSeen: time,
+      ProcessedAt: nullableTime,
+    }),
+  ),
+  reprocess_input: record({
+    status: { const: "SUCCESS" },
+    sha256: text,
+    before: { enum: ["received", "rejected"] },
+    outcome: { enum: ["stored", "duplicate", "rejected"] },
+    reason: nullableText,
+  }),
+};
+
 export const responseSchemas: Record<string, Schema> = {
+  ...dashboardSchemas,
   domain_status: domainStatusSchema,
   // A raw body is one input; a multipart/form-data body one input per file part.
   reports: {

@@ -27,6 +27,12 @@ const listParameters = [
     description: "Records per page.",
     schema: { type: "integer", minimum: 1, maximum: 1000, default: 100 },
   },
+  {
+    name: "domain",
+    in: "query",
+    description: "Only this one of your domains and its subdomains' reports (404 for any other).",
+    schema: { type: "string" },
+  },
 ];
 
 /** Query parameters and form fields of the endpoints that are not plain period listings. */
@@ -39,19 +45,39 @@ const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   "add-domain": { form: ["domain"] },
   add_domain: { form: ["domain"] },
   domain_group: { form: ["domain", "group"] },
+  sign_in: { form: ["email", "password"] },
+  session: { query: [] },
+  sign_out: { form: ["everywhere"] },
+  set_password: { form: ["token", "password"] },
+  users: { query: ["page", "per_page"] },
+  add_user: { form: ["email", "role"] },
+  user_role: { form: ["user_id", "role"] },
+  remove_user: { form: ["user_id"] },
+  password_link: { form: ["user_id"] },
+  activity: { query: ["page", "per_page"] },
+  api_keys: { query: [] },
+  issue_api_key: { form: ["scopes"] },
+  revoke_api_key: { form: ["key_id"] },
+  inputs: { query: ["start", "end", "page", "per_page", "domain", "status"] },
+  reprocess_input: { form: ["sha256"] },
 };
+
+/** Form fields that may be left out. */
+const optionalFields = new Set(["group", "everywhere", "scopes"]);
 
 const errorStatuses: Record<string, string> = {
   "400": "Invalid parameter or body.",
-  "401": "Missing or unknown API key.",
-  "403": "The key lacks the scope.",
-  "404": "The domain is not one of yours.",
-  "409": "Conflict (the domain, a parent or a subdomain of it belongs to another account).",
+  "401": "Missing or unknown API key, or no live session; sign_in: wrong address or password.",
+  "403":
+    "The key lacks the scope, or the session's role does not allow it, or a session's write lacks its CSRF token.",
+  "404": "The domain (or user, key, input) is not one of yours.",
+  "409":
+    "Conflict (the domain, a parent or a subdomain of it belongs to another account; the last admin; an input the archive kept no bytes of).",
   "413": "Body too large.",
   "415": "Unsupported media type.",
   "421": "The key belongs to the other region.",
   "422": "Invalid SPF record.",
-  "429": "Rate limited.",
+  "429": "Rate limited (sign_in: too many failed sign-ins for the account or from the address).",
   "500": "Internal error (quote the request id).",
   "503": "Not ready (the message says what is missing).",
 };
@@ -67,6 +93,18 @@ const handlerErrors: Record<string, string[]> = {
   history: ["404"],
   safe_spf: ["404"],
   update_safe_spf: ["404", "422"],
+  user_role: ["404", "409"],
+  remove_user: ["404", "409"],
+  password_link: ["404"],
+  revoke_api_key: ["404"],
+  reprocess_input: ["404", "409"],
+  inputs: ["404"],
+  aggregate_by_domain: ["404"],
+  aggregate_by_domain_group: ["404"],
+  aggregate_by_source: ["404"],
+  aggregate_by_unaligned_source: ["404"],
+  aggregate_by_organization: ["404"],
+  forensic: ["404"],
 };
 
 /** Every error an operation can really answer with, and no other. */
@@ -79,7 +117,10 @@ function errorsOf(endpoint: Endpoint): string[] {
       : endpoint.method === "POST"
         ? ["400", "403", "413"]
         : ["400", "403"];
-  return [...new Set([...keyedErrors, ...byMethod, ...(handlerErrors[endpoint.name] ?? [])])].sort();
+  // Signing in and setting a password need no key: no 403, no 421; sign_in is throttled (429).
+  const base = endpoint.scope === "public" ? ["401", "429", "500"] : keyedErrors;
+  const own = endpoint.scope === "public" ? byMethod.filter((status) => status !== "403") : byMethod;
+  return [...new Set([...base, ...own, ...(handlerErrors[endpoint.name] ?? [])])].sort();
 }
 
 function errorResponses(statuses: readonly string[]) {
@@ -100,9 +141,15 @@ function operation(endpoint: Endpoint) {
     endpoint.method === "GET"
       ? extra?.query
         ? extra.query.map((name) =>
-            name === "domain"
-              ? { name, in: "query", required: true, schema: { type: "string" } }
-              : listParameters.find((parameter) => parameter.name === name),
+            name === "status"
+              ? {
+                  name,
+                  in: "query",
+                  schema: { enum: ["received", "stored", "duplicate", "rejected"] },
+                }
+              : name === "domain" && endpoint.name !== "inputs"
+                ? { name, in: "query", required: true, schema: { type: "string" } }
+                : listParameters.find((parameter) => parameter.name === name),
           )
         : listParameters
       : [];
@@ -147,7 +194,7 @@ function operation(endpoint: Endpoint) {
                   {
                     schema: {
                       type: "object",
-                      required: extra.form!.filter((field) => field !== "group"),
+                      required: extra.form!.filter((field) => !optionalFields.has(field)),
                       properties: Object.fromEntries(extra.form!.map((field) => [field, { type: "string" }])),
                     },
                   },
@@ -159,7 +206,7 @@ function operation(endpoint: Endpoint) {
   return {
     operationId: endpoint.name.replace(/-/g, "_") + (endpoint.name.includes("-") ? "_hyphen" : ""),
     summary: endpoint.summary,
-    security: [{ bearer: [] }],
+    security: endpoint.scope === "public" ? [] : [{ bearer: [] }, { session: [] }],
     "x-scope": endpoint.scope,
     parameters,
     ...body,
@@ -223,6 +270,13 @@ export function openApiDocument(endpoints: readonly Endpoint[], publicBaseUrl: s
     components: {
       securitySchemes: {
         bearer: { type: "http", scheme: "bearer", description: "An API key: dlk_<region>_…" },
+        session: {
+          type: "apiKey",
+          in: "cookie",
+          name: "dl_session",
+          description:
+            "The dashboard's session (PUT sign_in); __Host-dl_session behind https. Writes also need the X-CSRF-Token header that GET session answers.",
+        },
       },
       schemas,
     },

@@ -18,12 +18,18 @@ export const apiSettings = {
    * API takes in all. Behind a proxy that connects from one address, raise it (up to 1,000).
    */
   MAX_CONNECTIONS_PER_IP: integer({ min: 1, max: 1000, default: 100 }),
+  /**
+   * Memory for the list endpoints' answers, reused while the read models are unchanged (0: off).
+   * Per process; an answer over a sixteenth of it is not kept.
+   */
+  API_ANSWER_CACHE_BYTES: integer({ min: 0, max: 4 * 1024 * 1024 * 1024, default: 64 * 1024 * 1024 }),
   /** POST /api/reports: the upload and archive limits (MAX_REPORT_BYTES, …). */
   ...intakeSettingsShape,
 };
 
 export interface ApiSettings {
   PORT: number;
+  API_ANSWER_CACHE_BYTES: number;
   DMARC_LEDGER_REGION: "global" | "eu";
   PUBLIC_BASE_URL: string | undefined;
   OTHER_REGION_BASE_URL: string | undefined;

@@ -2,6 +2,7 @@ import type { AnySchema } from "@dmarc-ledger/db";
 import type { EventStore } from "@dmarc-ledger/event-store";
 import type { DomainStatusChecker } from "@dmarc-ledger/onboarding";
 import type { Projection } from "@dmarc-ledger/projection-engine";
+import type { UserSettings } from "@dmarc-ledger/users";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
@@ -31,6 +32,12 @@ export interface ApiAppOptions {
    * process started (processMetrics of @dmarc-ledger/process).
    */
   registry?: Registry;
+  /** The dashboard's sessions and links (ApiDeps). */
+  users?: UserSettings;
+  /** The dashboard's built files, served at / (ApiDeps). */
+  webRoot?: string | null;
+  /** Where reports reach the service by mail, which the dashboard says to publish (ApiDeps). */
+  reportAddresses?: readonly string[];
 }
 
 /**
@@ -50,6 +57,9 @@ export function startApiApp(options: ApiAppOptions): { metrics: ServiceMetrics }
     logger: options.logger,
     metrics,
     checkDomainStatus: options.checkDomainStatus,
+    ...(options.users ? { users: options.users } : {}),
+    ...(options.webRoot !== undefined ? { webRoot: options.webRoot } : {}),
+    ...(options.reportAddresses ? { reportAddresses: options.reportAddresses } : {}),
   });
   server.serve(app.callback());
   return { metrics };

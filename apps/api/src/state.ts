@@ -1,11 +1,13 @@
 import type { AnySchema } from "@dmarc-ledger/db";
 import type { EventStore } from "@dmarc-ledger/event-store";
+import type { Scope } from "@dmarc-ledger/events";
 import type { DomainStatusChecker } from "@dmarc-ledger/onboarding";
 import type { Projection } from "@dmarc-ledger/projection-engine";
-import type { KeyHolder } from "@dmarc-ledger/tenancy";
+import type { Session, UserSettings } from "@dmarc-ledger/users";
 import type { DefaultContext, ParameterizedContext } from "koa";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
+import type { AnswerCache } from "./answer-cache.js";
 import type { ApiConfig } from "./config.js";
 import type { ServiceMetrics } from "./observability/metrics.js";
 
@@ -20,13 +22,43 @@ export interface ApiDeps {
   metrics?: ServiceMetrics;
   /** The onboarding check behind GET domain_status; without it that endpoint answers 503. */
   checkDomainStatus?: DomainStatusChecker;
+  /** The list endpoints' kept answers; the app makes one of config.answerCacheBytes when absent. */
+  answers?: AnswerCache;
+  /** Session and set-password link lifetimes; the defaults when absent. */
+  users?: UserSettings;
+  /** The dashboard's built files (apps/web/dist), served at /; none when absent. */
+  webRoot?: string | null;
+  /**
+   * Where reports reach this service by mail (rua@REPORTS_DOMAIN, …): the dashboard says what to
+   * publish. Empty when no SMTP intake runs here.
+   */
+  reportAddresses?: readonly string[];
+}
+
+/**
+ * What a caller may do: `admin` is held by admin sessions only (managing people and keys is a
+ * person's job, never a key's).
+ */
+export type Capability = Scope | "admin";
+
+/** Who is calling: a key's holder or a signed-in person, always within one tenant. */
+export interface Caller {
+  tenantId: string;
+  capabilities: readonly Capability[];
+  /** Who the events this caller appends name: `key:<id>` or `user:<id>`. */
+  causedBy: string;
+  /** Present when a session cookie authenticated the request. */
+  session?: { token: string; session: Session };
 }
 
 export interface ApiState {
   requestId: string;
-  holder?: KeyHolder;
+  holder?: Caller;
   /** Why the request could not be authenticated, raised once rate limiting has counted it. */
   authError?: Error;
 }
 
-export type ApiContext = ParameterizedContext<ApiState, DefaultContext & { deps: ApiDeps }>;
+/** The dependencies as handlers see them, with the defaults filled in. */
+export type ServedDeps = ApiDeps & { users: UserSettings; webRoot: string | null };
+
+export type ApiContext = ParameterizedContext<ApiState, DefaultContext & { deps: ServedDeps }>;

@@ -8,6 +8,7 @@ import { registerReprocessCommand } from "./commands/reprocess.js";
 import { registerSpfCommands } from "./commands/spf.js";
 import { registerStartCommand } from "./commands/start.js";
 import { registerTenantCommands } from "./commands/tenant.js";
+import { registerUserCommands } from "./commands/user.js";
 import { runInRunningService } from "./control/control-client.js";
 import { CliError, type CliIO } from "./io.js";
 
@@ -25,6 +26,7 @@ export function createProgram(io: CliIO, env: NodeJS.ProcessEnv): Command {
       writeErr: (text) => io.err(text.trimEnd()),
     });
   registerTenantCommands(program, io, env);
+  registerUserCommands(program, io, env);
   registerDomainCommands(program, io, env);
   registerImportCommand(program, io, env);
   registerReplayCommand(program, io, env);

@@ -4,6 +4,7 @@ import {
   apiSettings,
   type BoundServer,
   bindPort,
+  builtDashboard,
   countingAppends,
   createServiceMetrics,
   startApiApp,
@@ -24,6 +25,7 @@ import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { resolverFrom, safeSpfRefreshSettingsFromEnv, safeSpfSettings } from "@dmarc-ledger/safe-spf-service";
 import { sourceIpResolverSettingsFromEnv } from "@dmarc-ledger/source-names";
 import { countTenants, createTenant } from "@dmarc-ledger/tenancy";
+import { addUser, setPasswordUrl, userSettingsFromEnv } from "@dmarc-ledger/users";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { startControlServer } from "./control/control-server.js";
@@ -33,8 +35,13 @@ export interface RunningService {
   /** The API root, e.g. http://localhost:8080/api/ */
   apiRoot: string;
   config: ApiConfig;
-  /** Set on the first start of an empty service: the key of the tenant created for the reader. */
-  bootstrapKey: { tenantId: string; apiKey: string } | null;
+  /**
+   * Set on the first start of an empty service: the key of the tenant created for the reader,
+   * and its first admin's one-time set-password link.
+   */
+  bootstrapKey: { tenantId: string; apiKey: string; adminEmail: string; adminLink: string } | null;
+  /** Where the dashboard is, or null when apps/web has not been built. */
+  dashboardUrl: string | null;
   /** The report intake channels (SMTP when REPORTS_DOMAIN is set, IMAP when IMAP_URL is). */
   intake: RunningIntake;
   /** The DNS server's port (UDP and TCP), or null when SAFE_SPF_ZONE is unset and it does not run. */
@@ -81,10 +88,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const refreshSettings = safeSpfRefreshSettingsFromEnv(env);
   const sourceNames = sourceIpResolverSettingsFromEnv(env);
   const onboarding = onboardingSettingsFromEnv(env);
+  const users = userSettingsFromEnv(env);
   const bound =
     options.server ??
     (await bindPort(options.port, undefined, { maxConnectionsPerIp: settings.MAX_CONNECTIONS_PER_IP }));
   const config = apiConfigFrom(settings, bound.port);
+  const webRoot = builtDashboard();
   const running: { stop(): Promise<void> }[] = [];
   try {
     const metrics = createServiceMetrics(
@@ -103,8 +112,24 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         { name: "default", region: config.region },
         { causedBy: "process:start" },
       );
+      const admin = await addUser(
+        store,
+        runtime.db as never,
+        {
+          tenantId: created.tenantId,
+          email: users.firstAdminEmail,
+          role: "admin",
+          linkTtlMs: users.passwordLinkTtlMs,
+        },
+        { causedBy: "process:start" },
+      );
       await catchUp({ store, db: runtime.db, projections: allProjections });
-      bootstrapKey = { tenantId: created.tenantId, apiKey: created.apiKey };
+      bootstrapKey = {
+        tenantId: created.tenantId,
+        apiKey: created.apiKey,
+        adminEmail: admin.email,
+        adminLink: setPasswordUrl(config.dashboardUrl, admin.link),
+      };
     }
 
     // The apps, as each runs as a process of its own, with one resolver for the Safe SPF process
@@ -132,6 +157,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       logger,
       metrics,
       checkDomainStatus: domainStatusChecker(onboarding),
+      users,
+      webRoot,
+      reportAddresses: intakeChannels.smtp?.reportAddresses ?? [],
     });
     const intake = await startIntakeApp({
       store,
@@ -157,6 +185,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       apiRoot: config.publicBaseUrl,
       config,
       bootstrapKey,
+      dashboardUrl: webRoot ? config.dashboardUrl : null,
       intake,
       dnsPort: dnsApp.server?.ports.udp ?? null,
       async stop() {

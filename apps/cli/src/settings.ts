@@ -11,6 +11,7 @@ import { projectorSettings } from "@dmarc-ledger/projector/settings";
 import { runtimeSettings } from "@dmarc-ledger/runtime/settings";
 import { safeSpfRefreshSettingsFromEnv, safeSpfSettings } from "@dmarc-ledger/safe-spf-service/settings";
 import { sourceIpResolverSettingsFromEnv } from "@dmarc-ledger/source-names/settings";
+import { userSettingsFromEnv, userSettingsShape } from "@dmarc-ledger/users/settings";
 
 /**
  * The settings of `dmarc-ledger start`'s own shape: the runtime, the API, the Safe SPF process,
@@ -23,11 +24,12 @@ export const serviceSettings = {
   ...projectorSettings,
   ...loggingSettings,
   ...stopSettings,
+  ...userSettingsShape,
 };
 
 /**
  * Every setting `start` reads: its own and those of the parts it runs beside the API (intake,
- * DNS server, refresher, source names, onboarding), every wrong variable of every part named in
+ * DNS server, refresher, source names, onboarding, the dashboard's users), every wrong variable of every part named in
  * one ConfigError (a variable several parts read, once). Light modules only: main.ts runs this
  * before it loads the service, and `start` again before it binds the port.
  */
@@ -43,6 +45,7 @@ export function startSettings(env: NodeJS.ProcessEnv) {
     () => safeSpfRefreshSettingsFromEnv(env),
     () => sourceIpResolverSettingsFromEnv(env),
     () => onboardingSettingsFromEnv(env),
+    () => userSettingsFromEnv(env),
   ];
   const problems: SettingProblem[] = [];
   for (const read of readers) {

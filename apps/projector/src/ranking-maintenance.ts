@@ -35,10 +35,11 @@ export function startRankingMaintenance(options: {
           {
             tenantId: ranking.tenantId,
             scope: ranking.scope,
+            kind: ranking.kind,
             bucket: ranking.bucket,
             groups: ranking.groups,
           },
-          `${ranking.kind} a source ranking in ${Math.round(ranking.ms)} ms`,
+          `${ranking.outcome === "built" ? "built" : "caught up"} a source ranking in ${Math.round(ranking.ms)} ms`,
         );
       }
     } catch (error) {
@@ -77,6 +78,9 @@ export function rankingMaintenanceFrom(settings: ProjectorSettings): {
 } {
   return {
     intervalMs: settings.RANKING_INTERVAL_MS,
-    rankings: { minFacts: settings.RANKING_MIN_FACTS },
+    rankings: {
+      minFacts: settings.RANKING_MIN_FACTS,
+      statementTimeoutMs: settings.RANKING_STATEMENT_TIMEOUT_MS,
+    },
   };
 }

@@ -81,3 +81,41 @@ export function url(protocols: readonly string[]) {
       return value;
     });
 }
+
+const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** A length of time in words a reader can check: "5m" rather than 300000 (or 300?). */
+function spoken(ms: number): string {
+  for (const [unit, size] of [
+    ["d", 86_400_000],
+    ["h", 3_600_000],
+    ["m", 60_000],
+    ["s", 1000],
+  ] as const) {
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}
+
+/**
+ * A duration written with its unit ("300ms", "90s", "5m", "1h", "7d"): a bare number would leave
+ * the reader guessing between seconds (DNS's unit) and milliseconds (our other *_MS settings).
+ */
+export function duration(options: { minMs: number; maxMs: number; defaultMs: number }) {
+  return z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined) return options.defaultMs;
+      const match = /^(\d+)(ms|s|m|h|d)$/.exec(value.trim());
+      const ms = match ? Number(match[1]) * units[match[2]!]! : Number.NaN;
+      if (!Number.isSafeInteger(ms) || ms < options.minMs || ms > options.maxMs) {
+        ctx.addIssue({
+          code: "custom",
+          message: `"${value}" is not a duration from ${spoken(options.minMs)} to ${spoken(options.maxMs)}, written with its unit (ms, s, m, h or d: "300s", "5m")`,
+        });
+        return z.NEVER;
+      }
+      return ms;
+    });
+}

@@ -6,6 +6,8 @@
 
 export type Region = "global" | "eu";
 export type Scope = "read" | "write" | "ingest";
+/** A person's role in a tenant: `admin` may do every write, `viewer` only reads. */
+export type Role = "admin" | "viewer";
 
 export interface TenantCreated {
   tenantId: string;
@@ -195,6 +197,57 @@ export interface SourceIpResolved {
   resolvedAt: string;
 }
 
+/**
+ * A person who signs in to the dashboard. Stream `user-<sha256 of the e-mail address>`, so that
+ * an address is one user (created with "no stream"); the id is random, so that the trail, which
+ * names users by id, does not carry a hash of their address.
+ */
+export interface UserCreated {
+  userId: string;
+  /** Lower-case, trimmed. */
+  email: string;
+}
+
+export interface UserRoleGranted {
+  userId: string;
+  tenantId: string;
+  role: Role;
+}
+
+export interface UserRoleRevoked {
+  userId: string;
+  tenantId: string;
+}
+
+/**
+ * A one-time set-password link was made for the user. The token is not here (only its hash is
+ * kept, outside the events, where it can be deleted once used or expired).
+ */
+export interface UserPasswordLinkIssued {
+  userId: string;
+  tenantId: string;
+  /** ISO-8601. */
+  expiresAt: string;
+}
+
+/** The user chose a password through a link. The hash is not here: events are never erased. */
+export interface UserPasswordSet {
+  userId: string;
+  tenantId: string;
+}
+
+export interface UserSignedIn {
+  userId: string;
+  tenantId: string;
+}
+
+export interface UserSignedOut {
+  userId: string;
+  tenantId: string;
+  /** Every session of the user ended, not only this one. */
+  everywhere: boolean;
+}
+
 export interface EventPayloads {
   TenantCreated: TenantCreated;
   ApiKeyIssued: ApiKeyIssued;
@@ -211,6 +264,13 @@ export interface EventPayloads {
   ForensicReportReceived: ForensicReportReceived;
   ReportRejected: ReportRejected;
   SourceIpResolved: SourceIpResolved;
+  UserCreated: UserCreated;
+  UserRoleGranted: UserRoleGranted;
+  UserRoleRevoked: UserRoleRevoked;
+  UserPasswordLinkIssued: UserPasswordLinkIssued;
+  UserPasswordSet: UserPasswordSet;
+  UserSignedIn: UserSignedIn;
+  UserSignedOut: UserSignedOut;
 }
 
 export type EventType = keyof EventPayloads;
@@ -232,6 +292,13 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   ForensicReportReceived: 1,
   ReportRejected: 1,
   SourceIpResolved: 1,
+  UserCreated: 1,
+  UserRoleGranted: 1,
+  UserRoleRevoked: 1,
+  UserPasswordLinkIssued: 1,
+  UserPasswordSet: 1,
+  UserSignedIn: 1,
+  UserSignedOut: 1,
 };
 
 export const eventTypes = Object.keys(currentSchemaVersion) as EventType[];

@@ -13,6 +13,8 @@ export const streams = {
   rejectedInput: (sha256: string) => `rejected-input-${sha256}`,
   /** Reverse-DNS answers for one source IP (as the reports write it, normalised by the parser). */
   sourceIp: (ip: string) => `source-ip-${ip}`,
+  /** One person, by the SHA-256 of the address: appended with "no_stream", an address is one user. */
+  user: (email: string) => `user-${sha256Hex(email)}`,
 } as const;
 
 export type StreamCategory =
@@ -22,7 +24,8 @@ export type StreamCategory =
   | "aggregate-report"
   | "failure-report"
   | "rejected-input"
-  | "source-ip";
+  | "source-ip"
+  | "user";
 
 export function streamCategory(stream: string): StreamCategory | null {
   for (const category of [
@@ -32,6 +35,7 @@ export function streamCategory(stream: string): StreamCategory | null {
     "registrable-domain",
     "source-ip",
     "tenant",
+    "user",
     "domain",
   ] as const) {
     if (stream.startsWith(`${category}-`)) return category;

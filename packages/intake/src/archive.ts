@@ -25,10 +25,17 @@ export interface ArchivedInput {
  * commits, before its reports are stored: whatever happens next, the input is not lost. Inputs
  * larger than the archive keeps are recorded by hash, size and outcome only.
  */
+/** One arrival of an input: by which channel, from where, and from which tenant (API uploads). */
+export interface Receipt {
+  channel: string;
+  source: string;
+  tenantId: string | null;
+}
+
 export async function archiveInput(
   db: Kysely<IntakeSchema>,
   material: ArchiveMaterial,
-  receipt: { channel: string; source: string },
+  receipt: Receipt,
 ): Promise<ArchivedInput> {
   const { sha256, size, kept } = material;
   return db.transaction().execute(async (trx) => {
@@ -59,7 +66,7 @@ export async function archiveInput(
     }
     await trx
       .insertInto("raw_input_receipt")
-      .values({ sha256, channel: receipt.channel, source: receipt.source })
+      .values({ sha256, channel: receipt.channel, source: receipt.source, tenant_id: receipt.tenantId })
       .execute();
     return { sha256, size, archive: inserted ? "new" : "seen" } satisfies ArchivedInput;
   });
@@ -124,7 +131,7 @@ export async function readForArchive(input: InputBytes, keepLimit: number): Prom
 export async function archiveWithOutcome(
   trx: Transaction<IntakeSchema>,
   material: ArchiveMaterial,
-  receipt: { channel: string; source: string },
+  receipt: Receipt,
   items: readonly IngestedItem[],
 ): Promise<ArchivedInput> {
   const kept = material.kept;
@@ -160,7 +167,7 @@ export async function archiveWithOutcome(
         .returning(["sha256", sql<boolean>`xmax = 0`.as("inserted")]),
     )
     .insertInto("raw_input_receipt")
-    .columns(["sha256", "channel", "source"])
+    .columns(["sha256", "channel", "source", "tenant_id"])
     .expression((eb) =>
       eb
         .selectFrom("archived")
@@ -168,10 +175,12 @@ export async function archiveWithOutcome(
           "archived.sha256",
           eb.val(receipt.channel).as("channel"),
           eb.val(receipt.source).as("source"),
+          eb.val(receipt.tenantId).as("tenant_id"),
         ]),
     )
     .returning(sql<boolean>`(select inserted from archived)`.as("inserted"))
     .executeTakeFirstOrThrow();
+  await recordDomains(trx, material.sha256, items);
   return { sha256: material.sha256, size: material.size, archive: row.inserted ? "new" : "seen" };
 }
 
@@ -197,6 +206,22 @@ export function statusOf(items: readonly IngestedItem[]): Exclude<ArchiveStatus,
   return "duplicate";
 }
 
+/** The domains the input's reports name, for the tenants that have them (raw_input_domain). */
+async function recordDomains(
+  db: Kysely<IntakeSchema>,
+  sha256: string,
+  items: readonly IngestedItem[],
+): Promise<void> {
+  const domains = new Set<string>();
+  for (const item of items) if (item.kind !== "rejected") domains.add(item.domain.toLowerCase());
+  if (domains.size === 0) return;
+  await db
+    .insertInto("raw_input_domain")
+    .values([...domains].map((domain) => ({ domain, sha256 })))
+    .onConflict((oc) => oc.columns(["domain", "sha256"]).doNothing())
+    .execute();
+}
+
 /** Records the outcome of processing an archived input. */
 export async function recordOutcome(
   db: Kysely<IntakeSchema>,
@@ -218,4 +243,5 @@ export async function recordOutcome(
     })
     .where("sha256", "=", sha256)
     .execute();
+  await recordDomains(db, sha256, items);
 }

@@ -12,7 +12,7 @@ export {
   type ReceiveOptions,
   receiveInput,
 } from "./receive-input.js";
-export { type ReprocessedInput, reprocessArchived } from "./reprocess.js";
+export { type ReprocessedInput, reprocessArchived, reprocessInput } from "./reprocess.js";
 export type { ArchiveStatus, IntakeSchema, RawInputTable } from "./schema.js";
 export {
   defaultParseThreads,
@@ -22,3 +22,4 @@ export {
   intakeSettingsShape,
 } from "./settings.js";
 export { compressedInput, InputTooLargeError, type SpooledInput, spool } from "./spool.js";
+export { type InputOwner, isTenantInput, listTenantInputs, type TenantInput } from "./tenant-inputs.js";

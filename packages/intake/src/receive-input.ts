@@ -52,6 +52,8 @@ export interface ReceiveOptions {
   channel: string;
   /** Where exactly: "import:<file>", "upload:<request id>", "smtp:<message id>". */
   source: string;
+  /** The tenant that sent it (API uploads): theirs to see even when no report names their domains. */
+  tenantId?: string;
   metadata: EventMetadata;
 }
 
@@ -123,7 +125,7 @@ async function receiveUncounted(
   options: ReceiveOptions,
 ): Promise<ReceivedInput> {
   const db = deps.db as Kysely<IntakeSchema>;
-  const receipt = { channel: options.channel, source: options.source };
+  const receipt = { channel: options.channel, source: options.source, tenantId: options.tenantId ?? null };
   const ingestOptions = {
     source: options.source,
     metadata: options.metadata,

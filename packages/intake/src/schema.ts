@@ -29,10 +29,19 @@ export interface RawInputReceiptTable {
   sha256: string;
   channel: string;
   source: string;
+  /** The tenant that sent it through the API; null for the mail channels and imports. */
+  tenant_id: string | null;
   received_at: ColumnType<Date, Date | undefined, never>;
+}
+
+/** The domains an input's reports name (lower-case): a tenant lists the inputs of its domains. */
+export interface RawInputDomainTable {
+  domain: string;
+  sha256: string;
 }
 
 export interface IntakeSchema {
   raw_input: RawInputTable;
   raw_input_receipt: RawInputReceiptTable;
+  raw_input_domain: RawInputDomainTable;
 }

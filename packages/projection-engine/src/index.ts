@@ -18,5 +18,6 @@ export {
   waitForProjections,
 } from "./projection-engine.js";
 export { type ProjectionLag, projectionLags } from "./projection-lags.js";
+export { readModelVersion } from "./read-model-version.js";
 export { type RebuildOptions, rebuildBeside } from "./rebuild-beside.js";
 export type { ProjectionCheckpointSchema, ProjectionCheckpointTable } from "./schema.js";

@@ -19,7 +19,9 @@ export async function aggregateByDomainGroup(
   db: Kysely<QuerySchema>,
   query: PageQuery,
 ): Promise<Page<AggregateByDomainGroupRecord>> {
-  const owners = (await tenantReportDomains(db, query.tenantId)).filter((owner) => owner.group !== null);
+  const owners = (await tenantReportDomains(db, query.tenantId, query.domain)).filter(
+    (owner) => owner.group !== null,
+  );
   const { total, rows } = await groupedPage(
     db,
     query,

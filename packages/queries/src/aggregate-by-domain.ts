@@ -15,7 +15,7 @@ export async function aggregateByDomain(
   db: Kysely<QuerySchema>,
   query: PageQuery,
 ): Promise<Page<AggregateByDomainRecord>> {
-  const domains = await tenantReportDomains(db, query.tenantId);
+  const domains = await tenantReportDomains(db, query.tenantId, query.domain);
   const { total, rows } = await groupedPage(
     db,
     query,

@@ -15,7 +15,7 @@ export async function aggregateByOrganization(
   db: Kysely<QuerySchema>,
   query: PageQuery,
 ): Promise<Page<AggregateByOrganizationRecord>> {
-  const domains = await tenantReportDomains(db, query.tenantId);
+  const domains = await tenantReportDomains(db, query.tenantId, query.domain);
   const { total, rows } = await groupedPage(
     db,
     query,

@@ -48,8 +48,10 @@ async function sourcePage(
       // Grouping a year of sources hashes millions of groups: with this much memory fewer spill
       // to disk. For this transaction only.
       await sql`set local work_mem = '64MB'`.execute(trx);
-      const domains = await tenantReportDomains(trx, query.tenantId);
-      const choice = options.ignoreRankings ? null : await chooseRanking(trx, query, scope);
+      const domains = await tenantReportDomains(trx, query.tenantId, query.domain);
+      // Rankings hold every domain of the tenant: one domain's page is grouped from its facts.
+      const choice =
+        options.ignoreRankings || query.domain !== undefined ? null : await chooseRanking(trx, query, scope);
       const page = choice
         ? await rankedSourcePage(trx, query, scope, choice, domains)
         : await groupedSourcePage(trx, query, scope, domains);

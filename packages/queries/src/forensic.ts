@@ -26,7 +26,7 @@ export async function forensicReports(
   db: Kysely<QuerySchema>,
   query: PageQuery,
 ): Promise<{ total: number; records: ForensicRecord[] }> {
-  const domains = await tenantReportDomains(db, query.tenantId);
+  const domains = await tenantReportDomains(db, query.tenantId, query.domain);
   const inPeriod = sql`f.received >= ${query.start} and f.received <= ${query.end}
     and ${inDomains(domains, "f.domain")}`;
   // The page and the count in one statement, so both see the same reports while the projector

@@ -9,6 +9,7 @@ export {
 } from "./aggregate-by-source.js";
 export { type DomainRecord, listDomains } from "./domains.js";
 export { type ForensicRecord, forensicReports } from "./forensic.js";
+export { newestFactTime } from "./newest-fact.js";
 export type { Page, PageQuery } from "./page.js";
 export type { QuerySchema } from "./schema.js";
 export { chooseRanking, type RankingChoice } from "./source-page-ranked.js";

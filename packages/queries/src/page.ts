@@ -8,6 +8,8 @@ export interface PageQuery {
   /** From 1. */
   page: number;
   perPage: number;
+  /** Only this one of the tenant's domains and its subdomains' reports (the dashboard's filter). */
+  domain?: string;
 }
 
 export interface Page<Record> {

@@ -23,6 +23,8 @@ export interface RankingChoice {
   builtSeq: string;
   groupCount: number;
   bucket: Span;
+  /** What the ranking's start_offset and end_offset are measured from (a rolling ranking moves on; they do not). */
+  anchor: Span;
   /** The seconds in the period but not the bucket, or in the bucket but not the period. */
   differences: Span[];
 }
@@ -61,6 +63,7 @@ export async function chooseRanking(
       builtSeq: String(build.built_seq),
       groupCount: Number(build.group_count),
       bucket,
+      anchor: { start: Number(build.anchor_start), end: Number(build.anchor_end) },
       differences,
     };
   }
@@ -104,10 +107,10 @@ export async function rankedSourcePage(
   const added = choice.differences.filter((span) => !inBucket(span));
   // The ranked groups with a fact in a span the period leaves out of the bucket. Such a span is
   // at an edge of the bucket, so they are one range of start_offset or end_offset away (a group
-  // with a fact at t has bucket.start + start_offset <= t <= bucket.end - end_offset). Only the
+  // with a fact at t has anchor.start + start_offset <= t <= anchor.end - end_offset). Only the
   // bound that selects is written: given both, the planner may range over the other index.
-  const fromStart = (t: number) => t - bucket.start;
-  const fromEnd = (t: number) => bucket.end - t;
+  const fromStart = (t: number) => t - choice.anchor.start;
+  const fromEnd = (t: number) => choice.anchor.end - t;
   const groupsWithFactsIn = (span: Span) =>
     span.start === bucket.start
       ? sql`r.start_offset <= ${fromStart(span.end)}`

@@ -5,6 +5,8 @@ export type * from "./schema.js";
 export { factsChangedSince, sourceFactSums, tenantScopedFacts } from "./source-facts.js";
 export {
   calendarBuckets,
+  daysIn,
+  rollingBucket,
   rollingBuckets,
   type Span,
   secondsIn,
@@ -17,4 +19,11 @@ export {
   tenantDomainCount,
 } from "./source-rankings/maintain-source-rankings.js";
 export { type RankingScope, rankingScopes } from "./source-rankings/ranking-scope.js";
-export { inDomains, type TenantReportDomain, tenantReportDomains } from "./tenant-domain-filter.js";
+export {
+  inDomains,
+  type OwnedReportDomains,
+  reportDomainsByTenant,
+  type TenantReportDomain,
+  tenantReportDomainNames,
+  tenantReportDomains,
+} from "./tenant-domain-filter.js";

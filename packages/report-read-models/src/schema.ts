@@ -58,7 +58,10 @@ export interface AggSourceTable {
   spf_aligned: Int8;
   dkim_pass: Int8;
   spf_pass: Int8;
-  /** The number of the projection batch that last changed the row (see agg_source_change). */
+  /**
+   * The number of the projection batch that wrote the row (see agg_source_change). Rows are
+   * written once: a batch adds its own row beside an earlier batch's of the same key.
+   */
   changed_seq: Int8;
 }
 
@@ -69,18 +72,40 @@ export interface AggSourceChangeTable {
   last_seq: Int8;
 }
 
+/** How many agg_source rows a report domain has on a day (all, and those that did not pass DMARC). */
+export interface AggSourceCountTable {
+  domain: string;
+  t: Int8;
+  facts: Int8;
+  unaligned_facts: Int8;
+}
+
+/** One row: the batch number up to which the rankings' upkeep has looked at changed facts. */
+export interface SourceRankingUpkeepTable {
+  single: boolean;
+  checked_seq: Int8;
+}
+
 /**
- * One ranking of a tenant's source groups over a calendar month or year, as of `built_seq`: the
- * by-source endpoints walk it in volume order instead of grouping millions of facts per request.
- * `scope` is "all" or "unaligned" (the facts that did not pass DMARC only).
+ * One ranking of a tenant's source groups over a bucket (a calendar month or year, or the last 30
+ * or 365 days), as of `built_seq`: the by-source endpoints walk it in volume order instead of
+ * grouping millions of facts per request. `scope` is "all" or "unaligned" (the facts that did
+ * not pass DMARC only).
  */
 export interface SourceRankingBuildTable {
   ranking_id: Int8;
   tenant_id: string;
   scope: string;
+  /** "calendar" (a month or a year: it never moves) or "rolling" (moved on day by day). */
+  kind: string;
   bucket_start: Int8;
   bucket_end: Int8;
-  /** Facts with a higher changed_seq were changed after the build. */
+  /** What the rows' start_offset and end_offset are measured from: the bucket where it was built. */
+  anchor_start: Int8;
+  anchor_end: Int8;
+  /** The report domains counted, sorted: the tenant's report domains when it last caught up. */
+  report_domains: string[];
+  /** Facts with a higher changed_seq were added after the build. */
   built_seq: Int8;
   /** The tenant's number of domains at the build: another number means the ranking is void. */
   domain_count: number;
@@ -96,9 +121,9 @@ export interface SourceRankingTable extends SummedCounters {
   organization: string;
   /** How many agg_source rows the sums are of: a group is in a period while it has one there. */
   facts: Int8;
-  /** Seconds from the bucket's start to the first `t` of those rows. */
+  /** Seconds from the ranking's anchor_start to the first `t` of those rows. */
   start_offset: Int8;
-  /** Seconds from the last `t` of those rows to the bucket's end. */
+  /** Seconds from the last `t` of those rows to the ranking's anchor_end. */
   end_offset: Int8;
 }
 
@@ -145,6 +170,8 @@ export interface ReportSchema {
   agg_organization: AggOrganizationTable;
   agg_source: AggSourceTable;
   agg_source_change: AggSourceChangeTable;
+  agg_source_count: AggSourceCountTable;
+  source_ranking_upkeep: SourceRankingUpkeepTable;
   source_ranking_build: SourceRankingBuildTable;
   source_ranking: SourceRankingTable;
   source_ip_name: SourceIpNameTable;

@@ -5,12 +5,13 @@ import { projectionEngineMigrations } from "@dmarc-ledger/projection-engine/migr
 import { reportReadModelMigrations } from "@dmarc-ledger/report-read-models/migrations";
 import { safeSpfMigrations } from "@dmarc-ledger/safe-spf-service/migrations";
 import { tenancyMigrations } from "@dmarc-ledger/tenancy/migrations";
+import { usersMigrations } from "@dmarc-ledger/users/migrations";
 
 /**
  * The migration sets of every package that owns tables in the service's database, whichever
  * store holds the events (the event store's own set is added when it does): the engine's
- * checkpoints, the tables of the projections in projections.ts, Safe SPF's schedule and the
- * intake's raw archive. Each set has its own bookkeeping table; openRuntime migrates them all.
+ * checkpoints, the tables of the projections in projections.ts, Safe SPF's schedule, the
+ * intake's raw archive and the users' secrets and sessions. Each set has its own bookkeeping table; openRuntime migrates them all.
  */
 export const tableMigrations: readonly MigrationSet[] = [
   projectionEngineMigrations,
@@ -18,4 +19,5 @@ export const tableMigrations: readonly MigrationSet[] = [
   reportReadModelMigrations,
   safeSpfMigrations,
   intakeMigrations,
+  usersMigrations,
 ];

@@ -2,6 +2,7 @@ import type { Projection } from "@dmarc-ledger/projection-engine";
 import { reportProjections } from "@dmarc-ledger/report-read-models";
 import { safeSpfProjections } from "@dmarc-ledger/safe-spf-service/projections";
 import { tenancyProjections } from "@dmarc-ledger/tenancy";
+import { usersProjections } from "@dmarc-ledger/users/projection";
 
 /**
  * Every projection of the service, each package's own, in the order the engine applies them:
@@ -12,4 +13,5 @@ export const allProjections: readonly Projection[] = [
   ...tenancyProjections,
   ...reportProjections,
   ...safeSpfProjections,
+  ...usersProjections,
 ];

@@ -1,30 +1,6 @@
-import { ConfigError, parseSettings } from "@dmarc-ledger/config";
-import { z } from "zod";
+import { ConfigError, duration, parseSettings } from "@dmarc-ledger/config";
 
-const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/**
- * A duration written with its unit ("300ms", "90s", "5m", "1h"): a bare number would leave the
- * reader guessing between seconds (DNS's unit) and milliseconds (our other *_MS settings).
- */
-export function duration(options: { minMs: number; maxMs: number; defaultMs: number }) {
-  return z
-    .string()
-    .optional()
-    .transform((value, ctx) => {
-      if (value === undefined) return options.defaultMs;
-      const match = /^(\d+)(ms|s|m|h)$/.exec(value.trim());
-      const ms = match ? Number(match[1]) * units[match[2]!]! : Number.NaN;
-      if (!Number.isSafeInteger(ms) || ms < options.minMs || ms > options.maxMs) {
-        ctx.addIssue({
-          code: "custom",
-          message: `"${value}" is not a duration from ${options.minMs / 1000}s to ${options.maxMs / 3_600_000}h, written with its unit (ms, s, m or h: "300s", "5m")`,
-        });
-        return z.NEVER;
-      }
-      return ms;
-    });
-}
+export { duration };
 
 export const safeSpfRefreshSettingsShape = {
   /** A record is never recomputed sooner than this after its last computation, whatever the TTLs. */

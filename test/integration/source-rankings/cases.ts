@@ -11,10 +11,11 @@ import {
   chooseRanking,
   type PageQuery,
 } from "@dmarc-ledger/queries";
-import { maintainSourceRankings } from "@dmarc-ledger/report-read-models";
+import { maintainSourceRankings, tenantReportDomains } from "@dmarc-ledger/report-read-models";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
-import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
+import { addDomain, createTenant, removeDomain } from "@dmarc-ledger/tenancy";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aggregateReport, appendAggregateReports } from "../../support/aggregate-report.js";
 import { type Backend, postgresBackend } from "../../support/service-harness.js";
@@ -144,6 +145,46 @@ const expectSameAsGrouping = async (db: Runtime["db"], tenantId: string, pagesTo
 };
 
 /**
+ * Every ranking of the tenant holds what a build of its bucket from scratch would: the sums and
+ * fact counts of every group, and the first and last second of its facts (kept as offsets from
+ * the ranking's anchor), however it got there (built, caught up, moved on, domains gained).
+ * Returns how many rankings were compared.
+ */
+export const expectRankingsAsBuilt = async (db: Runtime["db"], tenantId: string): Promise<number> => {
+  const domains = (await tenantReportDomains(db, tenantId)).map((d) => d.domain);
+  const { rows: builds } = await sql<{
+    ranking_id: string;
+    scope: string;
+    bucket_start: string;
+    bucket_end: string;
+    group_count: string;
+  }>`select ranking_id::text, scope, bucket_start::text, bucket_end::text, group_count::text
+    from source_ranking_build where tenant_id = ${tenantId}`.execute(db);
+  for (const build of builds) {
+    const { rows: actual } = await sql<{ line: string }>`
+      select concat_ws('|', r.domain, r.source_ip, r.organization, r.volume, r.dmarc_pass, r.unaligned_arc_pass,
+        r.dkim_aligned, r.spf_aligned, r.dkim_pass, r.spf_pass, r.facts, b.anchor_start + r.start_offset,
+        b.anchor_end - r.end_offset) as line
+      from source_ranking r join source_ranking_build b on b.ranking_id = r.ranking_id
+      where r.ranking_id = ${build.ranking_id}::bigint order by 1`.execute(db);
+    const { rows: expected } = await sql<{ line: string }>`
+      select concat_ws('|', domain, source_ip, organization, sum(volume),
+        coalesce(sum(volume) filter (where dmarc_pass), 0), sum(unaligned_arc_pass), sum(dkim_aligned),
+        sum(spf_aligned), sum(dkim_pass), sum(spf_pass), count(*), min(t), max(t)) as line
+      from agg_source
+      where domain = any(${domains}::text[]) and t between ${build.bucket_start}::bigint and ${build.bucket_end}::bigint
+        ${build.scope === "unaligned" ? sql`and not dmarc_pass` : sql``}
+      group by domain, source_ip, organization order by 1`.execute(db);
+    expect(
+      actual.map((r) => r.line),
+      `ranking ${build.ranking_id} (${build.scope}, ${build.bucket_start})`,
+    ).toEqual(expected.map((r) => r.line));
+    expect(Number(build.group_count)).toBe(expected.length);
+  }
+  return builds.length;
+};
+
+/**
  * The cases on one backend; each backend has a test file of its own, so the two run side by side.
  * Each case compares the pages that `pagesToCompare` names, and every whole list.
  */
@@ -213,6 +254,7 @@ export function rankingCases(openBackend: () => Promise<Backend>, pagesToCompare
       ]);
       // Built again at once, nothing is stale.
       expect(await maintainSourceRankings(runtime.db, { minFacts: 50 })).toEqual([]);
+      expect(await expectRankingsAsBuilt(runtime.db, tenantA)).toBeGreaterThan(4);
     });
 
     it("answers every page like the plain grouping, for periods on and off the calendar", async () => {
@@ -257,30 +299,48 @@ export function rankingCases(openBackend: () => Promise<Backend>, pagesToCompare
       await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
       const refreshed = await maintainSourceRankings(runtime.db, { minFacts: 50 });
       expect(refreshed.length).toBeGreaterThan(0);
-      expect(refreshed.every((ranking) => ranking.kind === "refreshed" && ranking.tenantId === tenantA)).toBe(
-        true,
-      );
+      expect(
+        refreshed.every((ranking) => ranking.outcome === "caught_up" && ranking.tenantId === tenantA),
+      ).toBe(true);
       const after = (await chooseRanking(runtime.db, december, "all"))!;
       expect(after.rankingId).toBe(before.rankingId);
       expect(BigInt(after.builtSeq)).toBeGreaterThan(BigInt(before.builtSeq));
       // Fewer groups summed than the ranking holds: the refresh is not a rebuild in disguise.
       const decemberRefresh = refreshed.find((r) => r.scope === "all" && r.bucket.start === decemberFirst)!;
       expect(decemberRefresh.groups).toBeLessThan(after.groupCount);
+      expect(await expectRankingsAsBuilt(runtime.db, tenantA)).toBeGreaterThan(4);
       expect(await expectSame(runtime.db, tenantA)).toBeGreaterThanOrEqual(6);
       // Nothing changed since: nothing to do.
       expect(await maintainSourceRankings(runtime.db, { minFacts: 50 })).toEqual([]);
     });
 
-    it("stops using a tenant's rankings when it gains a domain, until they are rebuilt", async () => {
+    it("stops using a tenant's rankings when it gains a domain, until upkeep adds the domain's groups", async () => {
       const december = decemberPageOfA();
+      const before = (await chooseRanking(runtime.db, december, "all"))!;
       // c-later.com has reports from before it was added: they count for the tenant from now on.
       await addDomain(runtime.store, { tenantId: tenantA, domain: "c-later.com" }, meta);
       await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
       expect(await chooseRanking(runtime.db, december, "all")).toBeNull();
       expect(await expectSame(runtime.db, tenantA)).toBe(0);
-      const rebuilt = await maintainSourceRankings(runtime.db, { minFacts: 50 });
-      expect(rebuilt.some((b) => b.tenantId === tenantA && b.kind === "built")).toBe(true);
-      expect(rebuilt.some((b) => b.tenantId === tenantB)).toBe(false);
+      // Issue 21: the rankings take in the gained domain's groups (its facts are all that is
+      // read), not built again from the tenant's whole history.
+      const caughtUp = await maintainSourceRankings(runtime.db, { minFacts: 50 });
+      expect(caughtUp.some((b) => b.tenantId === tenantA && b.outcome === "caught_up")).toBe(true);
+      expect(caughtUp.some((b) => b.tenantId === tenantA && b.outcome === "built")).toBe(false);
+      expect(caughtUp.some((b) => b.tenantId === tenantB)).toBe(false);
+      const after = (await chooseRanking(runtime.db, december, "all"))!;
+      expect(after.rankingId).toBe(before.rankingId);
+      const decemberCatchUp = caughtUp.find((r) => r.scope === "all" && r.bucket.start === decemberFirst)!;
+      expect(decemberCatchUp.groups).toBeGreaterThan(0);
+      expect(decemberCatchUp.groups).toBeLessThan(after.groupCount);
+      expect(await expectRankingsAsBuilt(runtime.db, tenantA)).toBeGreaterThan(4);
+      expect(await expectSame(runtime.db, tenantA)).toBeGreaterThanOrEqual(6);
+      // And losing it again takes its groups out.
+      await removeDomain(runtime.store, { tenantId: tenantA, domain: "c-later.com" }, meta);
+      await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+      const lost = await maintainSourceRankings(runtime.db, { minFacts: 50 });
+      expect(lost.some((b) => b.tenantId === tenantA && b.outcome === "caught_up")).toBe(true);
+      expect(await expectRankingsAsBuilt(runtime.db, tenantA)).toBeGreaterThan(4);
       expect(await expectSame(runtime.db, tenantA)).toBeGreaterThanOrEqual(6);
     });
 
@@ -307,18 +367,43 @@ export function rankingCases(openBackend: () => Promise<Backend>, pagesToCompare
         end: jan20 - 1,
       });
       expect(await expectSame(runtime.db, tenantA)).toBeGreaterThanOrEqual(7);
-      // A day later the old rolling rankings go and new ones come.
-      await maintainSourceRankings(runtime.db, { minFacts: 50, now: januaryTwentiethNoon + DAY });
-      const ends = (
-        await runtime.db
-          .selectFrom("source_ranking_build")
-          .select(["bucket_start", "bucket_end"])
-          .where("tenant_id", "=", tenantA)
-          .where("scope", "=", "all")
-          .where("bucket_end", "in", [jan20 - 1, jan20 + DAY - 1])
-          .execute()
-      ).map((b) => Number(b.bucket_end));
-      expect(ends).toEqual([jan20 + DAY - 1, jan20 + DAY - 1]);
+      // A day later the rolling rankings move on with it (issue 21: the same rankings, the day
+      // that left taken out and the day that came added, not built again)...
+      const rollingIds = async () =>
+        (
+          await runtime.db
+            .selectFrom("source_ranking_build")
+            .select(["ranking_id", "bucket_end"])
+            .where("tenant_id", "=", tenantA)
+            .where("kind", "=", "rolling")
+            .orderBy("ranking_id")
+            .execute()
+        ).map((b) => `${b.ranking_id}:${Number(b.bucket_end)}`);
+      const rollingBefore = await rollingIds();
+      expect(rollingBefore.length).toBe(4);
+      const moved = await maintainSourceRankings(runtime.db, {
+        minFacts: 50,
+        now: januaryTwentiethNoon + DAY,
+      });
+      expect(moved.filter((b) => b.kind === "rolling").every((b) => b.outcome === "caught_up")).toBe(true);
+      expect(await rollingIds()).toEqual(
+        rollingBefore.map((id) => id.replace(`:${jan20 - 1}`, `:${jan20 + DAY - 1}`)),
+      );
+      // ...holding what a build of the new days would, and answering like the grouping.
+      expect(await expectRankingsAsBuilt(runtime.db, tenantA)).toBeGreaterThan(4);
+      expect(await expectSame(runtime.db, tenantA)).toBeGreaterThanOrEqual(6);
+      // Weeks later still (the upkeep stopped meanwhile), moved on 20 days at once.
+      await maintainSourceRankings(runtime.db, { minFacts: 50, now: januaryTwentiethNoon + 21 * DAY });
+      expect(await expectRankingsAsBuilt(runtime.db, tenantA)).toBeGreaterThan(4);
+      // And past a whole bucket's length: the 30-day ones are built again, the 365-day ones move.
+      const far = await maintainSourceRankings(runtime.db, {
+        minFacts: 50,
+        now: januaryTwentiethNoon + 60 * DAY,
+      });
+      expect(far.some((b) => b.kind === "rolling" && b.outcome === "built")).toBe(
+        far.some((b) => b.kind === "rolling" && b.bucket.end - b.bucket.start + 1 === 30 * DAY),
+      );
+      expect(await expectRankingsAsBuilt(runtime.db, tenantA)).toBeGreaterThan(4);
     });
   });
 }
@@ -365,8 +450,8 @@ export function batchAfterBuildCase(): void {
           now: januaryTwentiethNoon,
         });
       });
-      expect(upkeepMeanwhile?.map((ranking) => ranking.kind)).toContain("built");
-      expect(upkeepMeanwhile?.every((ranking) => ranking.kind === "built")).toBe(true);
+      expect(upkeepMeanwhile?.map((ranking) => ranking.outcome)).toContain("built");
+      expect(upkeepMeanwhile?.every((ranking) => ranking.outcome === "built")).toBe(true);
       // Committed now, with a number the rankings have not seen: answers include it at once...
       expect(await expectSameAsGrouping(runtime.db, tenantId, pagesAtEveryPosition)).toBeGreaterThanOrEqual(
         7,
@@ -374,7 +459,7 @@ export function batchAfterBuildCase(): void {
       // ...and upkeep refreshes them.
       const refreshed = await maintainSourceRankings(runtime.db, { minFacts: 50, now: januaryTwentiethNoon });
       expect(refreshed.length).toBeGreaterThan(0);
-      expect(refreshed.every((ranking) => ranking.kind === "refreshed")).toBe(true);
+      expect(refreshed.every((ranking) => ranking.outcome === "caught_up")).toBe(true);
       expect(await expectSameAsGrouping(runtime.db, tenantId, pagesAtEveryPosition)).toBeGreaterThanOrEqual(
         7,
       );

@@ -26,18 +26,26 @@ const databaseRetryAfterSeconds = 2;
 
 /**
  * A lost or refused database connection is passing: the contract's 503, with a retry hint. The
- * pool opens a fresh connection for the next request, so a retry usually succeeds.
+ * pool opens a fresh connection for the next request, so a retry usually succeeds. So is a
+ * statement the server cancelled: past DATABASE_STATEMENT_TIMEOUT_MS, or by a stopping process.
  */
 function fromDatabaseOutage(error: unknown): ApiError | null {
-  if (!isDatabaseUnavailable(error)) return null;
-  return new ApiError(
-    503,
-    "database_unavailable",
-    "The database is unavailable for a moment; retry shortly.",
-    {
-      "Retry-After": String(databaseRetryAfterSeconds),
-    },
-  );
+  const retry = { "Retry-After": String(databaseRetryAfterSeconds) };
+  if (isDatabaseUnavailable(error))
+    return new ApiError(
+      503,
+      "database_unavailable",
+      "The database is unavailable for a moment; retry shortly.",
+      retry,
+    );
+  if (isStatementCancelled(error))
+    return new ApiError(
+      503,
+      "query_cancelled",
+      "The database stopped this query (it ran past its time limit, or the service is stopping); retry shortly.",
+      retry,
+    );
+  return null;
 }
 
 /**
@@ -64,7 +72,7 @@ export async function errorHandler(ctx: ApiContext, next: Next): Promise<void> {
     if (outage)
       ctx.deps.logger.warn(
         { err: { message: (caught as Error).message }, requestId: ctx.state.requestId, path: ctx.path },
-        "request failed: the database is unavailable",
+        `request failed: ${outage.code === "query_cancelled" ? "the query was cancelled" : "the database is unavailable"}`,
       );
     else if (!known)
       ctx.deps.logger.error(

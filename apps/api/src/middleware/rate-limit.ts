@@ -8,13 +8,13 @@ interface Bucket {
 }
 
 /**
- * A token bucket per key (per client address for requests without a valid key, so that guessing
+ * A token bucket per key or signed-in person (per client address for requests without a valid key, so that guessing
  * keys is limited too). The RateLimit-* headers go out on every response.
  */
 export function rateLimit(options: { perSecond: number; burst: number }, now: () => number = Date.now) {
   const buckets = new Map<string, Bucket>();
   return async function rateLimitMiddleware(ctx: ApiContext, next: Next): Promise<void> {
-    const id = ctx.state.holder ? `key:${ctx.state.holder.keyId}` : `ip:${ctx.ip}`;
+    const id = ctx.state.holder?.causedBy ?? `ip:${ctx.ip}`;
     const at = now();
     const bucket = buckets.get(id) ?? { tokens: options.burst, updatedMs: at };
     bucket.tokens = Math.min(

@@ -14,6 +14,8 @@ export interface ServiceMetrics {
   eventsAppended: Counter<"category">;
   /** Inputs by channel and outcome: uploads here, SMTP and IMAP where `start` runs the intake. */
   intake: IntakeMetrics;
+  /** List answers served from the answer cache (hit), computed (miss), or computed with it off. */
+  answers: Counter<"outcome">;
 }
 
 /**
@@ -47,10 +49,17 @@ export function createServiceMetrics(
     registers: [registry],
   });
 
+  const answers = new Counter({
+    name: "api_answer_cache_requests_total",
+    help: "List answers served from the answer cache (hit) or computed (miss, or off when the cache is off).",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+  });
+
   registerProjectionGauges(registry, sources);
   registerSafeSpfGauges(registry, sources.db);
 
-  return { registry, httpRequestDuration, eventsAppended, intake: createIntakeMetrics(registry) };
+  return { registry, httpRequestDuration, eventsAppended, intake: createIntakeMetrics(registry), answers };
 }
 
 /**

@@ -9,3 +9,12 @@ export function requiredField(ctx: ApiContext, name: string): string {
   if (typeof value !== "string") throw badParameter(name, "must be a single text value.");
   return value;
 }
+
+/** An optional string field of a form or JSON body; undefined when absent or empty. */
+export function optionalField(ctx: ApiContext, name: string): string | undefined {
+  const body = (ctx.request as { body?: unknown }).body;
+  const value = body && typeof body === "object" ? (body as Record<string, unknown>)[name] : undefined;
+  if (value === undefined || value === null || value === "") return undefined;
+  if (typeof value !== "string") throw badParameter(name, "must be a single text value.");
+  return value;
+}

@@ -1,8 +1,10 @@
 import type { PageQuery } from "@dmarc-ledger/queries";
+import { normaliseDomain } from "@dmarc-ledger/tenancy";
 import { badParameter } from "../api-error.js";
+import { notYourDomain } from "./domain-param.js";
 
 const thirtyDays = 30 * 24 * 60 * 60;
-const allowed = new Set(["start", "end", "page", "per_page"]);
+const allowed = new Set(["start", "end", "page", "per_page", "domain"]);
 
 /**
  * One message for every wrong value, a sign, a fraction or a number out of range alike: what is
@@ -26,6 +28,8 @@ function invalid(name: string, message: string): never {
 /**
  * start/end/page/per_page of a list endpoint, per the contract: end defaults to now, start to end
  * minus 30 days, both inclusive; page from 1; per_page 1..1000, default 100; anything else is 400.
+ * `domain` (ours) narrows the answer to one of the caller's domains and its subdomains' reports;
+ * the caller checks that it is theirs.
  */
 export function parseListParams(
   query: Record<string, unknown>,
@@ -42,5 +46,16 @@ export function parseListParams(
   if (start > end) throw badParameter("start", "must not be after end.");
   const page = integer("page", query.page, 1, Number.MAX_SAFE_INTEGER) ?? 1;
   const perPage = integer("per_page", query.per_page, 1, 1000) ?? 100;
-  return { tenantId, start, end, page, perPage };
+  const domain = domainFilter(query.domain);
+  return { tenantId, start, end, page, perPage, ...(domain === undefined ? {} : { domain }) };
+}
+
+function domainFilter(raw: unknown): string | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== "string" || raw === "") return invalid("domain", "give one domain, once.");
+  try {
+    return normaliseDomain(raw);
+  } catch {
+    throw notYourDomain(raw);
+  }
 }

@@ -12,7 +12,7 @@ async function handleAddDomain(ctx: ApiContext): Promise<void> {
     const outcome = await addDomain(
       ctx.deps.store,
       { tenantId: holder.tenantId, domain },
-      { causedBy: `key:${holder.keyId}`, correlationId: ctx.state.requestId },
+      { causedBy: holder.causedBy, correlationId: ctx.state.requestId },
     );
     await awaitProjection(ctx, outcome.status === "added" ? outcome.position : null);
   } catch (error) {

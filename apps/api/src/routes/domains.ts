@@ -33,7 +33,7 @@ export const domainGroupEndpoint: Endpoint = {
       const position = await setDomainGroup(
         ctx.deps.store,
         { tenantId: holder.tenantId, domain, group },
-        { causedBy: `key:${holder.keyId}`, correlationId: ctx.state.requestId },
+        { causedBy: holder.causedBy, correlationId: ctx.state.requestId },
       );
       await awaitProjection(ctx, position);
     } catch (error) {

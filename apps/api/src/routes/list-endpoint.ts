@@ -1,7 +1,44 @@
-import type { Page, PageQuery, QuerySchema } from "@dmarc-ledger/queries";
+import { readModelVersion } from "@dmarc-ledger/projection-engine";
+import { newestFactTime, type Page, type PageQuery, type QuerySchema } from "@dmarc-ledger/queries";
+import { findDomain } from "@dmarc-ledger/tenancy";
 import type { Kysely } from "kysely";
 import type { Endpoint } from "../endpoints.js";
+import { notYourDomain } from "../params/domain-param.js";
 import { parseListParams } from "../params/list-params.js";
+import type { ApiContext } from "../state.js";
+
+/**
+ * Answers a list request from the answer cache when the read models are as they were when it was
+ * computed; otherwise computes it (once, for every request waiting for it) and keeps it. The key
+ * is the endpoint and every parameter as parsed, the tenant among them: one tenant's answer is
+ * never another's. A period's end past the newest fact stored is cut to it (newestFactTime): the
+ * answer is the same, and a period ending "now" (the default) stays one question from second to
+ * second.
+ */
+export async function answerOnce<Query extends { end: number }>(
+  ctx: ApiContext,
+  endpoint: string,
+  query: Query,
+  compute: (query: Query) => Promise<object>,
+): Promise<void> {
+  const { answers, metrics, db, projections } = ctx.deps;
+  ctx.type = "application/json";
+  if (!answers?.enabled) {
+    metrics?.answers.inc({ outcome: "off" });
+    ctx.body = JSON.stringify(await compute(query));
+    return;
+  }
+  const version = await readModelVersion(db, projections);
+  const newest = await answers.once(version, () => newestFactTime(db));
+  const asked = newest !== null && query.end > newest ? { ...query, end: newest } : query;
+  const { body, outcome } = await answers.answer(
+    `${endpoint}\u0000${JSON.stringify(asked)}`,
+    version,
+    async () => JSON.stringify(await compute(asked)),
+  );
+  metrics?.answers.inc({ outcome });
+  ctx.body = body;
+}
 
 /**
  * A paginated GET endpoint over one read-model query. `total` is an integer on aggregate
@@ -19,12 +56,21 @@ export function listEndpoint<Record>(options: {
     scope: "read",
     summary: options.summary,
     handler: async (ctx) => {
-      const page = await options.query(ctx.deps.db, parseListParams(ctx.query, ctx.state.holder!.tenantId));
-      ctx.body = {
-        status: "SUCCESS",
-        total: options.totalAsString ? String(page.total) : page.total,
-        records: page.records,
-      };
+      const query = parseListParams(ctx.query, ctx.state.holder!.tenantId);
+      if (
+        query.domain !== undefined &&
+        (await findDomain(ctx.deps.db, query.domain))?.tenantId !== query.tenantId
+      ) {
+        throw notYourDomain(query.domain);
+      }
+      await answerOnce(ctx, options.name, query, async (asked) => {
+        const page = await options.query(ctx.deps.db, asked);
+        return {
+          status: "SUCCESS",
+          total: options.totalAsString ? String(page.total) : page.total,
+          records: page.records,
+        };
+      });
     },
   };
 }

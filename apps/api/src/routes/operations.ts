@@ -2,7 +2,7 @@ import { projectionLags } from "@dmarc-ledger/projection-engine";
 import Router from "@koa/router";
 import { sql } from "kysely";
 import type { Registry } from "prom-client";
-import type { ApiDeps, ApiState } from "../state.js";
+import type { ApiDeps, ApiState, ServedDeps } from "../state.js";
 
 /** How long /readyz waits for the database or the event store before calling it unreachable. */
 const probeTimeoutMs = 2000;
@@ -47,7 +47,7 @@ async function notReadyBecause(deps: ApiDeps): Promise<string | null> {
  * /readyz (it can serve current data) and /metrics (Prometheus text format).
  */
 export function operationsRouter(metrics: Registry | null) {
-  const router = new Router<ApiState, { deps: ApiDeps }>();
+  const router = new Router<ApiState, { deps: ServedDeps }>();
   router.get("/healthz", (ctx) => {
     ctx.body = { status: "ok" };
   });

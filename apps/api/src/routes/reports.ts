@@ -54,7 +54,9 @@ function receive(ctx: ApiContext, input: InputBytes, source: string): Promise<Re
     {
       channel: "upload",
       source,
-      metadata: { causedBy: `key:${holder.keyId}`, correlationId: ctx.state.requestId },
+      // The sender sees its upload in its inputs, even when no report in it names its domains.
+      tenantId: holder.tenantId,
+      metadata: { causedBy: holder.causedBy, correlationId: ctx.state.requestId },
     },
   );
 }

@@ -20,7 +20,7 @@ export const updateSafeSpfEndpoint: Endpoint = {
       const position = await submitOriginalSpf(
         ctx.deps.store,
         { tenantId: holder.tenantId, domain, original },
-        { causedBy: `key:${holder.keyId}`, correlationId: ctx.state.requestId },
+        { causedBy: holder.causedBy, correlationId: ctx.state.requestId },
       );
       await awaitProjection(ctx, position);
     } catch (error) {

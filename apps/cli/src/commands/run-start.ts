@@ -44,7 +44,12 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
           logger,
           bootstrapTenant: true,
           metricsRegistry,
-          controlCommands: (argv, commandIO) => runCliHere(argv, commandIO, env),
+          // Commands handed over print links to this service, on the port it really listens on.
+          controlCommands: (argv, commandIO) =>
+            runCliHere(argv, commandIO, {
+              ...env,
+              PUBLIC_BASE_URL: env.PUBLIC_BASE_URL || `http://localhost:${server.port}/api/`,
+            }),
         });
         logger.info(
           { apiRoot: service.apiRoot, region: service.config.region, data: runtime.description },
@@ -53,6 +58,11 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
         // Human text, on stderr: stdout carries only JSON log lines. The key is never logged.
         io.err(
           `dmarc-ledger listening on ${service.apiRoot} (region ${service.config.region}; ${runtime.description})`,
+        );
+        io.err(
+          service.dashboardUrl
+            ? `Dashboard: ${service.dashboardUrl}`
+            : "The dashboard is not built (apps/web/dist): `pnpm build` builds it, `pnpm start` too.",
         );
         for (const channel of service.intake.channels) io.err(`Receiving reports: ${channel}`);
         if (service.dnsPort !== null) {
@@ -89,9 +99,18 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
   }
 }
 
-function printBootstrapKey(io: CliIO, apiRoot: string, created: { tenantId: string; apiKey: string }): void {
+function printBootstrapKey(
+  io: CliIO,
+  apiRoot: string,
+  created: { tenantId: string; apiKey: string; adminEmail: string; adminLink: string },
+): void {
   io.err("");
-  io.err(`First start: created tenant "default" (${created.tenantId}). Its API key, shown once:`);
+  io.err(`First start: created tenant "default" (${created.tenantId}).`);
+  io.err(
+    `Its admin, ${created.adminEmail}, sets a password here (one-time link) and signs in to the dashboard:`,
+  );
+  io.err(`  ${created.adminLink}`);
+  io.err("Its API key, shown once:");
   io.err(`  ${created.apiKey}`);
   io.err("Try:");
   io.err(`  curl -H "Authorization: Bearer ${created.apiKey}" ${apiRoot}`);

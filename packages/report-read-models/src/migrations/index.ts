@@ -10,6 +10,7 @@ import { rankingExtents } from "./008_ranking_extents.js";
 import { rankingExtentsAsOffsets } from "./009_ranking_extents_as_offsets.js";
 import { sourceChangeCounter } from "./010_source_change_counter.js";
 import { sourceIpAnswers } from "./011_source_ip_answers.js";
+import { rankingUpkeepByChange } from "./012_ranking_upkeep_by_change.js";
 
 /**
  * The report read models' tables (schema.ts). Until the read models were split (issue 22) the
@@ -30,6 +31,7 @@ export const reportReadModelMigrations: MigrationSet = {
     "009_ranking_extents_as_offsets": rankingExtentsAsOffsets,
     "010_source_change_counter": sourceChangeCounter,
     "011_source_ip_answers": sourceIpAnswers,
+    "012_ranking_upkeep_by_change": rankingUpkeepByChange,
   },
   formerly: {
     set: "read_models",

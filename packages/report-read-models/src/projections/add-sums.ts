@@ -37,7 +37,17 @@ export class SumsByKey {
     private readonly keyColumns: readonly KeyColumn[],
     /** agg_source keeps DMARC pass as a key column instead of a counter. */
     private readonly withDmarcPass = true,
+    /**
+     * Rows written once, beside those of earlier batches, instead of added into them: agg_source,
+     * whose rows say what each batch added (the rankings add what came after their build).
+     */
+    private readonly appendOnly = false,
   ) {}
+
+  /** The keys summed so far. */
+  *keys(): IterableIterator<readonly KeyValue[]> {
+    for (const entry of this.entries.values()) yield entry.key;
+  }
 
   add(key: KeyValue[], verdict: RowVerdict, count: number): void {
     const id = key.join("\u0000");
@@ -83,7 +93,7 @@ export class SumsByKey {
       ];
       await sql`insert into ${table} (${sql.join(columns.map((column) => sql.ref(column)))})
         select *${stamp ? sql`, ${stamp.value}::bigint` : sql``} from unnest(${sql.join(arrays)})
-        on conflict (${conflict}) do update set ${updates}`.execute(trx);
+        ${this.appendOnly ? sql`` : sql`on conflict (${conflict}) do update set ${updates}`}`.execute(trx);
     }
   }
 }

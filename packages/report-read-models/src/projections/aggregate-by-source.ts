@@ -1,5 +1,6 @@
 import type { AggregateRowRecord } from "@dmarc-ledger/events";
 import type { Projection } from "@dmarc-ledger/projection-engine";
+import { sql, type Transaction } from "kysely";
 import type { ReportSchema } from "../schema.js";
 import { type KeyColumn, SumsByKey } from "./add-sums.js";
 import { rowParts } from "./report-parts.js";
@@ -37,11 +38,19 @@ const sourceKeyColumns: KeyColumn[] = [
 export const aggregateBySourceProjection: Projection<ReportSchema> = {
   name: "aggregate_by_source",
   // The rankings are built from agg_source (source-rankings/): a rebuild starts them afresh.
-  // agg_source_change numbers the batches that wrote agg_source (source-change-counter.ts).
-  tables: ["agg_source", "agg_source_change", "source_ranking", "source_ranking_build"],
+  // agg_source_change numbers the batches that wrote agg_source (source-change-counter.ts);
+  // agg_source_count counts its rows per domain and day.
+  tables: [
+    "agg_source",
+    "agg_source_change",
+    "agg_source_count",
+    "source_ranking",
+    "source_ranking_build",
+    "source_ranking_upkeep",
+  ],
   handles: new Set(["AggregateReportReceived"]),
   async apply(trx, events) {
-    const sums = new SumsByKey("agg_source", sourceKeyColumns, false);
+    const sums = new SumsByKey("agg_source", sourceKeyColumns, false, true);
     for (const part of rowParts(events)) {
       sums.add(
         [
@@ -61,5 +70,27 @@ export const aggregateBySourceProjection: Projection<ReportSchema> = {
     }
     if (sums.size === 0) return;
     await sums.write(trx, { column: "changed_seq", value: await takeSourceChangeNumber(trx) });
+    await countFacts(trx, sums);
   },
 };
+
+/**
+ * Adds the batch's new agg_source rows (one per key) to agg_source_count, per domain and day: the
+ * upkeep reads there whether a bucket has facts enough for a ranking.
+ */
+async function countFacts(trx: Transaction<ReportSchema>, sums: SumsByKey): Promise<void> {
+  const counts = new Map<string, { domain: string; t: number; facts: number; unaligned: number }>();
+  for (const key of sums.keys()) {
+    const id = `${key[0]}\u0000${key[1]}`;
+    const entry = counts.get(id) ?? { domain: String(key[0]), t: Number(key[1]), facts: 0, unaligned: 0 };
+    entry.facts++;
+    if (key[8] === false) entry.unaligned++;
+    counts.set(id, entry);
+  }
+  const rows = [...counts.values()];
+  await sql`insert into agg_source_count (domain, t, facts, unaligned_facts)
+    select * from unnest(${rows.map((r) => r.domain)}::text[], ${rows.map((r) => r.t)}::bigint[],
+      ${rows.map((r) => r.facts)}::bigint[], ${rows.map((r) => r.unaligned)}::bigint[])
+    on conflict (domain, t) do update set facts = agg_source_count.facts + excluded.facts,
+      unaligned_facts = agg_source_count.unaligned_facts + excluded.unaligned_facts`.execute(trx);
+}

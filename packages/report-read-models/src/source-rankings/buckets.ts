@@ -43,12 +43,26 @@ export const secondsIn = (spans: readonly Span[]) =>
 
 const DAY = 86_400;
 
+/** How many days the rolling buckets span. */
+export const rollingDays = [30, 365] as const;
+
 /**
  * The last 30 and the last 365 whole UTC days before `now`: the API's default period is the last
  * 30 days up to the second, and clients ask for the last year as often as for calendar years.
- * They move every day, so each day brings new ones (and the old ones go).
+ * They move every day: their rankings are moved on with them (the days that leave taken out, the
+ * day that comes added), not built again.
  */
 export function rollingBuckets(now: number): Span[] {
-  const today = Math.floor(now / DAY) * DAY;
-  return [30, 365].map((days) => ({ start: today - days * DAY, end: today - 1 }));
+  return rollingDays.map((days) => rollingBucket(now, days));
 }
+
+/** The last `days` whole UTC days before `now`. */
+export function rollingBucket(now: number, days: number): Span {
+  const today = Math.floor(now / DAY) * DAY;
+  return { start: today - days * DAY, end: today - 1 };
+}
+
+/** The whole days a span covers (rolling buckets are whole days). */
+export const daysIn = (span: Span) => Math.round((span.end - span.start + 1) / DAY);
+
+export const sameSpan = (a: Span, b: Span) => a.start === b.start && a.end === b.end;

@@ -2,9 +2,16 @@ import type { AnySchema } from "@dmarc-ledger/db";
 import { type Kysely, sql } from "kysely";
 import { lastSourceChangeNumber } from "../projections/source-change-counter.js";
 import type { ReportAndTenancySchema } from "../schema.js";
-import { factsChangedSince, sourceFactSums, tenantScopedFacts } from "../source-facts.js";
-import { inDomains, type TenantReportDomain, tenantReportDomains } from "../tenant-domain-filter.js";
-import { calendarBuckets, rollingBuckets, type Span } from "./buckets.js";
+import { type OwnedReportDomains, reportDomainsByTenant } from "../tenant-domain-filter.js";
+import { calendarBuckets, daysIn, rollingBucket, rollingDays, type Span, sameSpan } from "./buckets.js";
+import {
+  buildRanking,
+  dropRanking,
+  limitStatements,
+  type RankingBuilt,
+  type RankingTarget,
+} from "./build-ranking.js";
+import { catchUpRanking, type RankingState } from "./catch-up-ranking.js";
 import { type RankingScope, rankingScopes } from "./ranking-scope.js";
 
 export interface RankingMaintenanceOptions {
@@ -12,57 +19,33 @@ export interface RankingMaintenanceOptions {
   minFacts?: number;
   /** Unix seconds; the rolling buckets (the last 30 and 365 days) end before its day. Default now. */
   now?: number;
-  /** Only these tenants (all by default). */
+  /** Only these tenants (all by default; then the round's changes are not marked as looked at). */
   tenantIds?: readonly string[];
+  /** Each of the upkeep's statements may take this long (0: no limit). Default 5 minutes. */
+  statementTimeoutMs?: number;
 }
 
-export interface RankingBuilt {
-  tenantId: string;
-  scope: RankingScope;
-  bucket: Span;
-  /** Built from all its facts, or refreshed: only the groups whose facts changed summed again. */
-  kind: "built" | "refreshed";
-  /** Groups in the ranking (built) or summed again (refreshed). */
-  groups: number;
-  ms: number;
-}
-
-const defaults = { minFacts: 20_000 };
+const defaults = { minFacts: 20_000, statementTimeoutMs: 300_000 };
 /** One upkeep at a time across processes (two projectors may run): pg_try_advisory_lock's key. */
 const upkeepLock = sql`1380011595, 0`;
-
-/** The condition on agg_source rows aliased `f` that a ranking of `bucket` sums. */
-const factsInBucket = (domains: readonly TenantReportDomain[], scope: RankingScope, bucket: Span) =>
-  sql`${tenantScopedFacts(domains, scope)} and f.t between ${bucket.start} and ${bucket.end}`;
+const DAY = 86_400;
 
 /**
- * How far a group's first and last facts lie from the bucket's edges (source_ranking's
- * start_offset and end_offset).
- */
-const factExtent = (bucket: Span) =>
-  sql`min(f.t) - ${bucket.start} as start_offset, ${bucket.end} - max(f.t) as end_offset`;
-
-/** Counts rows of `from where condition`, stopping at `limit`: enough to compare with a threshold. */
-async function countUpTo(
-  db: Kysely<ReportAndTenancySchema>,
-  condition: ReturnType<typeof sql>,
-  limit: number,
-) {
-  const { rows } = await sql<{ n: number }>`select count(*)::int as n from (
-    select 1 from agg_source f where ${condition} limit ${limit}) counted`.execute(db);
-  return rows[0]?.n ?? 0;
-}
-
-/**
- * Keeps the source rankings of every tenant's calendar months and years, and of its last 30 and
- * 365 days, current: builds the missing ones of buckets with at least `minFacts` facts, builds
- * again those whose tenant's domains changed, refreshes the others where facts changed since
- * (summing only the changed groups again), and drops those of buckets that are gone (yesterday's
- * rolling ones). Answers are exact without this (the queries correct for what changed since a
- * ranking's build); upkeep keeps them fast. Run by the projector process every minute or so.
+ * Keeps every tenant's by-source rankings (calendar months and years, the last 30 and 365 days)
+ * current, at the cost of what changed since the last round, not of the tenant's history:
+ * - the facts added since (agg_source is written once per batch, numbered) are read once, with the
+ *   days and report domains they fall on;
+ * - a ranking they reach, whose tenant gained or lost report domains, or that rolls on to a new
+ *   day, is caught up (catch-up-ranking.ts): only those facts, the days that enter or leave, and
+ *   the gained or lost domains' facts are read;
+ * - a ranking nothing reached is marked current without reading a fact;
+ * - a bucket without a ranking that the changes reached, or a rolling one that had to go, is
+ *   built when it holds at least `minFacts` facts (counted per domain and day, agg_source_count).
+ * Answers are exact without this (the queries correct for what was added since a ranking's
+ * build); upkeep keeps them fast. Run by the projector process every minute or so.
  */
 export async function maintainSourceRankings(
-  db: Kysely<ReportAndTenancySchema>,
+  db: Kysely<AnySchema>,
   options: RankingMaintenanceOptions = {},
 ): Promise<RankingBuilt[]> {
   return db.connection().execute(async (connection) => {
@@ -71,218 +54,212 @@ export async function maintainSourceRankings(
     }>`select pg_try_advisory_lock(${upkeepLock}) as locked`.execute(connection);
     if (!rows[0]?.locked) return [];
     try {
-      return await maintainAll(connection, options);
+      return await maintainAll(connection as Kysely<ReportAndTenancySchema>, options);
     } finally {
       await sql`select pg_advisory_unlock(${upkeepLock})`.execute(connection);
     }
   });
 }
 
+/** A report domain's day with facts added since the last round; `unaligned` when one of them did not pass DMARC. */
+interface ChangedDay {
+  domain: string;
+  t: number;
+  unaligned: boolean;
+}
+
+/** The facts added since the last round (by domain and day), and the number they go up to. */
+async function changesSinceLastRound(
+  db: Kysely<ReportAndTenancySchema>,
+  statementTimeoutMs: number,
+): Promise<{ seq: string; changes: ChangedDay[] }> {
+  return db
+    .transaction()
+    .setIsolationLevel("repeatable read")
+    .execute(async (trx) => {
+      await limitStatements(trx, statementTimeoutMs);
+      const seq = await lastSourceChangeNumber(trx);
+      const { rows: checked } = await sql<{ seq: string }>`select coalesce(
+          (select checked_seq from source_ranking_upkeep), 0)::text as seq`.execute(trx);
+      const { rows } = await sql<{ domain: string; t: string; unaligned: boolean }>`
+        select f.domain, f.t::text as t, bool_or(not f.dmarc_pass) as unaligned from agg_source f
+        where f.changed_seq > ${checked[0]!.seq}::bigint and f.changed_seq <= ${seq}::bigint
+        group by f.domain, f.t`.execute(trx);
+      return {
+        seq,
+        changes: rows.map((row) => ({ domain: row.domain, t: Number(row.t), unaligned: row.unaligned })),
+      };
+    });
+}
+
+const stateOf = (row: {
+  ranking_id: string | number;
+  tenant_id: string;
+  scope: string;
+  kind: string;
+  bucket_start: string | number;
+  bucket_end: string | number;
+  anchor_start: string | number;
+  anchor_end: string | number;
+  report_domains: string[];
+  built_seq: string | number;
+  domain_count: number;
+}): RankingState => ({
+  rankingId: String(row.ranking_id),
+  tenantId: row.tenant_id,
+  scope: row.scope as RankingScope,
+  kind: row.kind as RankingState["kind"],
+  bucket: { start: Number(row.bucket_start), end: Number(row.bucket_end) },
+  anchor: { start: Number(row.anchor_start), end: Number(row.anchor_end) },
+  reportDomains: row.report_domains,
+  builtSeq: String(row.built_seq),
+  domainCount: row.domain_count,
+});
+
 async function maintainAll(
   db: Kysely<ReportAndTenancySchema>,
   options: RankingMaintenanceOptions,
 ): Promise<RankingBuilt[]> {
   const minFacts = options.minFacts ?? defaults.minFacts;
-  const tenants = options.tenantIds
-    ? [...options.tenantIds]
-    : (await db.selectFrom("tenant").select("tenant_id").execute()).map((row) => row.tenant_id);
+  const timeoutMs = options.statementTimeoutMs ?? defaults.statementTimeoutMs;
+  const now = options.now ?? Math.floor(Date.now() / 1000);
+  const { seq, changes } = await changesSinceLastRound(db, timeoutMs);
+  const owners = await reportDomainsByTenant(db);
+  const builds = (await db.selectFrom("source_ranking_build").selectAll().execute()).map(stateOf);
+  const tenants = options.tenantIds ?? [...new Set([...owners.keys(), ...builds.map((b) => b.tenantId)])];
   const done: RankingBuilt[] = [];
-
+  const current: string[] = [];
   for (const tenantId of tenants) {
-    const domainCount = await tenantDomainCount(db, tenantId);
-    const domains = await tenantReportDomains(db, tenantId);
-    // agg_domain is small (a row per domain and day): the tenant's time extent comes from there.
-    const { rows: extent } = await sql<{ first: string | null; last: string | null }>`
-      select min(f.t)::text as first, max(f.t)::text as last from agg_domain f
-      where ${inDomains(domains, "f.domain")}`.execute(db);
-    if (!extent[0]?.first || !extent[0].last) continue;
-    const buckets = distinct([
-      ...calendarBuckets({ start: Number(extent[0].first), end: Number(extent[0].last) }),
-      ...rollingBuckets(options.now ?? Math.floor(Date.now() / 1000)),
-    ]);
-    const existing = await db
-      .selectFrom("source_ranking_build")
-      .selectAll()
-      .where("tenant_id", "=", tenantId)
-      .execute();
-
-    for (const scope of rankingScopes) {
-      for (const bucket of buckets) {
-        const inBucket = factsInBucket(domains, scope, bucket);
-        const current = existing.find(
-          // A year and its January start together: a bucket is its start and its end.
-          (build) =>
-            build.scope === scope &&
-            Number(build.bucket_start) === bucket.start &&
-            Number(build.bucket_end) === bucket.end,
-        );
-        if (current && current.domain_count === domainCount) {
-          const changed = factsChangedSince(domains, scope, bucket, current.built_seq);
-          if ((await countUpTo(db, changed, 1)) > 0)
-            done.push(await refreshRanking(db, tenantId, scope, bucket, current.ranking_id));
-        } else if ((await countUpTo(db, inBucket, minFacts)) >= minFacts) {
-          done.push(await buildRanking(db, tenantId, scope, bucket, domainCount));
-        } else if (current) {
-          await dropRanking(db, current.ranking_id);
-        }
-      }
-    }
-    // Yesterday's rolling buckets.
-    for (const build of existing) {
-      const kept = buckets.some(
-        (bucket) => Number(build.bucket_start) === bucket.start && Number(build.bucket_end) === bucket.end,
-      );
-      if (!kept) await dropRanking(db, build.ranking_id);
-    }
+    const tenant = owners.get(tenantId) ?? { reportDomains: [], ownedDomains: 0 };
+    const names = new Set(tenant.reportDomains.map((d) => d.domain));
+    const touched = changes.filter((change) => names.has(change.domain));
+    const tenantBuilds = builds.filter((build) => build.tenantId === tenantId);
+    if (touched.length === 0 && tenantBuilds.length === 0) continue;
+    const outcome = await maintainTenant(db, {
+      tenantId,
+      tenant,
+      touched,
+      builds: tenantBuilds,
+      now,
+      minFacts,
+      timeoutMs,
+    });
+    done.push(...outcome.done);
+    current.push(...outcome.current);
   }
+  // Nothing added since reached these: they are current as of this round's number.
+  if (current.length > 0)
+    await sql`update source_ranking_build set built_seq = greatest(built_seq, ${seq}::bigint)
+      where ranking_id = any(${current}::bigint[])`.execute(db);
+  if (!options.tenantIds)
+    await sql`insert into source_ranking_upkeep (single, checked_seq) values (true, ${seq}::bigint)
+      on conflict (single) do update set checked_seq = excluded.checked_seq`.execute(db);
   // Fresh statistics, so that the planner knows a ranking's size before autovacuum gets to it.
-  if (done.some((ranking) => ranking.kind === "built"))
+  if (done.some((ranking) => ranking.outcome === "built"))
     await sql`analyze source_ranking, source_ranking_build`.execute(db);
   return done;
 }
 
-/** A rolling bucket can be a calendar one too (the last 365 days, on the 1st of January). */
-const distinct = (buckets: Span[]) =>
-  buckets.filter(
-    (bucket, index) => buckets.findIndex((b) => b.start === bucket.start && b.end === bucket.end) === index,
-  );
-
-/** The tenant's number of domains: a ranking built with another number is void. Takes any handle. */
-export async function tenantDomainCount(handle: Kysely<AnySchema>, tenantId: string): Promise<number> {
-  const db: Kysely<ReportAndTenancySchema> = handle;
-  const row = await db
-    .selectFrom("domain")
-    .select((eb) => eb.fn.countAll<string>().as("n"))
-    .where("tenant_id", "=", tenantId)
-    .executeTakeFirst();
-  return Number(row?.n ?? 0);
-}
-
-/**
- * Builds one ranking from the facts and replaces the previous one of its bucket in the same
- * transaction. Repeatable read makes the facts grouped and `built_seq` one snapshot: a batch that
- * commits meanwhile has a higher change number, so queries treat its groups as changed.
- */
-async function buildRanking(
+async function maintainTenant(
   db: Kysely<ReportAndTenancySchema>,
-  tenantId: string,
-  scope: RankingScope,
-  bucket: Span,
-  domainCount: number,
-): Promise<RankingBuilt> {
-  const started = performance.now();
-  const groups = await db
-    .transaction()
-    .setIsolationLevel("repeatable read")
-    .execute(async (trx) => {
-      const { rows } = await sql<{ id: string }>`select nextval('source_ranking_id_seq')::text as id`.execute(
-        trx,
+  context: {
+    tenantId: string;
+    tenant: OwnedReportDomains;
+    touched: ChangedDay[];
+    builds: RankingState[];
+    now: number;
+    minFacts: number;
+    timeoutMs: number;
+  },
+): Promise<{ done: RankingBuilt[]; current: string[] }> {
+  const { tenantId, tenant, touched, now, timeoutMs } = context;
+  const done: RankingBuilt[] = [];
+  const current: string[] = [];
+  const reportDomains = tenant.reportDomains.map((d) => d.domain).sort();
+  const domainsKey = reportDomains.join(",");
+  const domainCount = tenant.ownedDomains;
+
+  for (const scope of rankingScopes) {
+    const reached = (span: Span) =>
+      touched.some((day) => day.t >= span.start && day.t <= span.end && (scope === "all" || day.unaligned));
+    const kept: RankingState[] = [];
+    let droppedRolling = false;
+    for (const build of context.builds.filter((b) => b.scope === scope)) {
+      const target = build.kind === "calendar" ? build.bucket : rollingBucket(now, daysIn(build.bucket));
+      // A rolling ranking whose days have all gone (the upkeep stopped for a while), or that would
+      // move back: built again rather than moved.
+      if (
+        build.kind === "rolling" &&
+        (target.start < build.bucket.start || target.start - build.bucket.start >= daysIn(build.bucket) * DAY)
+      ) {
+        await dropRanking(db, build.rankingId);
+        droppedRolling = true;
+        continue;
+      }
+      kept.push(build);
+      const stale =
+        !sameSpan(target, build.bucket) ||
+        build.reportDomains.join(",") !== domainsKey ||
+        build.domainCount !== domainCount ||
+        reached(build.bucket) ||
+        reached(target);
+      if (!stale) {
+        current.push(build.rankingId);
+        continue;
+      }
+      const caughtUp = await db
+        .transaction()
+        .setIsolationLevel("repeatable read")
+        .execute((trx) => catchUpRanking(trx, build, target, timeoutMs));
+      if (caughtUp) done.push(caughtUp);
+    }
+
+    // Buckets without a ranking that may now deserve one: those the changes reached, and the
+    // rolling ones (which also come back when one had to go).
+    const candidates: RankingTarget[] = [];
+    const has = (kind: RankingTarget["kind"], span: Span) =>
+      kept.some(
+        (b) =>
+          b.kind === kind &&
+          (kind === "rolling" ? daysIn(b.bucket) === daysIn(span) : sameSpan(b.bucket, span)),
       );
-      const { id } = rows[0]!;
-      const seq = await lastSourceChangeNumber(trx);
-      // In the build's snapshot: a report domain new since would otherwise be neither ranked nor
-      // seen as changed.
-      const domains = await tenantReportDomains(trx, tenantId);
-      const inserted = await sql`
-        insert into source_ranking (ranking_id, domain, source_ip, organization, volume, dmarc_pass,
-          unaligned_arc_pass, dkim_aligned, spf_aligned, dkim_pass, spf_pass, facts, start_offset, end_offset)
-        select ${id}::bigint, ${sourceFactSums}, ${factExtent(bucket)}
-        from agg_source f
-        where ${factsInBucket(domains, scope, bucket)}
-        group by f.domain, f.source_ip, f.organization
-        -- Stored by start_offset: the groups a period leaves out at the bucket's start (the last
-        -- 30 days to the second leave out part of the first day) then lie together in the table.
-        order by start_offset`.execute(trx);
-      const groupCount = Number(inserted.numAffectedRows ?? 0n);
-      const previous = await trx
-        .selectFrom("source_ranking_build")
-        .select("ranking_id")
-        .where("tenant_id", "=", tenantId)
-        .where("scope", "=", scope)
-        .where("bucket_start", "=", bucket.start)
-        .where("bucket_end", "=", bucket.end)
-        .execute();
-      for (const old of previous) await dropRanking(trx, old.ranking_id);
-      await trx
-        .insertInto("source_ranking_build")
-        .values({
-          ranking_id: id,
-          tenant_id: tenantId,
-          scope,
-          bucket_start: bucket.start,
-          bucket_end: bucket.end,
-          built_seq: seq,
-          domain_count: domainCount,
-          group_count: groupCount,
-        })
-        .execute();
-      return groupCount;
-    });
-  return { tenantId, scope, bucket, kind: "built", groups, ms: performance.now() - started };
+    for (const days of rollingDays) {
+      const bucket = rollingBucket(now, days);
+      if (!has("rolling", bucket) && (droppedRolling || reached(bucket)))
+        candidates.push({ tenantId, scope, kind: "rolling", bucket });
+    }
+    const calendar = new Map<string, Span>();
+    for (const day of touched)
+      for (const bucket of calendarBuckets({ start: day.t, end: day.t }))
+        calendar.set(`${bucket.start}:${bucket.end}`, bucket);
+    for (const bucket of calendar.values()) {
+      if (!has("calendar", bucket) && reached(bucket))
+        candidates.push({ tenantId, scope, kind: "calendar", bucket });
+    }
+    for (const candidate of candidates) {
+      if ((await factsUpTo(db, reportDomains, candidate, context.minFacts)) >= context.minFacts)
+        done.push(await buildRanking(db, candidate, timeoutMs));
+    }
+  }
+  return { done, current };
 }
 
-/**
- * Sums again, over the bucket, the groups with a fact changed since the ranking's build, writes
- * them into the ranking (new groups are added) and moves `built_seq` on: the same result as a
- * build, at the cost of what changed. One repeatable-read snapshot, as for a build.
- */
-async function refreshRanking(
+/** The tenant's facts in the target's bucket and scope, counted up to `limit` (agg_source_count). */
+async function factsUpTo(
   db: Kysely<ReportAndTenancySchema>,
-  tenantId: string,
-  scope: RankingScope,
-  bucket: Span,
-  rankingId: string | number,
-): Promise<RankingBuilt> {
-  const started = performance.now();
-  const groups = await db
-    .transaction()
-    .setIsolationLevel("repeatable read")
-    .execute(async (trx) => {
-      const { rows } = await sql<{ built_seq: string }>`
-        select built_seq::text from source_ranking_build where ranking_id = ${rankingId} for update`.execute(
-        trx,
-      );
-      const build = rows[0];
-      if (!build) return 0;
-      const seq = await lastSourceChangeNumber(trx);
-      const domains = await tenantReportDomains(trx, tenantId);
-      const inBucket = factsInBucket(domains, scope, bucket);
-      const { rows: written } = await sql<{ added: number; summed: number }>`
-        with changed as (
-          select distinct f.domain, f.source_ip, f.organization from agg_source f
-          where ${factsChangedSince(domains, scope, bucket, build.built_seq)}
-        ),
-        summed as (
-          select ${sourceFactSums}, ${factExtent(bucket)} from agg_source f
-          join changed k on k.domain = f.domain and k.source_ip = f.source_ip and k.organization = f.organization
-          where ${inBucket}
-          group by f.domain, f.source_ip, f.organization
-        ),
-        written as (
-          insert into source_ranking (ranking_id, domain, source_ip, organization, volume, dmarc_pass,
-            unaligned_arc_pass, dkim_aligned, spf_aligned, dkim_pass, spf_pass, facts, start_offset, end_offset)
-          select ${rankingId}::bigint, s.* from summed s
-          on conflict (ranking_id, domain, source_ip, organization) do update set
-            volume = excluded.volume, dmarc_pass = excluded.dmarc_pass,
-            unaligned_arc_pass = excluded.unaligned_arc_pass, dkim_aligned = excluded.dkim_aligned,
-            spf_aligned = excluded.spf_aligned, dkim_pass = excluded.dkim_pass,
-            spf_pass = excluded.spf_pass, facts = excluded.facts,
-            start_offset = excluded.start_offset, end_offset = excluded.end_offset
-          returning (xmax = 0) as inserted
-        )
-        select (count(*) filter (where inserted))::int as added, count(*)::int as summed from written`.execute(
-        trx,
-      );
-      const added = written[0]?.added ?? 0;
-      await sql`update source_ranking_build
-        set built_seq = ${seq}, group_count = group_count + ${added}, built_at = now()
-        where ranking_id = ${rankingId}`.execute(trx);
-      return written[0]?.summed ?? 0;
-    });
-  return { tenantId, scope, bucket, kind: "refreshed", groups, ms: performance.now() - started };
+  reportDomains: readonly string[],
+  target: RankingTarget,
+  limit: number,
+): Promise<number> {
+  if (reportDomains.length === 0) return 0;
+  const column = target.scope === "unaligned" ? sql`c.unaligned_facts` : sql`c.facts`;
+  const { rows } = await sql<{ n: string }>`select coalesce(sum(n), 0)::text as n from (
+      select ${column} as n from agg_source_count c
+      where c.domain = any(${reportDomains}::text[]) and c.t between ${target.bucket.start} and ${target.bucket.end}
+        and ${column} > 0
+      limit ${limit}) counted`.execute(db);
+  return Number(rows[0]?.n ?? 0);
 }
 
-async function dropRanking(db: Kysely<ReportAndTenancySchema>, rankingId: string | number): Promise<void> {
-  await db.deleteFrom("source_ranking").where("ranking_id", "=", rankingId).execute();
-  await db.deleteFrom("source_ranking_build").where("ranking_id", "=", rankingId).execute();
-}
+export type { RankingBuilt } from "./build-ranking.js";
+export { tenantDomainCount } from "./build-ranking.js";

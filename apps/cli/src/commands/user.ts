@@ -1,0 +1,105 @@
+import type { Role } from "@dmarc-ledger/events";
+import type { Runtime } from "@dmarc-ledger/runtime";
+import { type Command, Option } from "commander";
+import { CliError, type CliIO } from "../io.js";
+import { catchUpTenantTables, resolveTenant } from "../tenant-ref.js";
+import { withRuntime } from "../with-runtime.js";
+
+const cli = { causedBy: "process:cli" };
+
+/** Loaded when a command runs: `--help` never pays for argon2 and the rest. */
+const users = () => import("@dmarc-ledger/users");
+
+/** The people tables as of every event stored (the service's projector may not run: embedded, stopped). */
+async function catchUpPeople(runtime: Runtime): Promise<void> {
+  await catchUpTenantTables(runtime);
+  const [{ catchUp }, { usersProjections }] = await Promise.all([
+    import("@dmarc-ledger/projection-engine"),
+    import("@dmarc-ledger/users/projection"),
+  ]);
+  await catchUp({ store: runtime.store, db: runtime.db, projections: usersProjections });
+}
+
+export function registerUserCommands(program: Command, io: CliIO, env: NodeJS.ProcessEnv): void {
+  const user = program.command("user").description("people who sign in to the dashboard");
+
+  user
+    .command("add")
+    .description(
+      "make an address a member of a tenant with a role (or change its role) and print a one-time set-password link",
+    )
+    .argument("<tenant>", "the tenant's id or name")
+    .argument("<email>", "the person's e-mail address")
+    .addOption(
+      new Option("--role <role>", "admin (every write, people and keys) or viewer (read only)")
+        .choices(["admin", "viewer"])
+        .makeOptionMandatory(),
+    )
+    .option("--json", 'print {"userId", "email", "setPasswordUrl", "expiresAt"} as JSON')
+    .action(async (reference: string, email: string, options: { role: Role; json?: boolean }) => {
+      const [
+        { addUser, InvalidEmailError, LastAdminError, setPasswordUrl, userSettingsFromEnv },
+        { dashboardUrlFromEnv },
+      ] = await Promise.all([users(), import("@dmarc-ledger/api/config")]);
+      const settings = userSettingsFromEnv(env);
+      const dashboardUrl = dashboardUrlFromEnv(env);
+      const added = await withRuntime(env, async (runtime) => {
+        await catchUpPeople(runtime);
+        const { tenantId } = await resolveTenant(runtime, reference);
+        try {
+          return await addUser(
+            runtime.store,
+            runtime.db as never,
+            { tenantId, email, role: options.role, linkTtlMs: settings.passwordLinkTtlMs },
+            cli,
+          );
+        } catch (error) {
+          if (error instanceof InvalidEmailError || error instanceof LastAdminError) {
+            throw new CliError(error.message);
+          }
+          throw error;
+        }
+      });
+      const url = setPasswordUrl(dashboardUrl, added.link);
+      if (options.json) {
+        io.out(
+          JSON.stringify({
+            userId: added.userId,
+            email: added.email,
+            setPasswordUrl: url,
+            expiresAt: added.link.expiresAt.toISOString(),
+          }),
+        );
+        return;
+      }
+      const what =
+        added.outcome === "created" ? "added as" : added.outcome === "granted" ? "is now" : "stays";
+      io.out(`${added.email} ${what} ${options.role} (user ${added.userId}).`);
+      io.out(`One-time link to set the password (until ${added.link.expiresAt.toISOString()}):`);
+      io.out(`  ${url}`);
+    });
+
+  user
+    .command("list")
+    .description("list a tenant's people: address, role, password set, last sign-in")
+    .argument("<tenant>", "the tenant's id or name")
+    .option("--json", "print one JSON object per line")
+    .action(async (reference: string, options: { json?: boolean }) => {
+      const { listTenantUsers } = await users();
+      const members = await withRuntime(env, async (runtime) => {
+        await catchUpPeople(runtime);
+        const { tenantId } = await resolveTenant(runtime, reference);
+        return listTenantUsers(runtime.db as never, tenantId);
+      });
+      for (const member of members) {
+        io.out(
+          options.json
+            ? JSON.stringify(member)
+            : `${member.userId}  ${member.email}  ${member.role}  ${member.passwordSet ? "password set" : "no password yet"}  last sign-in ${member.lastSignInAt?.toISOString() ?? "never"}`,
+        );
+      }
+      if (members.length === 0 && !options.json) {
+        io.out(`No people yet: \`dmarc-ledger user add ${reference} EMAIL --role admin\`.`);
+      }
+    });
+}

@@ -1,0 +1,205 @@
+/** The API's answers, as docs/api.md describes them. Counters are decimal strings. */
+
+export interface ListAnswer<R> {
+  status: "SUCCESS";
+  total: number | string;
+  records: R[];
+}
+
+export interface Counters {
+  Volume: string;
+  DMARC: string;
+  DMARCUnaligned: string;
+  DMARCUnalignedARCPass: string | null;
+  DKIMAligned: string;
+  DKIM: string;
+  DKIMFailed: string;
+  SPFAligned: string;
+  SPF: string;
+  SPFFailed: string;
+}
+
+export interface DomainRecord extends Counters {
+  Domain: string;
+}
+
+export interface OrganizationRecord extends Counters {
+  Organization: string;
+}
+
+export interface SourceRecord extends Counters {
+  SourceDomain: string;
+  DomainPublished: string;
+  Organization: string;
+  SourceIp: string;
+  Disposition: string;
+  ARC: string | null;
+  DispositionCount: string;
+  LastDate: string;
+  SPFDomain: string;
+  DKIMDomain: string;
+}
+
+export interface ForensicRecord {
+  ForensicId: string;
+  Subject: string;
+  Domain: string;
+  Received: string;
+  Amount: string;
+  Headers: string;
+}
+
+export interface TenantDomainRecord {
+  Domain: string;
+  DomainGroup: string | null;
+  Added: string;
+  SafeSpfStatus: "pending" | "computed" | "failed" | null;
+}
+
+export interface HistoryRecord {
+  Revision: string;
+  Event: string;
+  Time: string;
+  CausedBy: string;
+  CorrelationId: string | null;
+  Description: string;
+}
+
+export interface SafeSpf {
+  original: string;
+  status: "pending" | "computed" | "failed";
+  records: { name: string; value: string }[];
+  lookups_before: number | null;
+  lookups_after: number | null;
+  warnings: string[];
+  last_computed: string | null;
+  last_error: string | null;
+  retrying: boolean;
+  last_checked: string | null;
+  next_check: string | null;
+  refresh_state: "current" | "stale" | "failing" | null;
+  refresh: string | null;
+}
+
+export interface DomainStatus {
+  domain: string;
+  checked_at: string;
+  ok: boolean;
+  dmarc: {
+    name: string;
+    record: string | null;
+    present: boolean;
+    valid: boolean;
+    error: string | null;
+    policy: string | null;
+    pct: number | null;
+    rua: string[];
+    rua_points_here: boolean | null;
+  };
+  spf: {
+    record: string | null;
+    present: boolean;
+    lookups: number | null;
+    reaches_safe_spf_root: boolean | null;
+  };
+  problems: { code: string; message: string }[];
+}
+
+export interface InputItem {
+  kind: "aggregate" | "failure" | "rejected";
+  domain?: string;
+  rows?: number | null;
+  messages?: number | null;
+  status?: string;
+  code?: string;
+  reason?: string;
+}
+
+export interface InputRecord {
+  Sha256: string;
+  Bytes: number;
+  Channel: string;
+  Outcome: "received" | "stored" | "duplicate" | "rejected";
+  Code: string | null;
+  Reason: string | null;
+  Items: InputItem[];
+  TimesReceived: number;
+  FirstSeen: string;
+  LastSeen: string;
+  ProcessedAt: string | null;
+}
+
+export interface UserRecord {
+  UserId: string;
+  Email: string;
+  Role: "admin" | "viewer";
+  PasswordSet: boolean;
+  Added: string;
+  LastSignIn: string | null;
+}
+
+export interface ApiKeyRecord {
+  KeyId: string;
+  Prefix: string;
+  Scopes: string[];
+  Created: string;
+  Revoked: string | null;
+}
+
+export interface ActivityRecord {
+  Event: string;
+  Subject: string;
+  SubjectEmail: string | null;
+  CausedBy: string;
+  CausedByEmail: string | null;
+  Time: string;
+}
+
+export type Capability = "read" | "write" | "ingest" | "admin";
+
+export interface Caller {
+  kind: "session" | "key";
+  tenant: { id: string; name: string; region: string };
+  user: { id: string; email: string } | null;
+  role: "admin" | "viewer" | null;
+  capabilities: Capability[];
+  csrf_token: string | null;
+  expires_at: string | null;
+  report_addresses: string[];
+}
+
+// Issue 23's endpoints, not served yet: the shapes the views that wait for them take. The
+// navigation shows those views only once GET /api/ links the endpoint.
+
+/** GET aggregate_by_date: one record per UTC day of the period. */
+export interface DateRecord extends Counters {
+  Date: string;
+  DispositionNone: string;
+  DispositionQuarantine: string;
+  DispositionReject: string;
+}
+
+/** GET aggregate_by_sender: the inventory of sending services, with their approval per domain. */
+export interface SenderRecord extends Counters {
+  Domain: string;
+  Service: string;
+  ServiceType: string;
+  ASN: string | number | null;
+  ASNOrganization: string | null;
+  Country: string | null;
+  Approved: boolean | null;
+}
+
+/**
+ * GET policy_impact: per domain, what moving to quarantine or reject would do. Issue 23 defines
+ * it; this is the shape the Policy view expects until then (see docs/dashboard.md).
+ */
+export interface PolicyImpactRecord {
+  Domain: string;
+  Policy: string | null;
+  Volume: string;
+  DMARC: string;
+  WouldQuarantine: string;
+  WouldReject: string;
+  ApprovedFailing: string;
+}

@@ -1,0 +1,218 @@
+import { type Database, migrateToLatest, openDatabase } from "@dmarc-ledger/db";
+import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
+import { createPostgresEventStore, type EventStore, eventStoreMigrations } from "@dmarc-ledger/event-store";
+import { streams } from "@dmarc-ledger/events";
+import { catchUp, projectionEngineMigrations } from "@dmarc-ledger/projection-engine";
+import { createTenant, tenancyMigrations, tenantsProjection } from "@dmarc-ledger/tenancy";
+import { type Kysely, sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  addUser,
+  changeRole,
+  csrfTokenOf,
+  defaultUserSettings,
+  findSession,
+  InvalidPasswordLinkError,
+  LastAdminError,
+  listTenantUsers,
+  maxFailuresPerAccount,
+  removeUser,
+  setPassword,
+  signIn,
+  signOut,
+  tenantActivity,
+  type UsersSchema,
+  usersMigrations,
+  usersProjection,
+  WeakPasswordError,
+} from "../src/index.js";
+
+let testDb: TestDatabase;
+let database: Database;
+let db: Kysely<UsersSchema>;
+let store: EventStore;
+let tenantId: string;
+let otherTenantId: string;
+const meta = { causedBy: "test" };
+const settings = defaultUserSettings;
+const projections = [tenantsProjection, usersProjection];
+const project = () => catchUp({ store, db: database.withSchema(), projections });
+
+beforeAll(async () => {
+  testDb = await createTestDatabase("dl_users");
+  database = await openDatabase({ kind: "postgres", url: testDb.url });
+  await migrateToLatest(
+    database.db,
+    projectionEngineMigrations,
+    tenancyMigrations,
+    usersMigrations,
+    eventStoreMigrations,
+  );
+  db = database.withSchema<UsersSchema>();
+  store = createPostgresEventStore(database);
+  tenantId = (await createTenant(store, { name: "acme", region: "global" }, meta)).tenantId;
+  otherTenantId = (await createTenant(store, { name: "other", region: "global" }, meta)).tenantId;
+});
+
+afterAll(async () => {
+  await store?.close();
+  await database?.close();
+  await testDb?.drop();
+});
+
+async function member(email: string, role: "admin" | "viewer", password: string, tenant = tenantId) {
+  const added = await addUser(store, db, { tenantId: tenant, email, role, linkTtlMs: 60_000 }, meta);
+  await project();
+  await setPassword(store, db, { token: added.link.token, password }, {});
+  await project();
+  return added;
+}
+
+const signInAs = (email: string, password: string, address = "192.0.2.1") =>
+  signIn(store, db, { email, password, address }, settings, {});
+
+describe("users, passwords and sessions", () => {
+  it("adds a user with a one-time link, which sets the password once", async () => {
+    const added = await addUser(
+      store,
+      db,
+      { tenantId, email: " Alice@Example.COM ", role: "admin", linkTtlMs: 60_000 },
+      meta,
+    );
+    expect(added).toMatchObject({ email: "alice@example.com", outcome: "created" });
+    await project();
+    await expect(setPassword(store, db, { token: added.link.token, password: "short" }, {})).rejects.toThrow(
+      WeakPasswordError,
+    );
+    await setPassword(store, db, { token: added.link.token, password: "correct horse battery" }, {});
+    await expect(
+      setPassword(store, db, { token: added.link.token, password: "another long password" }, {}),
+    ).rejects.toThrow(InvalidPasswordLinkError);
+    await project();
+    const users = await listTenantUsers(db, tenantId);
+    expect(users).toMatchObject([{ email: "alice@example.com", role: "admin", passwordSet: true }]);
+    // Only hashes are stored: neither the token nor the password is in any table.
+    const { rows } = await sql<Record<string, unknown>>`select * from user_credential`.execute(database.db);
+    expect(JSON.stringify(rows)).not.toContain("correct horse");
+    expect(String(rows[0]!.password_hash)).toMatch(/^\$argon2id\$/);
+  });
+
+  it("refuses an expired link", async () => {
+    const added = await addUser(
+      store,
+      db,
+      { tenantId, email: "late@example.com", role: "viewer", linkTtlMs: 1 },
+      meta,
+    );
+    await project();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await expect(
+      setPassword(store, db, { token: added.link.token, password: "a long enough password" }, {}),
+    ).rejects.toThrow(InvalidPasswordLinkError);
+  });
+
+  it("signs in with the right password only, and says the same for unknown addresses", async () => {
+    await member("bob@example.com", "viewer", "bob's long password");
+    const wrong = await signInAs("bob@example.com", "not bob's password", "192.0.2.10");
+    const unknown = await signInAs("nobody@example.com", "whatever password", "192.0.2.10");
+    expect(wrong).toEqual({ status: "refused" });
+    expect(unknown).toEqual(wrong);
+    const right = await signInAs("BOB@example.com", "bob's long password", "192.0.2.10");
+    if (right.status !== "signed_in") throw new Error(`not signed in: ${right.status}`);
+    expect(right.session).toMatchObject({ email: "bob@example.com", tenantId, role: "viewer" });
+    const found = await findSession(db, right.token, settings);
+    expect(found).toMatchObject({ email: "bob@example.com", tenantId, role: "viewer" });
+    expect(await findSession(db, `${right.token}x`, settings)).toBeNull();
+    // The session's CSRF token comes from its token alone.
+    expect(csrfTokenOf(right.token)).not.toBe(csrfTokenOf(`${right.token}x`));
+    const history = await store.readStream(streams.user("bob@example.com"));
+    expect(history.map((event) => event.type)).toContain("UserSignedIn");
+    const recorded = JSON.stringify(history.map((event) => [event.data, event.metadata]));
+    expect(recorded).not.toContain(right.token);
+    expect(recorded).not.toContain("bob's long password");
+  });
+
+  it("ends sessions that are idle or past their absolute end", async () => {
+    const signedIn = await signInAs("bob@example.com", "bob's long password", "192.0.2.11");
+    if (signedIn.status !== "signed_in") throw new Error("not signed in");
+    const later = (ms: number) => new Date(Date.now() + ms);
+    expect(
+      await findSession(db, signedIn.token, settings, later(settings.sessionIdleMs - 60_000)),
+    ).not.toBeNull();
+    // That use moved the idle deadline on, but not the absolute end.
+    const idle = { ...settings, sessionIdleMs: 10 * 60_000 };
+    expect(
+      await findSession(db, signedIn.token, idle, later(settings.sessionIdleMs + 11 * 60_000)),
+    ).toBeNull();
+    const again = await signInAs("bob@example.com", "bob's long password", "192.0.2.11");
+    if (again.status !== "signed_in") throw new Error("not signed in");
+    expect(await findSession(db, again.token, settings, later(settings.sessionAbsoluteMs + 1000))).toBeNull();
+  });
+
+  it("signs out one session or every session of the user", async () => {
+    const first = await signInAs("bob@example.com", "bob's long password", "192.0.2.12");
+    const second = await signInAs("bob@example.com", "bob's long password", "192.0.2.12");
+    if (first.status !== "signed_in" || second.status !== "signed_in") throw new Error("not signed in");
+    await signOut(store, db, { token: first.token, session: first.session, everywhere: false }, {});
+    expect(await findSession(db, first.token, settings)).toBeNull();
+    expect(await findSession(db, second.token, settings)).not.toBeNull();
+    const third = await signInAs("bob@example.com", "bob's long password", "192.0.2.12");
+    if (third.status !== "signed_in") throw new Error("not signed in");
+    await signOut(store, db, { token: third.token, session: third.session, everywhere: true }, {});
+    expect(await findSession(db, second.token, settings)).toBeNull();
+    expect(await findSession(db, third.token, settings)).toBeNull();
+  });
+
+  it("throttles failed sign-ins per account, right password or not, and per address", async () => {
+    await member("carol@example.com", "viewer", "carol's long password");
+    for (let i = 0; i < maxFailuresPerAccount; i++) {
+      expect(await signInAs("carol@example.com", "wrong password", `198.51.100.${i}`)).toEqual({
+        status: "refused",
+      });
+    }
+    const throttled = await signInAs("carol@example.com", "carol's long password", "198.51.100.99");
+    expect(throttled.status).toBe("throttled");
+    if (throttled.status === "throttled") expect(throttled.retryAfterSeconds).toBeGreaterThan(800);
+    // An unknown address is throttled the same way: the refusal says nothing about the account.
+    for (let i = 0; i < maxFailuresPerAccount; i++)
+      await signInAs("ghost@example.com", "x", `203.0.113.${i}`);
+    expect((await signInAs("ghost@example.com", "x", "203.0.113.99")).status).toBe("throttled");
+    // Other accounts from other addresses are unaffected.
+    expect((await signInAs("bob@example.com", "bob's long password", "192.0.2.77")).status).toBe("signed_in");
+  });
+
+  it("changes and removes roles, keeping one admin, and a removed user's sessions end", async () => {
+    const dave = await member("dave@example.com", "admin", "dave's long password");
+    const alice = (await listTenantUsers(db, tenantId)).find((user) => user.email === "alice@example.com")!;
+    await changeRole(store, db, { tenantId, userId: alice.userId, role: "viewer" }, meta);
+    await project();
+    await expect(
+      changeRole(store, db, { tenantId, userId: dave.userId, role: "viewer" }, meta),
+    ).rejects.toThrow(LastAdminError);
+    const session = await signInAs("dave@example.com", "dave's long password", "192.0.2.20");
+    if (session.status !== "signed_in") throw new Error("not signed in");
+    await changeRole(store, db, { tenantId, userId: alice.userId, role: "admin" }, meta);
+    await project();
+    await removeUser(store, db, { tenantId, userId: dave.userId }, { causedBy: `user:${alice.userId}` });
+    await project();
+    expect(await findSession(db, session.token, settings)).toBeNull();
+    expect((await signInAs("dave@example.com", "dave's long password", "192.0.2.20")).status).toBe("refused");
+    const trail = await tenantActivity(db, { tenantId, page: 1, perPage: 100 });
+    expect(trail.records[0]).toMatchObject({
+      event: "UserRoleRevoked",
+      subject: `user:${dave.userId}`,
+      causedBy: `user:${alice.userId}`,
+    });
+  });
+
+  it("keeps tenants apart: a session belongs to one tenant, another's members are not listed", async () => {
+    await member("erin@example.com", "admin", "erin's long password", otherTenantId);
+    const erin = await signInAs("erin@example.com", "erin's long password", "192.0.2.30");
+    if (erin.status !== "signed_in") throw new Error("not signed in");
+    expect(erin.session.tenantId).toBe(otherTenantId);
+    expect((await listTenantUsers(db, tenantId)).map((user) => user.email)).not.toContain("erin@example.com");
+    expect((await listTenantUsers(db, otherTenantId)).map((user) => user.email)).toEqual([
+      "erin@example.com",
+    ]);
+  });
+});

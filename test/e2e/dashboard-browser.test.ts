@@ -1,0 +1,502 @@
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseCsv } from "../../apps/web/src/lib/csv.js";
+import {
+  launchChromium,
+  requireChromium,
+  seriousAxeViolations,
+  shownNumber,
+  tableCells,
+  tableHeaders,
+} from "../support/browser.js";
+import { builtWeb } from "../support/built-processes.js";
+import { corpusDir } from "../support/corpus.js";
+import { addPerson, linkToken } from "../support/dashboard-session.js";
+import {
+  type Backend,
+  cli,
+  postgresBackend,
+  type ServiceHandle,
+  startTestService,
+} from "../support/service-harness.js";
+
+// The browser's globals the functions handed to page.evaluate use (they run in the page; the
+// tests' program is typed for node, without the DOM's types).
+declare const document: { cookie: string };
+declare class DataTransfer {
+  items: { add(file: File): void };
+}
+
+/** Where the run writes a screenshot of every view at both widths (docs/screenshots/README.md). */
+const screenshots = fileURLToPath(new URL("../../docs/screenshots/run/", import.meta.url));
+
+// The corpus spans 2018 to 2024: the views are read over those years, as a shared link names them.
+const period = "period=custom&from=2018-01-01&to=2024-12-31";
+const start = Date.UTC(2018, 0, 1) / 1000;
+const end = Date.UTC(2024, 11, 31, 23, 59, 59) / 1000;
+const apiPeriod = `start=${start}&end=${end}`;
+
+const password = {
+  admin: "acme admin's long password",
+  viewer: "acme viewer's long password",
+  other: "other admin's long password",
+};
+
+const formatCount = (value: string | number) => new Intl.NumberFormat("en").format(Number(value));
+const formatShare = (part: string, whole: string) =>
+  Number(whole) === 0 ? "–" : `${(Math.round((Number(part) / Number(whole)) * 1000) / 10).toFixed(1)}%`;
+
+interface Counters {
+  Volume: string;
+  DMARC: string;
+  DMARCUnaligned: string;
+  SPFAligned: string;
+  DKIMAligned: string;
+}
+
+/** An aggregate report of example.com, of 77 messages from one source, in the views' period. */
+const uploadedReport = `<?xml version="1.0"?>
+<feedback><report_metadata><org_name>Upload Test Org</org_name><email>dmarc@upload.example</email>
+<report_id>dashboard-upload-1</report_id><date_range><begin>1590969600</begin><end>1591055999</end></date_range></report_metadata>
+<policy_published><domain>example.com</domain><p>none</p></policy_published>
+<record><row><source_ip>198.51.100.77</source_ip><count>77</count><policy_evaluated><disposition>none</disposition>
+<dkim>fail</dkim><spf>fail</spf></policy_evaluated></row>
+<identifiers><header_from>example.com</header_from></identifiers>
+<auth_results><spf><domain>upload.example</domain><result>fail</result></spf></auth_results></record>
+</feedback>`;
+
+describe("the dashboard in a real browser", () => {
+  let backend: Backend;
+  let handle: ServiceHandle;
+  let browser: Browser;
+  let origin: string;
+  let admin: BrowserContext;
+  let viewer: BrowserContext;
+  let other: BrowserContext;
+  const consoleErrors: string[] = [];
+
+  /** A page of the context, its console errors and failed page scripts collected. */
+  async function open(context: BrowserContext, path: string): Promise<Page> {
+    const page = await context.newPage();
+    page.on("console", (message) => {
+      // Refusals the tests provoke (401 before sign-in, 403, 404) are the API's answers, not faults;
+      // anything else said on the console is (a script error, a refused style or script).
+      if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) {
+        consoleErrors.push(message.text());
+      }
+    });
+    page.on("pageerror", (error) => consoleErrors.push(error.message));
+    await page.goto(`${origin}${path}`);
+    return page;
+  }
+
+  /** The API as the signed-in person of the context: the same session the page uses. */
+  async function api<T>(context: BrowserContext, path: string): Promise<T> {
+    const response = await context.request.get(`${origin}/api/${path}`);
+    expect(response.status(), path).toBe(200);
+    return (await response.json()) as T;
+  }
+
+  async function signedIn(email: string, secret: string): Promise<BrowserContext> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
+    const page = await open(context, "/");
+    await page.getByLabel("E-mail address").fill(email);
+    await page.getByLabel("Password").fill(secret);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("navigation", { name: "Views" }).waitFor();
+    await page.close();
+    return context;
+  }
+
+  beforeAll(async () => {
+    // In its first seconds, with the line to run, when the browser is missing.
+    requireChromium();
+    [backend] = await Promise.all([postgresBackend(), builtWeb()]);
+    handle = await startTestService(backend.env);
+    origin = new URL(handle.service.apiRoot).origin;
+    const env = { ...backend.env, PUBLIC_BASE_URL: handle.service.apiRoot };
+    const meta = { causedBy: "test" };
+    const acme = await createTenant(handle.runtime.store, { name: "acme", region: "global" }, meta);
+    const otherTenant = await createTenant(handle.runtime.store, { name: "other", region: "global" }, meta);
+    await addDomain(handle.runtime.store, { tenantId: acme.tenantId, domain: "example.com" }, meta);
+    await addDomain(handle.runtime.store, { tenantId: otherTenant.tenantId, domain: "example.de" }, meta);
+    const imported = await cli(env, "import", join(corpusDir, "dmarc/parsedmarc"));
+    expect([0, 2], imported.err).toContain(imported.code);
+    const root = handle.service.apiRoot;
+    await addPerson(env, root, "acme", "admin@acme.example", "admin", password.admin);
+    await addPerson(env, root, "acme", "viewer@acme.example", "viewer", password.viewer);
+    await addPerson(env, root, "other", "admin@other.example", "admin", password.other);
+    browser = await launchChromium();
+    [admin, viewer, other] = await Promise.all([
+      signedIn("admin@acme.example", password.admin),
+      signedIn("viewer@acme.example", password.viewer),
+      signedIn("admin@other.example", password.other),
+    ]);
+    mkdirSync(screenshots, { recursive: true });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await handle?.stop();
+    await backend?.cleanup();
+  });
+
+  it("signs in with an httpOnly cookie, refuses a wrong password without saying why, and signs out", async () => {
+    const context = await browser.newContext();
+    const page = await open(context, "/");
+    await page.getByLabel("E-mail address").fill("admin@acme.example");
+    await page.getByLabel("Password").fill("not the password at all");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect
+      .poll(() => page.getByRole("alert").textContent())
+      .toBe("The e-mail address or the password is wrong.");
+    await page.getByLabel("Password").fill(password.admin);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("navigation", { name: "Views" }).waitFor();
+    const [cookie] = await context.cookies();
+    expect(cookie).toMatchObject({ name: "dl_session", httpOnly: true, sameSite: "Lax", secure: false });
+    expect(await page.evaluate(() => document.cookie)).toBe("");
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("button", { name: "Sign in" }).waitFor();
+    expect((await context.request.get(`${origin}/api/session`)).status()).toBe(401);
+    await context.close();
+  });
+
+  it("sets a password through a one-time link and lands signed in", async () => {
+    const added = await cli(
+      { ...backend.env, PUBLIC_BASE_URL: handle.service.apiRoot },
+      "user",
+      "add",
+      "acme",
+      "new@acme.example",
+      "--role",
+      "viewer",
+      "--json",
+    );
+    const link = JSON.parse(added.out).setPasswordUrl as string;
+    expect(new URL(link).origin).toBe(origin);
+    const context = await browser.newContext();
+    const page = await open(context, new URL(link).pathname + new URL(link).hash);
+    await page.getByLabel(/New password/).fill("new person's long password");
+    await page.getByLabel("The same again").fill("new person's long password");
+    await page.getByRole("button", { name: "Set password and sign in" }).click();
+    await page.getByRole("navigation", { name: "Views" }).waitFor();
+    expect(page.url()).toBe(`${origin}/`);
+    // Used once: the same link again is refused.
+    const again = await context.request.put(`${origin}/api/set_password`, {
+      form: { token: linkToken(link), password: "another long password" },
+    });
+    expect(again.status()).toBe(400);
+    await context.close();
+  });
+
+  it("shows on the overview the API's numbers for the same period", async () => {
+    const page = await open(admin, `/?${period}`);
+    await page.locator("table#domains tbody tr").first().waitFor();
+    const domains = (
+      await api<{ records: (Counters & { Domain: string })[] }>(
+        admin,
+        `aggregate_by_domain?${apiPeriod}&per_page=1000`,
+      )
+    ).records;
+    const volume = domains.reduce((sum, r) => sum + Number(r.Volume), 0);
+    expect(volume).toBeGreaterThan(1000);
+    const kpis = await page.$$eval(".kpi", (cards) =>
+      cards.map((card) => [
+        card.querySelector(".kpi-label")!.textContent,
+        card.querySelector(".kpi-value")!.textContent,
+      ]),
+    );
+    expect(kpis[0]).toEqual(["Messages", formatCount(volume)]);
+    const passed = domains.reduce((sum, r) => sum + Number(r.DMARC), 0);
+    expect(kpis[1]).toEqual(["DMARC pass", formatShare(String(passed), String(volume))]);
+    const rows = await tableCells(page, "domains");
+    expect(rows.map((row) => [row[0], row[1], row[2], row[4]])).toEqual(
+      domains.map((r) => [
+        r.Domain,
+        formatCount(r.Volume),
+        formatShare(r.DMARC, r.Volume),
+        formatCount(r.DMARCUnaligned),
+      ]),
+    );
+    const failing = (
+      await api<{ records: { SourceIp: string; Volume: string }[] }>(
+        admin,
+        `aggregate_by_unaligned_source?${apiPeriod}&per_page=10`,
+      )
+    ).records;
+    const senders = await tableCells(page, "failing");
+    expect(senders.map((row) => [row[0], shownNumber(row[4]!)])).toEqual(
+      failing.map((r) => [r.SourceIp, Number(r.Volume)]),
+    );
+    // The charts are drawn (ECharts' SVG), and labelled for assistive technology.
+    await expect.poll(() => page.locator('[role="img"] svg').count()).toBe(2);
+  });
+
+  it("shows on every other view the API's records for the same period", async () => {
+    const page = await open(admin, `/senders?${period}&tab=sources`);
+    await page.locator("table#sources tbody tr").first().waitFor();
+    const sources = await api<{
+      total: number;
+      records: { SourceIp: string; DomainPublished: string; Organization: string; Volume: string }[];
+    }>(admin, `aggregate_by_source?${apiPeriod}&per_page=1000`);
+    const shown = await tableCells(page, "sources");
+    expect(shown.map((row) => [row[0], row[2], row[3], shownNumber(row[4]!)])).toEqual(
+      sources.records
+        .slice(0, shown.length)
+        .map((r) => [r.SourceIp, r.DomainPublished, r.Organization, Number(r.Volume)]),
+    );
+    expect(await page.locator(".table-count").first().textContent()).toContain(
+      `${formatCount(Math.min(1000, sources.total))} rows`,
+    );
+
+    await page.getByRole("link", { name: "Unaligned sources" }).click();
+    await page.waitForURL(/tab=unaligned/);
+    await expect.poll(async () => (await tableCells(page, "sources")).length).toBeGreaterThan(0);
+    const unaligned = (
+      await api<{ records: { SourceIp: string; Volume: string }[] }>(
+        admin,
+        `aggregate_by_unaligned_source?${apiPeriod}&per_page=1000`,
+      )
+    ).records;
+    expect((await tableCells(page, "sources")).map((row) => [row[0], shownNumber(row[4]!)])).toEqual(
+      unaligned.slice(0, 20).map((r) => [r.SourceIp, Number(r.Volume)]),
+    );
+
+    await page.getByRole("link", { name: "Reporters" }).click();
+    await page.locator("table#reporters tbody tr").first().waitFor();
+    const reporters = (
+      await api<{ records: (Counters & { Organization: string })[] }>(
+        admin,
+        `aggregate_by_organization?${apiPeriod}&per_page=1000`,
+      )
+    ).records;
+    expect((await tableCells(page, "reporters")).map((row) => row.slice(0, 4))).toEqual(
+      reporters
+        .slice(0, 20)
+        .map((r) => [
+          r.Organization,
+          formatCount(r.Volume),
+          formatShare(r.DMARC, r.Volume),
+          formatCount(r.DMARCUnaligned),
+        ]),
+    );
+
+    await page.getByRole("link", { name: "Failure reports" }).click();
+    await page.locator("table#failures tbody tr").first().waitFor();
+    const failures = (
+      await api<{ records: { Subject: string; Domain: string; Headers: string }[] }>(
+        admin,
+        `forensic?${apiPeriod}&per_page=1000`,
+      )
+    ).records;
+    expect((await tableCells(page, "failures")).map((row) => [row[1], row[2]])).toEqual(
+      failures.map((r) => [r.Domain, r.Subject]),
+    );
+    await page.getByRole("button", { name: failures[0]!.Subject }).click();
+    await expect.poll(() => page.locator(".headers pre").textContent()).toBe(failures[0]!.Headers);
+    expect(page.url()).toMatch(/report=\d+/);
+
+    await page.getByRole("link", { name: "Domains" }).click();
+    await page.locator("table#domainlist tbody tr").first().waitFor();
+    const owned = (await api<{ records: { Domain: string }[] }>(admin, "domains")).records;
+    expect((await tableCells(page, "domainlist")).map((row) => row[0])).toEqual(owned.map((r) => r.Domain));
+    await page.getByRole("link", { name: "example.com", exact: true }).click();
+    await page.locator("table#history tbody tr").first().waitFor();
+    const history = (await api<{ total: number }>(admin, "history?domain=example.com")).total;
+    expect(await page.locator(".table-count", { hasText: "row" }).last().textContent()).toContain(
+      `${history} row`,
+    );
+    await page.getByText(/Onboarding check of example\.com/).waitFor();
+
+    // Inputs are listed by when they arrived: the last 7 days hold the corpus imported above.
+    await page.goto(`${origin}/intake?period=7d`);
+    await page.locator("table#inputs tbody tr").first().waitFor();
+    const today = Math.floor(Date.now() / 86_400_000) * 86_400;
+    const inputs = (
+      await api<{ total: number; records: { Outcome: string; Channel: string }[] }>(
+        admin,
+        `inputs?start=${today - 6 * 86_400}&end=${today + 86_399}&per_page=1000`,
+      )
+    ).records;
+    expect((await tableCells(page, "inputs")).map((row) => [row[1], row[2]])).toEqual(
+      inputs.slice(0, 20).map((r) => [r.Channel, r.Outcome]),
+    );
+
+    await page.getByRole("link", { name: "Settings" }).click();
+    await page.locator("table#people tbody tr").first().waitFor();
+    const people = (await api<{ records: { Email: string }[] }>(admin, "users")).records;
+    expect((await tableCells(page, "people")).map((row) => row[0])).toEqual(
+      people.map((r) => r.Email).sort(),
+    );
+    const keys = (await api<{ records: unknown[] }>(admin, "api_keys")).records;
+    // Each card loads on its own: the keys' table may come after the people's.
+    await expect.poll(async () => (await tableCells(page, "keys")).length).toBe(keys.length);
+    await page.close();
+  });
+
+  it("sorts and pages in the URL, the back button walks it back, and the CSV equals the table", async () => {
+    const page = await open(admin, `/senders?${period}&tab=sources`);
+    await page.locator("table#sources tbody tr").first().waitFor();
+    await page.getByRole("button", { name: "Reporter" }).click();
+    await page.waitForURL(/sources_sort=reporter/);
+    const byReporter = (await tableCells(page, "sources")).map((row) => row[3]!);
+    expect(byReporter).toEqual(
+      [...byReporter].sort((a, b) => a.localeCompare(b, "en", { numeric: true, sensitivity: "base" })),
+    );
+    await page.getByRole("button", { name: "Next" }).click();
+    await page.waitForURL(/sources_page=2/);
+    const pageTwo = await tableCells(page, "sources");
+    await page.goBack();
+    await page.waitForURL((url) => !url.search.includes("sources_page"));
+    expect((await tableCells(page, "sources")).map((row) => row[3])).toEqual(byReporter);
+    await page.goForward();
+    await page.waitForURL(/sources_page=2/);
+    expect(await tableCells(page, "sources")).toEqual(pageTwo);
+    await page.goBack();
+
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Download CSV" }).click(),
+    ]);
+    const csv = parseCsv(readFileSync((await download.path())!, "utf8"));
+    expect(csv[0]).toEqual(await tableHeaders(page, "sources"));
+    const all = (await api<{ total: number }>(admin, `aggregate_by_source?${apiPeriod}&per_page=1000`)).total;
+    expect(csv.length - 1).toBe(Math.min(1000, all));
+    // The page shown is the CSV's first rows: the same cells, numbers without their formatting.
+    const normalise = (cell: string) =>
+      /^[\d,.]+%?$/.test(cell) ? String(shownNumber(cell)) : cell === "–" ? "" : cell;
+    const shown = await tableCells(page, "sources");
+    expect(csv.slice(1, shown.length + 1).map((row) => row.map(normalise))).toEqual(
+      shown.map((row) => row.map(normalise)),
+    );
+
+    // A period chosen is a new entry in the history too.
+    await page.getByLabel("Period").selectOption("30d");
+    await page.waitForURL(/period=30d/);
+    await page.goBack();
+    await page.waitForURL(/period=custom/);
+    await page.close();
+  });
+
+  it("changes what the views show when a domain is added and a report uploaded through the UI", async () => {
+    const page = await open(admin, `/?${period}`);
+    await page.locator("table#domains tbody tr").first().waitFor();
+    const before = await tableCells(page, "domains");
+    expect(before.map((row) => row[0])).not.toContain("borschow.com");
+    const messagesBefore = shownNumber((await page.locator(".kpi-value").first().textContent())!);
+
+    await page.getByRole("link", { name: "Domains" }).click();
+    await page.getByLabel("Domain name").fill("borschow.com");
+    await page.getByRole("button", { name: "Add domain" }).click();
+    await page.getByText("borschow.com added.").waitFor();
+
+    await page.getByRole("link", { name: "Intake" }).click();
+    // Dropped as a file would be: a DataTransfer holding it, on the drop zone.
+    const dropped = await page.evaluateHandle((xml) => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([xml], "upload-test.xml", { type: "text/xml" }));
+      return transfer;
+    }, uploadedReport);
+    await page.locator(".dropzone").dispatchEvent("drop", { dataTransfer: dropped });
+    await page
+      .getByText(/upload-test\.xml.*stored: aggregate report for example\.com, 1 rows, 77 messages: stored/)
+      .waitFor();
+
+    // Adding it chose it in the domain filter, which the links carry along: all domains again.
+    await page.goto(`${origin}/?${period}`);
+    await expect
+      .poll(async () => (await tableCells(page, "domains")).map((row) => row[0]))
+      .toContain("borschow.com");
+    const added = (
+      await api<{ records: { Domain: string; Volume: string }[] }>(
+        admin,
+        `aggregate_by_domain?${apiPeriod}&domain=borschow.com`,
+      )
+    ).records;
+    expect(Number(added[0]!.Volume)).toBeGreaterThan(0);
+    await expect
+      .poll(async () => shownNumber((await page.locator(".kpi-value").first().textContent())!))
+      .toBe(messagesBefore + 77 + Number(added[0]!.Volume));
+    await page.goto(`${origin}/senders?${period}&tab=unaligned&domain=example.com`);
+    await page.getByRole("cell", { name: "198.51.100.77" }).waitFor();
+    await page.close();
+  });
+
+  it("refuses a viewer's write, and shows a viewer no forms to write with", async () => {
+    const page = await open(viewer, `/domains?${period}`);
+    await page.locator("table#domainlist tbody tr").first().waitFor();
+    expect(await page.getByLabel("Domain name").count()).toBe(0);
+    const refused = await page.evaluate(async () => {
+      const session = (await (await fetch("/api/session")).json()) as { csrf_token: string };
+      const response = await fetch("/api/add-domain", {
+        method: "PUT",
+        headers: { "X-CSRF-Token": session.csrf_token },
+        body: new URLSearchParams({ domain: "viewer.example.com" }),
+      });
+      return { status: response.status, body: await response.json() };
+    });
+    expect(refused).toEqual({
+      status: 403,
+      body: { status: "ERROR", code: "missing_scope", message: "Only an admin of this account can do this." },
+    });
+    await page.goto(`${origin}/intake?${period}`);
+    await page
+      .getByText(/Nothing arrived|Received inputs/)
+      .first()
+      .waitFor();
+    expect(await page.locator(".dropzone").count()).toBe(0);
+    await page.close();
+  });
+
+  it("shows a session of another tenant nothing of this one", async () => {
+    const page = await open(other, `/?${period}`);
+    await page.locator("table#domains tbody tr").first().waitFor();
+    const text = await page.locator("main").textContent();
+    expect(text).toContain("example.de");
+    expect(text).not.toMatch(/example\.com|borschow|large-example/);
+    await page.goto(`${origin}/?${period}&domain=example.com`);
+    await expect
+      .poll(() => page.getByRole("alert").textContent())
+      .toBe("example.com is not one of your domains.");
+    await page.close();
+  });
+
+  it("has no serious or critical axe violation on any view, and writes screenshots at 1280 and 390 pixels", async () => {
+    const views = [
+      ["overview", `/?${period}`],
+      ["senders", `/senders?${period}&tab=sources`],
+      ["reporters", `/reporters?${period}`],
+      ["failure-reports", `/failures?${period}&report=1`],
+      ["domains", `/domains?${period}&domain=example.com`],
+      ["intake", "/intake?period=7d"],
+      ["settings", "/settings"],
+    ] as const;
+    const page = await open(admin, "/");
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width === 1280 ? 900 : 844 });
+      for (const [name, path] of views) {
+        await page.goto(`${origin}${path}`);
+        await page.locator("main .card, main .empty").first().waitFor();
+        await page.waitForLoadState("networkidle");
+        // Charts draw once their chunk is loaded.
+        if (name === "overview" || name === "senders" || name === "reporters")
+          await page.locator('[role="img"] svg').first().waitFor();
+        if (width === 1280) {
+          const violations = await seriousAxeViolations(page);
+          expect(violations, `${name}: ${JSON.stringify(violations, null, 1)}`).toEqual([]);
+        }
+        await page.screenshot({ path: `${screenshots}${name}-${width}.png`, fullPage: true });
+      }
+    }
+    const signIn = await browser.newContext({ viewport: { width: 390, height: 844 }, bypassCSP: true });
+    const signInPage = await open(signIn, "/");
+    await signInPage.getByRole("button", { name: "Sign in" }).waitFor();
+    expect(await seriousAxeViolations(signInPage)).toEqual([]);
+    await signIn.close();
+    expect(consoleErrors).toEqual([]);
+  });
+});
