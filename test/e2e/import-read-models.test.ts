@@ -3,23 +3,25 @@
  * on PostgreSQL a query right after an import saw 1 of 4 domains); `--no-wait` returns before.
  * With the service running (its projector applies the same events meanwhile) and without it.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openRuntime } from "@dmarc-ledger/runtime";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { corpusDir } from "../support/corpus.js";
+import { aggregateReportXml } from "../support/report-xml.js";
 import { type Backend, backends, cli, startTestService } from "../support/service-harness.js";
 
-const niceXml = readFileSync(`${corpusDir}dmarc/parsedmarc/extract_report/nice-input.xml`, "utf8");
-
-/** nice-input.xml (20 rows) for another policy domain, with a report id of its own. */
-function reportFor(domain: string): string {
-  return niceXml
-    .replace("<report_id>11038226378739404135</report_id>", `<report_id>read-models-${domain}</report_id>`)
-    .replace(/(<policy_published>\s*<domain>)example\.com</, `$1${domain}<`);
-}
+/** A report for `domain` alone, of a report id of its own. */
+const reportFor = (domain: string) =>
+  aggregateReportXml({
+    reportId: `read-models-${domain}`,
+    domain,
+    organization: "google.com",
+    begin: 1_700_000_000,
+    end: 1_700_086_399,
+    rows: [{ sourceIp: "192.0.2.10", count: 5 }],
+  });
 
 describe.each(backends)("import and the read models, on %s", (_name, makeBackend) => {
   let backend: Backend;
