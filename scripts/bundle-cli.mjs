@@ -37,18 +37,25 @@ export const bundleDir = "apps/cli/bundle";
 /** Externals loaded by name at run time, which the bundler cannot see: pino's pretty printer. */
 const loadedByName = ["pino-pretty"];
 
-/** Builds the bundle; returns the externals the CLI package does not declare (empty when fine). */
-export async function bundleCli() {
+/**
+ * Builds the bundle; returns the externals the CLI package does not declare (empty when fine).
+ * By default from the build output into apps/cli/bundle/; `fromSources` bundles the TypeScript
+ * sources themselves (esbuild strips the types) into `outdir`, which must sit in apps/cli/ too:
+ * what `pnpm start` runs (scripts/start.mjs).
+ */
+export async function bundleCli({ fromSources = false, outdir = bundleDir } = {}) {
   const externals = new Set(loadedByName);
-  rmSync(bundleDir, { recursive: true, force: true });
+  rmSync(outdir, { recursive: true, force: true });
   await build({
-    entryPoints: {
-      "dmarc-ledger": "apps/cli/dist/main.js",
-      // Started by file as a worker thread (packages/intake, parse-pool.ts), which looks for it
-      // beside its own module: every output goes to this one directory.
-      "parse-worker": "packages/intake/dist/parse-worker.js",
-    },
-    outdir: bundleDir,
+    entryPoints: fromSources
+      ? { "dmarc-ledger": "apps/cli/src/main.ts", "parse-worker": "packages/intake/src/parse-worker.ts" }
+      : {
+          "dmarc-ledger": "apps/cli/dist/main.js",
+          // Started by file as a worker thread (packages/intake, parse-pool.ts), which looks for it
+          // beside its own module: every output goes to this one directory.
+          "parse-worker": "packages/intake/dist/parse-worker.js",
+        },
+    outdir,
     outExtension: { ".js": ".mjs" },
     chunkNames: "chunk-[hash]",
     bundle: true,
@@ -56,7 +63,7 @@ export async function bundleCli() {
     format: "esm",
     platform: "node",
     target: "node20",
-    conditions: ["dmarc-ledger-dist"],
+    conditions: fromSources ? [] : ["dmarc-ledger-dist"],
     sourcemap: true,
     // commander is CommonJS and requires node's own modules: `require`, which an ES module lacks.
     banner: {

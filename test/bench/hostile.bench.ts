@@ -94,7 +94,8 @@ async function measure(dir: string, file: string): Promise<Measured> {
   try {
     const service = run(["start"], env, join(dir, "service.peak"));
     await waitForOutput(service, "listening on");
-    const importing = run(["import", file], env, join(dir, "import.peak"));
+    // --no-wait: the intake's memory on the hostile input, not the projector's after it.
+    const importing = run(["import", "--no-wait", file], env, join(dir, "import.peak"));
     const importPeak = await importing.peak;
     const outcome =
       importing

@@ -42,7 +42,8 @@ describe("admin commands", () => {
     expect((await cli(env, "domain", "add", "acme", "acme-ledger.com")).code).toBe(0);
     const listed = await cli(env, "tenant", "list", "--json");
     expect(listed.code).toBe(0);
-    const tenants = listed.out.split("\n").map((line) => JSON.parse(line));
+    // One JSON document, not one object per line.
+    const tenants = JSON.parse(listed.out);
     expect(tenants).toEqual([
       expect.objectContaining({
         tenantId: acme.tenantId,
@@ -53,18 +54,25 @@ describe("admin commands", () => {
       }),
       expect.objectContaining({ tenantId: other.tenantId, name: "other", activeKeys: 1, domains: 0 }),
     ]);
+    const domains = JSON.parse((await cli(env, "domain", "list", "--json")).out);
+    expect(domains).toEqual([
+      expect.objectContaining({ domain: "acme-ledger.com", tenantId: acme.tenantId }),
+    ]);
+    // Nothing to list is an empty document, not nothing.
+    expect(JSON.parse((await cli(env, "domain", "list", "other", "--json")).out)).toEqual([]);
   });
 
   it("issues a key by tenant name, lists keys, and revokes one by id", async () => {
     const issued = await cli(env, "tenant", "key", "issue", "acme", "--scopes", "read", "--json");
     expect(issued.code).toBe(0);
     const { keyId, apiKey } = JSON.parse(issued.out) as { keyId: string; apiKey: string };
-    let keys = (await cli(env, "tenant", "key", "list", acme.tenantId, "--json")).out
-      .split("\n")
-      .map((line) => JSON.parse(line));
+    type ListedKey = { keyId: string; keyPrefix: string; revokedAt: string | null };
+    let keys: ListedKey[] = JSON.parse(
+      (await cli(env, "tenant", "key", "list", acme.tenantId, "--json")).out,
+    );
     expect(keys).toHaveLength(2);
     expect(keys.find((key) => key.keyId === keyId)).toMatchObject({
-      keyPrefix: apiKey.slice(0, keys[0].keyPrefix.length),
+      keyPrefix: apiKey.slice(0, keys[0]!.keyPrefix.length),
       scopes: ["read"],
       revokedAt: null,
     });
@@ -72,10 +80,8 @@ describe("admin commands", () => {
     expect((await cli(env, "tenant", "key", "list", "acme")).out).not.toContain(apiKey);
 
     expect((await cli(env, "tenant", "key", "revoke", "acme", keyId)).out).toContain("revoked");
-    keys = (await cli(env, "tenant", "key", "list", "acme", "--json")).out
-      .split("\n")
-      .map((l) => JSON.parse(l));
-    expect(keys.find((key) => key.keyId === keyId).revokedAt).not.toBeNull();
+    keys = JSON.parse((await cli(env, "tenant", "key", "list", "acme", "--json")).out);
+    expect(keys.find((key) => key.keyId === keyId)?.revokedAt).not.toBeNull();
     const again = await cli(env, "tenant", "key", "revoke", "acme", keyId);
     expect(again.code).toBe(0);
     expect(again.out).toContain("already revoked");
@@ -147,6 +153,8 @@ describe("admin commands", () => {
 
       const history = await cli(env, "history", "gone-ledger.com");
       expect(history.out).toMatch(/added to tenant[\s\S]*removed from tenant/);
+      const events = JSON.parse((await cli(env, "history", "gone-ledger.com", "--json")).out);
+      expect(events.map((event: { type: string }) => event.type)).toEqual(["DomainAdded", "DomainRemoved"]);
       // Removing twice is an error: it is no longer the tenant's.
       expect((await cli(env, "domain", "remove", "acme", "gone-ledger.com")).code).toBe(1);
 

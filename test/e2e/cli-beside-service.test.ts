@@ -9,9 +9,10 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runCliHere, startService } from "@dmarc-ledger/cli";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
-import { pino } from "pino";
+import { startFixtureDnsServer } from "@dmarc-ledger/safe-spf/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtEntry } from "../support/built-processes.js";
+import { capturingLogger } from "../support/capturing-logger.js";
 import { aggregateCorpus } from "../support/corpus.js";
 import { type Backend, cli, pgliteBackend } from "../support/service-harness.js";
 
@@ -22,7 +23,7 @@ async function cliProcess(
   env: NodeJS.ProcessEnv,
   cwd: string,
   ...argv: string[]
-): Promise<{ code: number; out: string }> {
+): Promise<{ code: number; out: string; pid: number }> {
   const cli = await builtEntry("apps/cli/dist/main.js");
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...cli, ...argv], {
@@ -35,7 +36,7 @@ async function cliProcess(
       out += String(chunk);
     });
     child.once("error", reject);
-    child.once("close", (code) => resolve({ code: code ?? -1, out }));
+    child.once("close", (code) => resolve({ code: code ?? -1, out, pid: child.pid ?? -1 }));
   });
 }
 
@@ -43,6 +44,8 @@ describe("the CLI beside a running embedded service", () => {
   let backend: Backend;
   let runtime: Runtime;
   let stop: () => Promise<void>;
+  // The service's log, as JSON lines.
+  const logged: string[] = [];
   let apiRoot: string;
 
   beforeAll(async () => {
@@ -52,7 +55,7 @@ describe("the CLI beside a running embedded service", () => {
       runtime,
       env: backend.env,
       port: 0,
-      logger: pino({ level: "silent" }),
+      logger: capturingLogger(logged),
       bootstrapTenant: false,
       controlCommands: (argv, io) => runCliHere(argv, io, backend.env),
     });
@@ -126,5 +129,72 @@ describe("the CLI beside a running embedded service", () => {
     const listed = await cli({ DMARC_LEDGER_DATA_DIR: dataDir }, "tenant", "list");
     expect(listed.code).toBe(0);
     expect(listed.out).toContain("No tenants yet");
+  });
+
+  it("logs each command it runs: who handed it over, what, the outcome; never a key or a secret", async () => {
+    const created = await cliProcess(backend.env, root, "tenant", "create", "logged", "--json");
+    expect(created.code).toBe(0);
+    const { apiKey } = JSON.parse(created.out) as { apiKey: string };
+    // A key given where a key id belongs (refused), and a secret-looking option (unknown).
+    const refused = await cliProcess(backend.env, root, "tenant", "key", "revoke", "logged", apiKey);
+    expect(refused.code).toBe(1);
+    const unknown = await cliProcess(backend.env, root, "domain", "list", "--api-token", "hunter2");
+    expect(unknown.code).toBe(1);
+
+    const lines = logged.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const byPid = (pid: number) => lines.find((line) => (line.caller as { pid: number } | null)?.pid === pid);
+    expect(byPid(created.pid)).toMatchObject({
+      level: 30,
+      msg: "control command",
+      caller: { pid: created.pid, user: expect.any(String) },
+      argv: ["tenant", "create", "logged", "--json"],
+      cwd: root.replace(/\/$/, ""),
+      exit: 0,
+      durationMs: expect.any(Number),
+    });
+    expect(byPid(refused.pid)).toMatchObject({
+      level: 40,
+      msg: "control command failed",
+      argv: ["tenant", "key", "revoke", "logged", `${apiKey.slice(0, "dlk_global_".length + 6)}…[redacted]`],
+      exit: 1,
+      error: expect.stringContaining("has no API key"),
+    });
+    expect(byPid(unknown.pid)).toMatchObject({
+      argv: ["domain", "list", "--api-token", "[redacted]"],
+      exit: 1,
+    });
+    const all = logged.join("\n");
+    expect(all).not.toContain(apiKey);
+    expect(all).not.toContain("hunter2");
+  });
+
+  it("runs the DNS commands here, with the caller's settings, as it would without the service", async () => {
+    const reportsDomain = "reports.beside.test";
+    const dns = await startFixtureDnsServer({
+      "_dmarc.beside-ledger.com": [{ TXT: `v=DMARC1; p=none; rua=mailto:agg@${reportsDomain}` }],
+      [`beside-ledger.com._report._dmarc.${reportsDomain}`]: [{ TXT: "v=DMARC1" }],
+      "beside-ledger.com": [{ TXT: "v=spf1 redirect=beside-ledger.com.spf.beside.test" }],
+      "beside-ledger.com.spf.beside.test": [{ TXT: "v=spf1 ip4:192.0.2.0/24 -all" }],
+    });
+    try {
+      // The service runs without any of these: handed over, the commands would read its settings.
+      const env = {
+        ...backend.env,
+        DNS_NAMESERVERS: dns.address,
+        DNS_TIMEOUT_MS: "300",
+        REPORTS_DOMAIN: reportsDomain,
+        SAFE_SPF_ZONE: "spf.beside.test",
+      };
+      const status = await cli(env, "domain", "status", "beside-ledger.com");
+      expect(status.out).toContain("Nothing to change.");
+      expect(status.code).toBe(0);
+      const check = await cli(env, "spf", "check", "beside-ledger.com", "--ip", "192.0.2.7");
+      expect(check.out).toMatch(/^pass: 192\.0\.2\.7/);
+      expect(check.code).toBe(0);
+      // And the service logged no command: they never reached it.
+      expect(logged.join("\n")).not.toContain('"argv":["domain","status"');
+    } finally {
+      await dns.close();
+    }
   });
 });

@@ -129,6 +129,29 @@ describe("GET domain_status, dmarc-ledger domain status, and SourceDomain over H
     expect(JSON.parse(json.out).spf.lookups).toBe(1);
   });
 
+  it("says what it could not check, and ends with status 1, when its environment lacks a setting", async () => {
+    const dnsOnly = { DNS_NAMESERVERS: dns.address, DNS_TIMEOUT_MS: "300" };
+    const nothing = await cli(dnsOnly, "domain", "status", "good.com");
+    expect(nothing.code).toBe(1);
+    expect(nothing.out).toContain("rua here:          not checked (REPORTS_DOMAIN is not set)");
+    expect(nothing.out).toContain("Safe SPF root:     not checked (SAFE_SPF_ZONE is not set)");
+    expect(nothing.out).not.toContain("Nothing to change.");
+    expect(nothing.err).toContain("error: not checked: whether rua and ruf reach our reports domain");
+    expect(nothing.err).toContain("(SAFE_SPF_ZONE is not set)");
+    // One part missing is enough, with --json too.
+    const noZone = await cli(
+      { ...dnsOnly, REPORTS_DOMAIN: reportsDomain },
+      "domain",
+      "status",
+      "good.com",
+      "--json",
+    );
+    expect(noZone.code).toBe(1);
+    expect(JSON.parse(noZone.out).spf.reaches_safe_spf_root).toBeNull();
+    expect(noZone.err).toContain("(SAFE_SPF_ZONE is not set)");
+    expect(noZone.err).not.toContain("REPORTS_DOMAIN");
+  });
+
   it("shows SourceDomain from forward-confirmed reverse DNS in the by-source records", async () => {
     const day = Math.floor(Date.now() / 1000) - 3 * 86_400;
     await appendAggregateReports(handle.runtime.store, [

@@ -1,3 +1,5 @@
+import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
+
 import { apiConfigFromEnv, createApiApp } from "@dmarc-ledger/api";
 import { sha256Hex } from "@dmarc-ledger/events";
 import { createLogger } from "@dmarc-ledger/process";
@@ -14,6 +16,7 @@ import {
   type ServiceHandle,
   startTestService,
 } from "../support/service-harness.js";
+import { startBuiltProcess, waitFor } from "../support/start-built-process.js";
 
 describe("health, readiness, metrics, the access log and the public OpenAPI document", () => {
   let backend: Backend;
@@ -188,3 +191,63 @@ describe("readiness follows the projections", () => {
     }
   });
 });
+
+describe("/metrics while the service starts", () => {
+  // A "PostgreSQL" that takes the connection and never answers: the process stays in its start,
+  // port bound, for as long as the test wants.
+  let silent: Server;
+  let url: string;
+  const sockets: Socket[] = [];
+  beforeAll(async () => {
+    silent = createServer((socket) => {
+      sockets.push(socket);
+      socket.on("error", () => {});
+    });
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    url = `postgres://postgres@127.0.0.1:${(silent.address() as AddressInfo).port}/never`;
+  });
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+  });
+
+  for (const [name, entry, args] of [
+    ["start", "apps/cli/dist/main.js", ["start"]],
+    ["the standalone API", "apps/api/dist/main.js", []],
+  ] as const) {
+    it(`answers with the process metrics while ${name} is not ready`, { timeout: 60_000 }, async () => {
+      const port = await freePort();
+      const started = await startBuiltProcess(entry, { DATABASE_URL: url, PORT: String(port) }, [...args]);
+      try {
+        const origin = `http://127.0.0.1:${port}`;
+        await waitFor(
+          () =>
+            fetch(`${origin}/healthz`).then(
+              (response) => (response.ok ? true : undefined),
+              () => undefined,
+            ),
+          `${name}'s port`,
+        );
+        const metrics = await fetch(`${origin}/metrics`);
+        expect(metrics.status).toBe(200);
+        expect(metrics.headers.get("content-type")).toContain("text/plain");
+        expect(await metrics.text()).toMatch(/^process_resident_memory_bytes \d+/m);
+        // Still starting after that answer: readiness is /readyz's to say.
+        const ready = await fetch(`${origin}/readyz`);
+        expect(ready.status).toBe(503);
+        expect(await ready.json()).toEqual({ status: "not_ready", reason: "the service is starting" });
+      } finally {
+        started.child.kill("SIGKILL");
+        await started.exited;
+      }
+    });
+  }
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}

@@ -237,6 +237,96 @@ describe.each(backends)(
       );
     });
 
+    it("takes a multipart form upload (curl -F file=@…), each file part one input", async () => {
+      // What `curl -F file=@a.xml.gz -F file=@b.eml -F note=hello $API/reports` sends.
+      const form = new FormData();
+      form.append("file", new Blob([niceGz]), "nice-input.xml.gz");
+      form.append("file", new Blob([failure(netease)]), "netease.eml");
+      form.append("note", "hello");
+      const answer = await post(acme.apiKey, form);
+      expect(answer.status, JSON.stringify(answer.json)).toBe(202);
+      expect(answer.json).toEqual({
+        status: "SUCCESS",
+        inputs: [
+          {
+            field: "file",
+            filename: "nice-input.xml.gz",
+            sha256: sha256Hex(niceGz),
+            bytes: niceGz.byteLength,
+            archive: "seen",
+            outcome: "duplicate",
+            rowsDropped: 0,
+            items: [
+              expect.objectContaining({ kind: "aggregate", domain: "example.com", status: "duplicate" }),
+            ],
+          },
+          {
+            field: "file",
+            filename: "netease.eml",
+            sha256: sha256Hex(failure(netease)),
+            bytes: failure(netease).byteLength,
+            archive: expect.stringMatching(/^(new|seen)$/),
+            outcome: expect.stringMatching(/^(stored|duplicate)$/),
+            rowsDropped: 0,
+            items: [expect.objectContaining({ kind: "failure" })],
+          },
+        ],
+      });
+      const archived = await handle.runtime.db
+        .withTables<{ raw_input: { sha256: string; channel: string } }>()
+        .selectFrom("raw_input")
+        .select(["sha256", "channel"])
+        .where("sha256", "=", sha256Hex(failure(netease)))
+        .execute();
+      expect(archived).toHaveLength(1);
+    });
+
+    it("refuses a form without a file part, showing the right curl, and files over MAX_REPORT_BYTES", async () => {
+      // `curl -F file=<report.xml` sends the content as a field, not a file.
+      const fieldOnly = new FormData();
+      fieldOnly.append("file", niceXml.toString("utf8"));
+      const noFile = await post(acme.apiKey, fieldOnly);
+      expect(noFile).toMatchObject({ status: 400, json: { status: "ERROR", code: "invalid_body" } });
+      expect(noFile.json.message).toContain("has no file part (it has the fields file)");
+      expect(noFile.json.message).toContain("-F file=@report.xml.gz");
+
+      // Two files, each under the limit, together over it: refused, nothing of them kept.
+      const half = Buffer.alloc(limit / 2 + 1, "b");
+      const tooMuch = new FormData();
+      tooMuch.append("file", new Blob([half]), "one");
+      tooMuch.append("file", new Blob([Buffer.alloc(limit / 2 + 1, "c")]), "two");
+      expect(await post(acme.apiKey, tooMuch)).toMatchObject({
+        status: 413,
+        json: { status: "ERROR", code: "body_too_large" },
+      });
+      const kept = await handle.runtime.db
+        .withTables<{ raw_input: { sha256: string } }>()
+        .selectFrom("raw_input")
+        .select("sha256")
+        .where("sha256", "=", sha256Hex(half))
+        .execute();
+      expect(kept).toEqual([]);
+
+      const empty = new FormData();
+      empty.append("file", new Blob([]), "empty.xml");
+      expect(await post(acme.apiKey, empty)).toMatchObject({
+        status: 400,
+        json: { code: "invalid_body", message: 'The file part "file" (empty.xml) is empty.' },
+      });
+      const many = new FormData();
+      for (let index = 0; index <= 100; index++)
+        many.append("file", new Blob([`r${index}`]), `r${index}.xml`);
+      expect(await post(acme.apiKey, many)).toMatchObject({
+        status: 400,
+        json: { code: "invalid_body", message: expect.stringContaining("at most 100 files") },
+      });
+      // A multipart type without its boundary is no form at all.
+      expect(await post(acme.apiKey, niceXml, "multipart/form-data")).toMatchObject({
+        status: 400,
+        json: { code: "invalid_body" },
+      });
+    });
+
     it("keeps an upload it cannot read, with the reason, and says so in the 202", async () => {
       const junk = Buffer.from("<html><body>not a report</body></html>");
       const answer = await post(acme.apiKey, junk, "text/html");

@@ -339,6 +339,29 @@ describe("the reporting API over HTTP", () => {
     expect(domains.records.map((record) => record.Domain)).toEqual(["example.de"]);
   });
 
+  it("says what is allowed when it refuses a period or a page", async () => {
+    const message = async (path: string) => {
+      const response = await handle.get(path, acme);
+      expect(response.status).toBe(400);
+      return (response.json as { message: string }).message;
+    };
+    const seconds = "must be a Unix time in seconds, a whole number from 0 to 9007199254740991";
+    expect(await message("aggregate_by_domain?start=-5")).toBe(`Parameter "start": ${seconds}, not "-5".`);
+    expect(await message("aggregate_by_domain?start=1.5")).toBe(`Parameter "start": ${seconds}, not "1.5".`);
+    expect(await message("aggregate_by_domain?end=tomorrow")).toBe(
+      `Parameter "end": ${seconds}, not "tomorrow".`,
+    );
+    expect(await message("aggregate_by_domain?page=0")).toBe(
+      'Parameter "page": must be a whole number from 1 to 9007199254740991, not "0".',
+    );
+    expect(await message("aggregate_by_domain?per_page=1001")).toBe(
+      'Parameter "per_page": must be a whole number from 1 to 1000, not "1001".',
+    );
+    expect(await message("domains?page=-1")).toBe(
+      'Parameter "page": must be a whole number from 1 to 9007199254740991, not "-1".',
+    );
+  });
+
   it("answers every error of the contract with its status and JSON", async () => {
     const expectError = async (response: { status: number; json: unknown }, status: number, code: string) => {
       expect(response.status).toBe(status);

@@ -15,13 +15,13 @@ interface ElementLike {
 export const chromiumPath = "/usr/bin/chromium";
 
 /**
- * Said at once, with what to run, when the browser is missing: `.ci/run` installs it, and a
- * person running the tests by hand needs the same line.
+ * Said at once, with what to run, when the browser is missing: `pnpm test` installs it first
+ * (scripts/test-prerequisites.mjs), and a person running one file by hand needs the same line.
  */
 export function requireChromium(): void {
   if (!existsSync(chromiumPath)) {
     throw new Error(
-      `${chromiumPath} is missing: the browser tests run Debian's chromium. Install it with: sudo apt-get install -y chromium`,
+      `${chromiumPath} is missing: the browser tests run Debian's chromium. Install it with: sudo apt-get install -y --no-install-recommends chromium`,
     );
   }
 }

@@ -54,7 +54,7 @@ export interface BoundServer {
   port: number;
   /** The connections held open, in all and by address. */
   connections: ConnectionLimiter;
-  /** Hands requests to `listener`; until then they get 503 "starting". */
+  /** Hands requests to `listener`; until then they get 503 "starting" (/metrics excepted). */
   serve(listener: RequestListener): void;
   /**
    * Stops accepting, lets requests in flight finish (at most `graceMs`), then closes what is
@@ -63,30 +63,57 @@ export interface BoundServer {
   close(graceMs?: number): Promise<void>;
 }
 
-/** Until the service is ready to serve: alive (for liveness probes), not ready, nothing else. */
-const answerWhileStarting: RequestListener = (request, response) => {
-  const path = (request.url ?? "").split("?")[0];
-  const [status, body] =
-    path === "/healthz"
-      ? [200, { status: "starting" }]
-      : path === "/readyz"
-        ? [503, { status: "not_ready", reason: "the service is starting" }]
-        : [503, { status: "ERROR", code: "starting", message: "The service is starting; retry shortly." }];
-  response.writeHead(status, { "Content-Type": "application/json", "Retry-After": "1" });
-  response.end(JSON.stringify(body));
-};
+/** What /metrics serves: a prom-client Registry. */
+export interface MetricsSource {
+  readonly contentType: string;
+  metrics(): Promise<string>;
+}
+
+/**
+ * Until the service is ready to serve: alive (for liveness probes), not ready, its process
+ * metrics when it has them (a scrape must not fail while the process is up: readiness is
+ * /readyz's to say), nothing else.
+ */
+function answerWhileStarting(metrics: MetricsSource | undefined): RequestListener {
+  return (request, response) => {
+    const path = (request.url ?? "").split("?")[0];
+    if (path === "/metrics" && metrics && request.method === "GET") {
+      metrics.metrics().then(
+        (text) => {
+          response.writeHead(200, { "Content-Type": metrics.contentType });
+          response.end(text);
+        },
+        () => {
+          response.writeHead(500, { "Content-Type": "text/plain" });
+          response.end("metrics could not be collected\n");
+        },
+      );
+      return;
+    }
+    const [status, body] =
+      path === "/healthz"
+        ? [200, { status: "starting" }]
+        : path === "/readyz"
+          ? [503, { status: "not_ready", reason: "the service is starting" }]
+          : [503, { status: "ERROR", code: "starting", message: "The service is starting; retry shortly." }];
+    response.writeHead(status, { "Content-Type": "application/json", "Retry-After": "1" });
+    response.end(JSON.stringify(body));
+  };
+}
 
 /**
  * Binds the port before anything else happens, so that a process that cannot listen stops
- * before it has created or written anything.
+ * before it has created or written anything. `metrics`, the registry the service will serve
+ * (its process metrics at least), answers /metrics while it starts.
  */
 export async function bindPort(
   port: number,
   host?: string,
-  given: Partial<HttpLimits> = {},
+  given: Partial<HttpLimits> & { metrics?: MetricsSource } = {},
 ): Promise<BoundServer> {
-  const limits = { ...defaultHttpLimits, ...given };
-  let listener: RequestListener = answerWhileStarting;
+  const { metrics, ...limitsGiven } = given;
+  const limits = { ...defaultHttpLimits, ...limitsGiven };
+  let listener: RequestListener = answerWhileStarting(metrics);
   const server = createServer(
     {
       connectionsCheckingInterval: connectionsCheckingIntervalMs,

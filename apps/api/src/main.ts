@@ -8,6 +8,7 @@ import {
   createLogger,
   exitOnStartFailure,
   loggingSettings,
+  processMetrics,
   stopOnSignal,
   stopSettings,
 } from "@dmarc-ledger/process";
@@ -30,8 +31,13 @@ const { settings, onboarding, users } = exitOnStartFailure(() =>
   }),
 );
 const logger = createLogger(settings, "api");
+// /metrics answers from the moment the port is bound, with the process metrics until the rest is.
+const registry = await processMetrics();
 const server = await exitOnStartFailure(() =>
-  bindPort(settings.PORT, undefined, { maxConnectionsPerIp: settings.MAX_CONNECTIONS_PER_IP }),
+  bindPort(settings.PORT, undefined, {
+    maxConnectionsPerIp: settings.MAX_CONNECTIONS_PER_IP,
+    metrics: registry,
+  }),
 );
 const runtime = await exitOnStartFailure(() =>
   openRuntime(process.env, { onConnectionError: connectionLost(logger), service: true }),
@@ -45,6 +51,7 @@ startApiApp({
   config,
   logger,
   checkDomainStatus: domainStatusChecker(onboarding),
+  registry,
   users,
   webRoot: builtDashboard(),
 });

@@ -153,6 +153,16 @@ const uploadItem: Schema = {
   ],
 };
 
+/** What an upload says of one input it received. */
+const receivedInput: Record<string, Schema> = {
+  sha256: { type: "string", pattern: "^[0-9a-f]{64}$" },
+  bytes: { type: "integer" },
+  archive: { enum: ["new", "seen"] },
+  outcome: { enum: ["stored", "duplicate", "rejected"] },
+  rowsDropped: { type: "integer", minimum: 0 },
+  items: { type: "array", items: uploadItem },
+};
+
 const text: Schema = { type: "string" };
 const nullableText: Schema = { type: ["string", "null"] };
 const time: Schema = { type: "string", format: "date-time" };
@@ -268,15 +278,23 @@ const dashboardSchemas: Record<string, Schema> = {
 export const responseSchemas: Record<string, Schema> = {
   ...dashboardSchemas,
   domain_status: domainStatusSchema,
-  reports: record({
-    status: { const: "SUCCESS" },
-    sha256: { type: "string", pattern: "^[0-9a-f]{64}$" },
-    bytes: { type: "integer" },
-    archive: { enum: ["new", "seen"] },
-    outcome: { enum: ["stored", "duplicate", "rejected"] },
-    rowsDropped: { type: "integer", minimum: 0 },
-    items: { type: "array", items: uploadItem },
-  }),
+  // A raw body is one input; a multipart/form-data body one input per file part.
+  reports: {
+    oneOf: [
+      record({ status: { const: "SUCCESS" }, ...receivedInput }),
+      record({
+        status: { const: "SUCCESS" },
+        inputs: {
+          type: "array",
+          items: record({
+            field: { type: "string" },
+            filename: { type: ["string", "null"] },
+            ...receivedInput,
+          }),
+        },
+      }),
+    ],
+  },
   aggregate_by_domain: list(record({ Domain: { type: "string" }, ...counters })),
   aggregate_by_domain_group: list(record({ DomainGroup: { type: "string" }, ...counters })),
   aggregate_by_unaligned_source: list(sourceRecord),

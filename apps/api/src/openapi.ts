@@ -1,5 +1,6 @@
 import type { Endpoint } from "./endpoints.js";
 import { errorSchema, responseSchemas, rootSchema } from "./openapi-schemas.js";
+import { maxFilesPerUpload } from "./routes/multipart.js";
 
 const listParameters = [
   {
@@ -157,17 +158,30 @@ function operation(endpoint: Endpoint) {
       ? {
           requestBody: {
             required: true,
-            description:
-              "One raw report file or mail: aggregate XML, gzip, zip, or a message/rfc822 mail holding aggregate or failure reports. Any content type; at most MAX_REPORT_BYTES.",
-            content: Object.fromEntries(
-              [
-                "application/octet-stream",
-                "application/xml",
-                "application/gzip",
-                "application/zip",
-                "message/rfc822",
-              ].map((type) => [type, { schema: { type: "string", format: "binary" } }]),
-            ),
+            description: `One raw report file or mail: aggregate XML, gzip, zip, or a message/rfc822 mail holding aggregate or failure reports. Any content type; at most MAX_REPORT_BYTES. Or several, as the file parts of a multipart/form-data body (curl -F file=@FILE), each one input, at most ${maxFilesPerUpload}, their bytes together at most MAX_REPORT_BYTES.`,
+            content: {
+              ...Object.fromEntries(
+                [
+                  "application/octet-stream",
+                  "application/xml",
+                  "application/gzip",
+                  "application/zip",
+                  "message/rfc822",
+                ].map((type) => [type, { schema: { type: "string", format: "binary" } }]),
+              ),
+              "multipart/form-data": {
+                schema: {
+                  type: "object",
+                  properties: {
+                    file: {
+                      type: "array",
+                      items: { type: "string", format: "binary" },
+                      maxItems: maxFilesPerUpload,
+                    },
+                  },
+                },
+              },
+            },
           },
         }
       : endpoint.method === "PUT" && extra?.form

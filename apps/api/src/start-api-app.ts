@@ -5,6 +5,7 @@ import type { Projection } from "@dmarc-ledger/projection-engine";
 import type { UserSettings } from "@dmarc-ledger/users";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
+import type { Registry } from "prom-client";
 import { createApiApp } from "./app.js";
 import type { ApiConfig } from "./config.js";
 import type { BoundServer } from "./listen.js";
@@ -26,6 +27,11 @@ export interface ApiAppOptions {
    * otherwise.
    */
   metrics?: ServiceMetrics;
+  /**
+   * Where the metrics made here go: the registry the bound port served /metrics from while the
+   * process started (processMetrics of @dmarc-ledger/process).
+   */
+  registry?: Registry;
   /** The dashboard's sessions and links (ApiDeps). */
   users?: UserSettings;
   /** The dashboard's built files, served at / (ApiDeps). */
@@ -40,7 +46,8 @@ export interface ApiAppOptions {
  */
 export function startApiApp(options: ApiAppOptions): { metrics: ServiceMetrics } {
   const { server, db, projections } = options;
-  const metrics = options.metrics ?? createServiceMetrics({ db, store: options.store, projections });
+  const metrics =
+    options.metrics ?? createServiceMetrics({ db, store: options.store, projections }, options.registry);
   const store = options.metrics ? options.store : countingAppends(options.store, metrics.eventsAppended);
   const app = createApiApp({
     db,

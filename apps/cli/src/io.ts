@@ -24,3 +24,11 @@ export class CliError extends Error {
     super(message);
   }
 }
+
+/**
+ * What `--json` prints: one JSON document (a listing is one array), indented, so that `jq` and
+ * JSON.parse read the whole output at once.
+ */
+export function jsonDocument(value: unknown): string {
+  return JSON.stringify(value, null, 2);
+}

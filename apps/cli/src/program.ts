@@ -33,13 +33,7 @@ export function createProgram(io: CliIO, env: NodeJS.ProcessEnv): Command {
   registerReprocessCommand(program, io, env);
   registerHistoryCommand(program, io, env);
   registerStartCommand(program, io, env);
-  registerSpfCommands(program, {
-    write: (text) => io.out(text.trimEnd()),
-    // The command printed its reason already: end with status 1 and nothing more.
-    fail: () => {
-      throw new CliError("");
-    },
-  });
+  registerSpfCommands(program, io, env);
   for (const command of program.commands) applyOutput(command, io);
   return program;
 }

@@ -27,6 +27,7 @@ import { sourceIpResolverSettingsFromEnv } from "@dmarc-ledger/source-names";
 import { countTenants, createTenant } from "@dmarc-ledger/tenancy";
 import { addUser, setPasswordUrl, userSettingsFromEnv } from "@dmarc-ledger/users";
 import type { Logger } from "pino";
+import type { Registry } from "prom-client";
 import { startControlServer } from "./control/control-server.js";
 import type { CliIO } from "./io.js";
 
@@ -67,6 +68,8 @@ export interface ServiceOptions {
    * with this (the CLI's own entry point), since this process holds the directory.
    */
   controlCommands?: (argv: string[], io: CliIO) => Promise<number>;
+  /** The registry the bound port has served /metrics from while the service started (processMetrics). */
+  metricsRegistry?: Registry;
 }
 
 /**
@@ -93,11 +96,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const webRoot = builtDashboard();
   const running: { stop(): Promise<void> }[] = [];
   try {
-    const metrics = createServiceMetrics({
-      db: runtime.db,
-      store: runtime.store,
-      projections: allProjections,
-    });
+    const metrics = createServiceMetrics(
+      { db: runtime.db, store: runtime.store, projections: allProjections },
+      options.metricsRegistry,
+    );
     const store = countingAppends(runtime.store, metrics.eventsAppended);
     // Catch up before answering, so the first requests see everything stored so far.
     await catchUp({ store, db: runtime.db, projections: allProjections });

@@ -188,8 +188,42 @@ describe("SMTP intake over loopback, on PostgreSQL", () => {
     expect(events.map((e) => e.type)).toEqual(["ReportRejected"]);
   });
 
-  it("refuses every recipient but the report addresses at RCPT, with 550 (no relaying)", async () => {
-    for (const to of ["postmaster@reports.test", "rua@elsewhere.test", "rua@sub.reports.test"]) {
+  it("takes postmaster's mail (RFC 5321 §4.5.1) and keeps it as a non-report", async () => {
+    for (const to of ["postmaster@reports.test", "PostMaster@Reports.Test"]) {
+      let response = "";
+      const events = await appendedBy(async () => {
+        const info = await transport.sendMail({
+          from: "mailer-daemon@receiver.test",
+          to,
+          subject: `Undelivered mail for ${to}`,
+          text: "a bounce",
+        });
+        expect(info.accepted, to).toHaveLength(1);
+        expect(info.rejected, to).toEqual([]);
+        response = info.response ?? "";
+      });
+      expect(response, to).toMatch(/^250 OK: no report \(no_report_in_mail\); message kept/);
+      expect(events.map((e) => e.type)).toEqual(["ReportRejected"]);
+    }
+    // Without a domain too (RFC 5321 §4.1.1.3).
+    const dialogue = await SmtpDialogue.open(running.smtp!.port);
+    try {
+      await dialogue.read();
+      await dialogue.command("EHLO client.test");
+      expect((await dialogue.command("MAIL FROM:<a@receiver.test>"))?.code).toBe(250);
+      expect((await dialogue.command("RCPT TO:<Postmaster>"))?.code).toBe(250);
+    } finally {
+      dialogue.close();
+    }
+  });
+
+  it("refuses every recipient but the report addresses and postmaster at RCPT, with 550 (no relaying)", async () => {
+    for (const to of [
+      "postmaster@elsewhere.test",
+      "rua@elsewhere.test",
+      "rua@sub.reports.test",
+      "abuse@reports.test",
+    ]) {
       const error = await sendFails(transport.sendMail({ from: "a@receiver.test", to, text: "<feedback/>" }));
       expect(error.responseCode, to).toBe(550);
     }

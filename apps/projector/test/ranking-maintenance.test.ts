@@ -68,10 +68,19 @@ describe.each(backends)("ranking upkeep beside the projector on %s", (_name, ope
   });
 
   it("reads its settings from the environment and refuses nonsense", () => {
-    expect(rankingMaintenanceFromEnv({})).toEqual({ intervalMs: 60_000, rankings: { minFacts: 20_000 } });
-    expect(rankingMaintenanceFromEnv({ RANKING_INTERVAL_MS: "500", RANKING_MIN_FACTS: "7" })).toEqual({
+    expect(rankingMaintenanceFromEnv({})).toEqual({
+      intervalMs: 60_000,
+      rankings: { minFacts: 20_000, statementTimeoutMs: 300_000 },
+    });
+    expect(
+      rankingMaintenanceFromEnv({
+        RANKING_INTERVAL_MS: "500",
+        RANKING_MIN_FACTS: "7",
+        RANKING_STATEMENT_TIMEOUT_MS: "0",
+      }),
+    ).toEqual({
       intervalMs: 500,
-      rankings: { minFacts: 7 },
+      rankings: { minFacts: 7, statementTimeoutMs: 0 },
     });
     expect(() => rankingMaintenanceFromEnv({ RANKING_MIN_FACTS: "-1" })).toThrow(/RANKING_MIN_FACTS/);
   });

@@ -27,7 +27,8 @@ export function describeDatabase(config: DatabaseConfig): string {
   }
 }
 
-function redactPassword(url: string): string {
+/** The URL with its password, if any, replaced by *** (for messages and logs). */
+export function redactPassword(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = "***";

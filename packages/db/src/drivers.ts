@@ -19,18 +19,29 @@ export async function loadPGlite() {
 
 /**
  * PGlite's options: its WebAssembly as compiled for this process (see pglite-wasm.ts), and its
- * start-up parameters. A short-lived process (one command) gets a 16 MB buffer cache
- * instead of PostgreSQL's 128 MB: setting up the cache costs about 6 ms of CPU per MB (0.7 s at
- * 128 MB, measured with --cpu-prof) before the first query, which a command reading a few
- * rows never gets back. It changes only how many pages stay in memory, not what is written or
- * when: the data directory, the WAL and durability are the same. A long-lived process (the
- * service) keeps the default.
+ * buffer cache (shared_buffers), smaller than PostgreSQL's 128 MB default. PostgreSQL sets the
+ * whole cache up at its start, so it is resident from then on and costs about 6 ms of CPU per MB
+ * (0.7 s at 128 MB, measured with --cpu-prof) before the first query:
+ * - a long-lived process (the service, import) gets 32 MB: the service's first start idled at
+ *   379 MB resident with 128 MB, 334 MB with 64 MB, 274 MB with 32 MB (docs/operations.md,
+ *   "Memory and start-up time"). A page not in the cache is read from the data directory's
+ *   files, which the operating system's page cache holds; at the sizes embedded mode is for,
+ *   that costs a copy, not a disk read;
+ * - a short-lived process (one command) gets 16 MB: it reads a few rows.
+ * It changes only how many pages stay in PGlite's memory, not what is written or when: the data
+ * directory, the WAL and durability are the same.
  */
 export async function pgliteOptions(
   pglite: typeof PGlite,
   options: { shortLived?: boolean },
 ): Promise<PGliteOptions> {
   const pgliteWasmModule = await compiledPGliteWasm();
-  if (!options.shortLived) return { pgliteWasmModule };
-  return { pgliteWasmModule, startParams: [...pglite.defaultStartParams, "-c", "shared_buffers=16MB"] };
+  const sharedBuffers = options.shortLived ? shortLivedBufferCache : serviceBufferCache;
+  return {
+    pgliteWasmModule,
+    startParams: [...pglite.defaultStartParams, "-c", `shared_buffers=${sharedBuffers}`],
+  };
 }
+
+export const serviceBufferCache = "32MB";
+export const shortLivedBufferCache = "16MB";

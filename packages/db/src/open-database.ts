@@ -2,6 +2,7 @@ import { Kysely, PostgresDialect } from "kysely";
 import type { DatabaseConfig } from "./config.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { loadPGlite, loadPostgres, pgliteOptions } from "./drivers.js";
+import { createPgliteDatabase } from "./pglite-initdb.js";
 
 // int8 and numeric come back as strings from pg; PGlite's defaults differ. Both are read through
 // explicit conversions (BigInt(), Number(), ::text) at the query sites, so no type parser is set here.
@@ -90,6 +91,7 @@ export async function openDatabase<Schema = unknown>(
     case "pglite": {
       const lock = lockDataDir(config.dataDir);
       try {
+        await createPgliteDatabase(config.dataDir);
         const { PGlite, PGliteDialect } = await loadPGlite();
         const pglite = await PGlite.create(config.dataDir, await pgliteOptions(PGlite, options));
         const db = new Kysely<Schema>({ dialect: new PGliteDialect(pglite) });

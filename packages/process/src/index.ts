@@ -17,6 +17,7 @@ export {
 export {
   type MetricsSettings,
   metricsSettings,
+  processMetrics,
   type RunningMetricsServer,
   serveProcessMetrics,
   startMetricsServer,

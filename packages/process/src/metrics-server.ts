@@ -40,10 +40,19 @@ export async function serveProcessMetrics(
   registry?: Registry,
 ): Promise<RunningMetricsServer | null> {
   if (settings.METRICS_PORT === null) return null;
+  const served = await processMetrics(registry);
+  return startMetricsServer(served, { host: settings.METRICS_HOST, port: settings.METRICS_PORT }, logger);
+}
+
+/**
+ * `registry` (a new one by default) with the process's own metrics: CPU, memory, event-loop lag,
+ * GC. prom-client loads only when a process asks for it.
+ */
+export async function processMetrics(registry?: Registry): Promise<Registry> {
   const { collectDefaultMetrics, Registry } = await import("prom-client");
   const served = registry ?? new Registry();
   collectDefaultMetrics({ register: served });
-  return startMetricsServer(served, { host: settings.METRICS_HOST, port: settings.METRICS_PORT }, logger);
+  return served;
 }
 
 /**

@@ -7,9 +7,10 @@ import {
   describeDatabase,
   migrateToLatest,
   openDatabase,
+  redactPassword,
 } from "@dmarc-ledger/db";
 import { createPostgresEventStore, type EventStore, eventStoreMigrations } from "@dmarc-ledger/event-store";
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { tableMigrations } from "./migration-sets.js";
 import { runtimeSettings } from "./settings.js";
 
@@ -61,6 +62,7 @@ export async function openRuntime(
   });
   const db = database.withSchema<AnySchema>();
   try {
+    if (config.kind === "postgres") await connectOnce(database, options.database ? null : "DATABASE_URL");
     const eventStoreUrl =
       options.eventStoreUrl === undefined ? settings.EVENTSTORE_URL : options.eventStoreUrl;
     // The read models and the raw archive live here whichever store holds the events. One call:
@@ -82,5 +84,24 @@ export async function openRuntime(
   } catch (error) {
     await database.close();
     throw error;
+  }
+}
+
+/**
+ * The first connection, on its own: when it fails, the message names the variable (and the URL,
+ * without its password) that pointed here, not only the socket's `connect ECONNREFUSED …`.
+ */
+async function connectOnce(database: Database, variable: string | null): Promise<void> {
+  try {
+    await sql`select 1`.execute(database.db);
+  } catch (error) {
+    const url = database.config.kind === "postgres" ? redactPassword(database.config.url) : "";
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(
+      `cannot connect to the PostgreSQL server of ${variable ?? "the database"} (${url}): ${reason}`,
+      {
+        cause: error,
+      },
+    );
   }
 }

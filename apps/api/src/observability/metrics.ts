@@ -20,15 +20,20 @@ export interface ServiceMetrics {
 
 /**
  * One registry per service (tests run several in one process): HTTP requests by route and
- * status, and, read when scraped, the projections' lag and the Safe SPF statuses.
+ * status, and, read when scraped, the projections' lag and the Safe SPF statuses. Given
+ * `registry` (the process metrics a starting service serves already: processMetrics of
+ * @dmarc-ledger/process), they go into it; otherwise into a new one, with the process metrics.
  */
-export function createServiceMetrics(sources: {
-  db: Kysely<AnySchema>;
-  store: EventStore;
-  projections: readonly Projection[];
-}): ServiceMetrics {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+export function createServiceMetrics(
+  sources: {
+    db: Kysely<AnySchema>;
+    store: EventStore;
+    projections: readonly Projection[];
+  },
+  given?: Registry,
+): ServiceMetrics {
+  const registry = given ?? new Registry();
+  if (!given) collectDefaultMetrics({ register: registry });
 
   const httpRequestDuration = new Histogram({
     name: "http_request_duration_seconds",

@@ -6,13 +6,17 @@ import { notYourDomain } from "./domain-param.js";
 const thirtyDays = 30 * 24 * 60 * 60;
 const allowed = new Set(["start", "end", "page", "per_page", "domain"]);
 
-function integer(name: string, raw: unknown, min: number, max: number): number | undefined {
+/**
+ * One message for every wrong value, a sign, a fraction or a number out of range alike: what is
+ * allowed, and what was given.
+ */
+function integer(name: string, raw: unknown, min: number, max: number, what = ""): number | undefined {
   if (raw === undefined) return undefined;
   if (typeof raw !== "string") return invalid(name, "give it once.");
-  if (!/^\d+$/.test(raw)) return invalid(name, "must be a whole number.");
-  const value = Number(raw);
+  const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isSafeInteger(value) || value < min || value > max) {
-    return invalid(name, `must be between ${min} and ${max}.`);
+    const shown = raw.length > 40 ? `${raw.slice(0, 40)}…` : raw;
+    return invalid(name, `must be ${what}a whole number from ${min} to ${max}, not "${shown}".`);
   }
   return value;
 }
@@ -35,8 +39,10 @@ export function parseListParams(
   for (const name of Object.keys(query)) {
     if (!allowed.has(name)) throw badParameter(name, "is not a parameter of this endpoint.");
   }
-  const end = integer("end", query.end, 0, Number.MAX_SAFE_INTEGER) ?? nowSeconds;
-  const start = integer("start", query.start, 0, Number.MAX_SAFE_INTEGER) ?? Math.max(0, end - thirtyDays);
+  const seconds = "a Unix time in seconds, ";
+  const end = integer("end", query.end, 0, Number.MAX_SAFE_INTEGER, seconds) ?? nowSeconds;
+  const start =
+    integer("start", query.start, 0, Number.MAX_SAFE_INTEGER, seconds) ?? Math.max(0, end - thirtyDays);
   if (start > end) throw badParameter("start", "must not be after end.");
   const page = integer("page", query.page, 1, Number.MAX_SAFE_INTEGER) ?? 1;
   const perPage = integer("per_page", query.per_page, 1, 1000) ?? 100;

@@ -13,8 +13,10 @@ export function parsePageParams(
   const read = (name: string, max: number, fallback: number) => {
     const raw = query[name];
     if (raw === undefined) return fallback;
-    if (typeof raw !== "string" || !/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) {
-      throw badParameter(name, `must be a whole number from 1 to ${max}.`);
+    if (typeof raw !== "string") throw badParameter(name, "give it once.");
+    if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) {
+      const shown = raw.length > 40 ? `${raw.slice(0, 40)}…` : raw;
+      throw badParameter(name, `must be a whole number from 1 to ${max}, not "${shown}".`);
     }
     return Number(raw);
   };

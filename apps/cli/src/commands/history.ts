@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { CliError, type CliIO } from "../io.js";
+import { CliError, type CliIO, jsonDocument } from "../io.js";
 import { withRuntime } from "../with-runtime.js";
 
 export function registerHistoryCommand(program: Command, io: CliIO, env: NodeJS.ProcessEnv): void {
@@ -7,7 +7,7 @@ export function registerHistoryCommand(program: Command, io: CliIO, env: NodeJS.
     .command("history")
     .description("print the audit trail of a domain: every event, in order, with its time and cause")
     .argument("<domain>")
-    .option("--json", "print the events as JSON lines")
+    .option("--json", "print the events as one JSON array")
     .action(async (input: string, options: { json?: boolean }) => {
       // Loaded when the command runs: `--help` and other commands never pay for them.
       const [{ streams }, { describeDomainEvents }, { InvalidDomainError, normaliseDomain }] =
@@ -25,27 +25,28 @@ export function registerHistoryCommand(program: Command, io: CliIO, env: NodeJS.
       }
       const events = await withRuntime(env, (runtime) => runtime.store.readStream(streams.domain(domain)));
       if (events.length === 0) throw new CliError(`No history for ${domain}: it was never added.`);
+      if (options.json) {
+        io.out(
+          jsonDocument(
+            events.map((event) => ({
+              revision: event.revision.toString(),
+              time: event.recordedAt.toISOString(),
+              type: event.type,
+              causedBy: String(event.metadata.causedBy ?? "unknown"),
+              data: event.data,
+            })),
+          ),
+        );
+        return;
+      }
       const descriptions = describeDomainEvents(
         events.map((event) => ({ type: event.type, data: event.data as Record<string, unknown> })),
       );
       for (const [index, event] of events.entries()) {
-        const data = event.data as Record<string, unknown>;
         const causedBy = String(event.metadata.causedBy ?? "unknown");
-        if (options.json) {
-          io.out(
-            JSON.stringify({
-              revision: event.revision.toString(),
-              time: event.recordedAt.toISOString(),
-              type: event.type,
-              causedBy,
-              data,
-            }),
-          );
-        } else {
-          io.out(
-            `${event.revision}  ${event.recordedAt.toISOString()}  ${event.type}  by ${causedBy}: ${descriptions[index]}`,
-          );
-        }
+        io.out(
+          `${event.revision}  ${event.recordedAt.toISOString()}  ${event.type}  by ${causedBy}: ${descriptions[index]}`,
+        );
       }
     });
 }

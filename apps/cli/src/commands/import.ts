@@ -7,6 +7,7 @@ import { CliError, type CliIO } from "../io.js";
 import { withBulkRuntime } from "../with-runtime.js";
 import { describeItem, ImportTally } from "./import-summary.js";
 import { OrderedWindow } from "./ordered-window.js";
+import { catchUpReadModels, notWaitedLine, withNoWaitOption } from "./wait-for-read-models.js";
 
 /**
  * Inputs being received at once, and their bytes (each holds its bytes and reports in memory, the
@@ -84,79 +85,81 @@ async function progressBar(io: CliIO, totalBytes: number) {
 }
 
 export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.ProcessEnv): void {
-  program
+  const command = program
     .command("import")
     .description(
       "import report files, directories (recursively) and mbox files: XML, gzip, zip, mail; aggregate and failure reports",
     )
-    .argument("<paths...>", "files, directories or mbox files")
-    .action(async (paths: string[]) => {
-      const intake = await import("@dmarc-ledger/intake");
-      const { intakeLimits, intakeSettingsFromEnv, receiveInput, startParseWorkers } = intake;
-      const settings = intakeSettingsFromEnv(env);
-      const files = await expandPaths(paths.map((path) => resolve(io.cwd ?? process.cwd(), path)));
-      const tally = new ImportTally();
-      // They load the parser while the database opens.
-      const stopTellingWorkerFailures = startParseWorkers(settings.parseThreads, (reason) =>
-        io.err(`warning: ${reason}; inputs are parsed on this thread`),
-      );
-      try {
-        await withBulkRuntime(env, async (runtime) => {
-          const deps: IntakeDeps = { store: runtime.store, db: runtime.db, ...intakeLimits(settings) };
-          const bar = await progressBar(
-            io,
-            files.reduce((sum, file) => sum + file.size, 0),
-          );
-          let done = 0;
-          // Inputs received at once, reported in order: one input's parsing overlaps the
-          // database's work on the others.
-          const window = new OrderedWindow<ReceivedInput, { name: string; progress: number }>(
-            importWindow,
-            async (received, { name, progress }) => {
-              const { items } = await received;
-              tally.add(name, items);
-              if (bar) {
-                bar.update(progress, {
-                  inputs: tally.inputs,
-                  stored: tally.stored,
-                  duplicates: tally.duplicates,
-                  rejected: tally.rejected.length,
-                });
-              } else {
-                for (const item of items)
-                  (item.kind === "rejected" ? io.err : io.out)(describeItem(name, item));
-              }
-            },
-          );
-          try {
-            for (const file of files) {
-              let fileBytes = 0;
-              for await (const { name, source, input, bytes } of inputsOf(file.path, intake)) {
-                fileBytes += bytes;
-                const progress = done + Math.min(fileBytes, file.size);
-                await window.add(bytes, { name, progress }, () =>
-                  receiveInput(deps, input, {
-                    channel: "import",
-                    source,
-                    metadata: { causedBy: "process:cli" },
-                  }),
-                );
-              }
-              done += file.size;
+    .argument("<paths...>", "files, directories or mbox files");
+  withNoWaitOption(command).action(async (paths: string[], options: { wait: boolean }) => {
+    const intake = await import("@dmarc-ledger/intake");
+    const { intakeLimits, intakeSettingsFromEnv, receiveInput, startParseWorkers } = intake;
+    const settings = intakeSettingsFromEnv(env);
+    const files = await expandPaths(paths.map((path) => resolve(io.cwd ?? process.cwd(), path)));
+    const tally = new ImportTally();
+    // They load the parser while the database opens.
+    const stopTellingWorkerFailures = startParseWorkers(settings.parseThreads, (reason) =>
+      io.err(`warning: ${reason}; inputs are parsed on this thread`),
+    );
+    try {
+      await withBulkRuntime(env, async (runtime) => {
+        const deps: IntakeDeps = { store: runtime.store, db: runtime.db, ...intakeLimits(settings) };
+        const bar = await progressBar(
+          io,
+          files.reduce((sum, file) => sum + file.size, 0),
+        );
+        let done = 0;
+        // Inputs received at once, reported in order: one input's parsing overlaps the
+        // database's work on the others.
+        const window = new OrderedWindow<ReceivedInput, { name: string; progress: number }>(
+          importWindow,
+          async (received, { name, progress }) => {
+            const { items } = await received;
+            tally.add(name, items);
+            if (bar) {
+              bar.update(progress, {
+                inputs: tally.inputs,
+                stored: tally.stored,
+                duplicates: tally.duplicates,
+                rejected: tally.rejected.length,
+              });
+            } else {
+              for (const item of items)
+                (item.kind === "rejected" ? io.err : io.out)(describeItem(name, item));
             }
-            await window.drain();
-          } finally {
-            // The runtime closes after this: nothing may still be writing.
-            await window.settle();
-            bar?.update(Math.max(done, 1));
-            bar?.stop();
+          },
+        );
+        try {
+          for (const file of files) {
+            let fileBytes = 0;
+            for await (const { name, source, input, bytes } of inputsOf(file.path, intake)) {
+              fileBytes += bytes;
+              const progress = done + Math.min(fileBytes, file.size);
+              await window.add(bytes, { name, progress }, () =>
+                receiveInput(deps, input, {
+                  channel: "import",
+                  source,
+                  metadata: { causedBy: "process:cli" },
+                }),
+              );
+            }
+            done += file.size;
           }
-        });
-      } finally {
-        stopTellingWorkerFailures();
-      }
-      for (const line of tally.summary()) io.out(line);
-      // 2: the command worked, but some input was rejected (and kept with its reason).
-      if (tally.rejected.length > 0) throw new CliError("", 2);
-    });
+          await window.drain();
+        } finally {
+          // The runtime closes after this: nothing may still be writing.
+          await window.settle();
+          bar?.update(Math.max(done, 1));
+          bar?.stop();
+        }
+        if (options.wait) await catchUpReadModels(runtime);
+      });
+    } finally {
+      stopTellingWorkerFailures();
+    }
+    for (const line of tally.summary()) io.out(line);
+    if (!options.wait) io.out(notWaitedLine);
+    // 2: the command worked, but some input was rejected (and kept with its reason).
+    if (tally.rejected.length > 0) throw new CliError("", 2);
+  });
 }

@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { CliError, type CliIO } from "../io.js";
 import { withBulkRuntime } from "../with-runtime.js";
 import { describeDropped } from "./import-summary.js";
+import { catchUpReadModels, notWaitedLine, withNoWaitOption } from "./wait-for-read-models.js";
 
 function parseSince(value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
@@ -33,33 +34,35 @@ function describe(result: ReprocessedInput): string {
 }
 
 export function registerReprocessCommand(program: Command, io: CliIO, env: NodeJS.ProcessEnv): void {
-  program
+  const command = program
     .command("reprocess")
     .description(
       "run archived inputs that were rejected again (after a parser fix); what parses now is stored",
     )
-    .option("--since <date>", "only inputs last received at or after this ISO 8601 date")
-    .action(async (options: { since?: string }) => {
-      const since = parseSince(options.since);
-      // Loaded when the command runs: `--help` and other commands never pay for the parsers.
-      const { intakeLimits, intakeSettingsFromEnv, reprocessArchived } = await import("@dmarc-ledger/intake");
-      const settings = intakeSettingsFromEnv(env);
-      const counts = { stored: 0, duplicate: 0, rejected: 0, skipped: 0 };
-      await withBulkRuntime(env, async (runtime) => {
-        const results = reprocessArchived(
-          { store: runtime.store, db: runtime.db, ...intakeLimits(settings) },
-          { metadata: { causedBy: "process:cli-reprocess" }, ...(since ? { since } : {}) },
-        );
-        for await (const result of results) {
-          const line = describe(result);
-          if (!result.after) counts.skipped++;
-          else counts[result.after.status === "received" ? "rejected" : result.after.status]++;
-          (result.after?.status === "stored" || result.after?.status === "duplicate" ? io.out : io.err)(line);
-        }
-      });
-      io.out(
-        `${counts.stored + counts.duplicate + counts.rejected + counts.skipped} inputs reprocessed: ${counts.stored} now stored, ${counts.duplicate} now duplicates, ${counts.rejected} still rejected, ${counts.skipped} without their bytes.`,
+    .option("--since <date>", "only inputs last received at or after this ISO 8601 date");
+  withNoWaitOption(command).action(async (options: { since?: string; wait: boolean }) => {
+    const since = parseSince(options.since);
+    // Loaded when the command runs: `--help` and other commands never pay for the parsers.
+    const { intakeLimits, intakeSettingsFromEnv, reprocessArchived } = await import("@dmarc-ledger/intake");
+    const settings = intakeSettingsFromEnv(env);
+    const counts = { stored: 0, duplicate: 0, rejected: 0, skipped: 0 };
+    await withBulkRuntime(env, async (runtime) => {
+      const results = reprocessArchived(
+        { store: runtime.store, db: runtime.db, ...intakeLimits(settings) },
+        { metadata: { causedBy: "process:cli-reprocess" }, ...(since ? { since } : {}) },
       );
-      if (counts.rejected + counts.skipped > 0) throw new CliError("", 2);
+      for await (const result of results) {
+        const line = describe(result);
+        if (!result.after) counts.skipped++;
+        else counts[result.after.status === "received" ? "rejected" : result.after.status]++;
+        (result.after?.status === "stored" || result.after?.status === "duplicate" ? io.out : io.err)(line);
+      }
+      if (options.wait) await catchUpReadModels(runtime);
     });
+    io.out(
+      `${counts.stored + counts.duplicate + counts.rejected + counts.skipped} inputs reprocessed: ${counts.stored} now stored, ${counts.duplicate} now duplicates, ${counts.rejected} still rejected, ${counts.skipped} without their bytes.`,
+    );
+    if (!options.wait) io.out(notWaitedLine);
+    if (counts.rejected + counts.skipped > 0) throw new CliError("", 2);
+  });
 }

@@ -1,42 +1,41 @@
-import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { bindPort } from "@dmarc-ledger/api/listen";
-import { ConfigError, parseSettings, type SettingProblem } from "@dmarc-ledger/config";
 import {
   connectionLost,
   createLogger,
+  processMetrics,
   StopTimeoutError,
   startedByPackageManager,
   stopWithin,
   whenParentExits,
 } from "@dmarc-ledger/process";
 import type { CliIO } from "../io.js";
-import { serviceSettings } from "../settings.js";
+import { startSettings } from "../settings.js";
 import { withRuntime } from "../with-runtime.js";
 
 /** `start`: the service in this process until SIGINT or SIGTERM. */
 export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void> {
-  buildDashboardIfStale(io, env);
   // In this order: every setting checked, then the port bound, then the data opened; so a
   // process that cannot serve stops at once, before it has created anything.
-  const settings = await checkAllSettings(env);
+  const settings = startSettings(env);
   const logger = createLogger(settings, "dmarc-ledger");
+  // /metrics answers from the moment the port is bound, with the process metrics until the rest is.
+  const metricsRegistry = await processMetrics();
   const server = await bindPort(settings.PORT, undefined, {
     maxConnectionsPerIp: settings.MAX_CONNECTIONS_PER_IP,
+    metrics: metricsRegistry,
   });
   let runtimeOpened = false;
+  // The service's modules load while the data directory opens (a first start makes its database
+  // then, outside this process). A start that cannot open it stops all the same: the loading is
+  // dropped with the process.
+  const serviceModules = Promise.all([import("../program.js"), import("../service.js")]);
+  serviceModules.catch(() => {});
   try {
     await withRuntime(
       env,
       async (runtime) => {
         runtimeOpened = true;
-        // Imported once the data is open: the service's modules take seconds to load, and a start
-        // that cannot serve (a wrong setting, a taken port, a held data directory) stops before.
-        const [{ runCliHere }, { startService }] = await Promise.all([
-          import("../program.js"),
-          import("../service.js"),
-        ]);
+        const [{ runCliHere }, { startService }] = await serviceModules;
         const service = await startService({
           runtime,
           env,
@@ -44,6 +43,7 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
           server,
           logger,
           bootstrapTenant: true,
+          metricsRegistry,
           // Commands handed over print links to this service, on the port it really listens on.
           controlCommands: (argv, commandIO) =>
             runCliHere(argv, commandIO, {
@@ -99,21 +99,6 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
   }
 }
 
-/**
- * `pnpm start` in a checkout builds the dashboard first when its build is missing or older than
- * its sources (scripts/build-web.mjs --if-stale: a hash of the sources, a few milliseconds when
- * current). Here, in this process, and not in the script line: a shell between pnpm and the
- * service would outlive pnpm's stop. A failed build is said and the API starts all the same.
- */
-function buildDashboardIfStale(io: CliIO, env: NodeJS.ProcessEnv): void {
-  if (env.npm_lifecycle_event !== "start") return;
-  const script = fileURLToPath(new URL("../../../../scripts/build-web.mjs", import.meta.url));
-  if (!existsSync(script)) return;
-  // Its lines go to stderr: stdout carries JSON log lines only.
-  const built = spawnSync(process.execPath, [script, "--if-stale"], { stdio: ["ignore", 2, 2] });
-  if (built.status !== 0) io.err("The dashboard could not be built (see above); the API starts without it.");
-}
-
 function printBootstrapKey(
   io: CliIO,
   apiRoot: string,
@@ -133,47 +118,4 @@ function printBootstrapKey(
     `  curl -X PUT -H "Authorization: Bearer ${created.apiKey}" -d domain=example.com ${apiRoot}add-domain`,
   );
   io.err(`  curl -H "Authorization: Bearer ${created.apiKey}" "${apiRoot}aggregate_by_domain?start=0"`);
-}
-
-/**
- * Every setting `start` reads: its own and those of the parts it runs beside the API (intake,
- * DNS server, refresher, source names, onboarding), checked before the port is bound or the data
- * directory opened, every wrong variable of every part named in one message.
- */
-async function checkAllSettings(env: NodeJS.ProcessEnv) {
-  const [intakeProcess, intake, dns, safeSpf, sourceNames, onboarding, users] = await Promise.all([
-    import("@dmarc-ledger/intake-process"),
-    import("@dmarc-ledger/intake"),
-    import("@dmarc-ledger/dns"),
-    import("@dmarc-ledger/safe-spf-service"),
-    import("@dmarc-ledger/source-names"),
-    import("@dmarc-ledger/onboarding"),
-    import("@dmarc-ledger/users/settings"),
-  ]);
-  let settings: ReturnType<typeof parseSettings<typeof serviceSettings>> | undefined;
-  const checks = [
-    () => {
-      settings = parseSettings(serviceSettings, env);
-    },
-    () => intakeProcess.intakeChannelSettingsFromEnv(env),
-    () => intake.intakeSettingsFromEnv(env),
-    () => dns.dnsSettingsFromEnv(env, { defaultPort: 5353, required: false }),
-    () => safeSpf.safeSpfRefreshSettingsFromEnv(env),
-    () => sourceNames.sourceIpResolverSettingsFromEnv(env),
-    () => onboarding.onboardingSettingsFromEnv(env),
-    () => users.userSettingsFromEnv(env),
-  ];
-  const problems: SettingProblem[] = [];
-  for (const check of checks) {
-    try {
-      check();
-    } catch (error) {
-      if (!(error instanceof ConfigError)) throw error;
-      for (const problem of error.problems) {
-        if (!problems.some((p) => p.variable === problem.variable)) problems.push(problem);
-      }
-    }
-  }
-  if (problems.length > 0 || !settings) throw new ConfigError(problems);
-  return settings;
 }

@@ -1,6 +1,6 @@
 import type { Region, Scope } from "@dmarc-ledger/events";
 import { type Command, Option } from "commander";
-import { CliError, type CliIO } from "../io.js";
+import { CliError, type CliIO, jsonDocument } from "../io.js";
 import { catchUpTenantTables, resolveTenant } from "../tenant-ref.js";
 import { withRuntime } from "../with-runtime.js";
 
@@ -78,20 +78,22 @@ export function registerTenantCommands(program: Command, io: CliIO, env: NodeJS.
   tenant
     .command("list")
     .description("list the tenants: id, name, region, created, active keys, domains")
-    .option("--json", "print one JSON object per line")
+    .option("--json", "print them as one JSON array")
     .action(async (options: { json?: boolean }) => {
       const tenants = await withRuntime(env, async (runtime) => {
         await catchUpTenantTables(runtime);
         return (await tenancy()).listTenants(runtime.db);
       });
+      if (options.json) {
+        io.out(jsonDocument(tenants.map((t) => ({ ...t, createdAt: t.createdAt.toISOString() }))));
+        return;
+      }
       for (const t of tenants) {
         io.out(
-          options.json
-            ? JSON.stringify({ ...t, createdAt: t.createdAt.toISOString() })
-            : `${t.tenantId}  ${t.name}  ${t.region}  created ${isoSeconds(t.createdAt)}  keys ${t.activeKeys}  domains ${t.domains}`,
+          `${t.tenantId}  ${t.name}  ${t.region}  created ${isoSeconds(t.createdAt)}  keys ${t.activeKeys}  domains ${t.domains}`,
         );
       }
-      if (tenants.length === 0 && !options.json) io.out("No tenants yet: `dmarc-ledger tenant create NAME`.");
+      if (tenants.length === 0) io.out("No tenants yet: `dmarc-ledger tenant create NAME`.");
     });
 
   const key = tenant.command("key").description("list, issue and revoke API keys");
@@ -99,24 +101,31 @@ export function registerTenantCommands(program: Command, io: CliIO, env: NodeJS.
     .command("list")
     .description("list a tenant's keys: id, prefix, scopes, created, revoked")
     .argument("<tenant>", "the tenant's id or name")
-    .option("--json", "print one JSON object per line")
+    .option("--json", "print them as one JSON array")
     .action(async (reference: string, options: { json?: boolean }) => {
       const state = await withRuntime(env, async (runtime) => {
         await catchUpTenantTables(runtime);
         const { tenantId } = await resolveTenant(runtime, reference);
         return (await tenancy()).readTenant(runtime.store, tenantId);
       });
-      for (const [keyId, k] of state.keys) {
+      const keys = [...state.keys];
+      if (options.json) {
         io.out(
-          options.json
-            ? JSON.stringify({
-                keyId,
-                keyPrefix: k.keyPrefix,
-                scopes: k.scopes,
-                createdAt: k.createdAt.toISOString(),
-                revokedAt: k.revokedAt?.toISOString() ?? null,
-              })
-            : `${keyId}  ${k.keyPrefix}…  ${k.scopes.join(",")}  created ${isoSeconds(k.createdAt)}  ${k.revokedAt ? `revoked ${isoSeconds(k.revokedAt)}` : "active"}`,
+          jsonDocument(
+            keys.map(([keyId, k]) => ({
+              keyId,
+              keyPrefix: k.keyPrefix,
+              scopes: k.scopes,
+              createdAt: k.createdAt.toISOString(),
+              revokedAt: k.revokedAt?.toISOString() ?? null,
+            })),
+          ),
+        );
+        return;
+      }
+      for (const [keyId, k] of keys) {
+        io.out(
+          `${keyId}  ${k.keyPrefix}…  ${k.scopes.join(",")}  created ${isoSeconds(k.createdAt)}  ${k.revokedAt ? `revoked ${isoSeconds(k.revokedAt)}` : "active"}`,
         );
       }
     });

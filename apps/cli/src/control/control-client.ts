@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { connect } from "node:net";
+import { userInfo } from "node:os";
 import type { CliIO } from "../io.js";
-import { type ControlAnswer, embeddedControlSocketPath } from "./protocol.js";
+import { type ControlAnswer, type ControlRequest, embeddedControlSocketPath } from "./protocol.js";
 
 /**
  * Hands a command to the service running on the embedded data directory, when one answers on its
@@ -13,7 +14,8 @@ export async function runInRunningService(
   argv: string[],
   io: CliIO,
 ): Promise<number | null> {
-  if (env.DATABASE_URL || argv[0] === "start") return null;
+  // `start` too: the service answers that it runs already (control-server.ts).
+  if (env.DATABASE_URL || !opensTheDataDirectory(argv)) return null;
   const path = embeddedControlSocketPath(env);
   if (!existsSync(path)) return null;
   return new Promise((resolve, reject) => {
@@ -22,7 +24,12 @@ export async function runInRunningService(
     let buffered = "";
     const socket = connect(path, () => {
       connected = true;
-      socket.write(`${JSON.stringify({ argv, cwd: process.cwd() })}\n`);
+      const request: ControlRequest = {
+        argv,
+        cwd: process.cwd(),
+        caller: { pid: process.pid, user: userName() },
+      };
+      socket.write(`${JSON.stringify(request)}\n`);
     });
     socket.on("data", (chunk) => {
       buffered += String(chunk);
@@ -46,4 +53,38 @@ export async function runInRunningService(
       }
     });
   });
+}
+
+/**
+ * Commands that never open the data directory (DNS checks, help, the version) run in this process,
+ * with its environment, beside a service or not: handed over, they read the service's settings
+ * (DNS_NAMESERVERS, REPORTS_DOMAIN…) instead of the caller's.
+ */
+const withoutDataDirectory = [["spf"], ["domain", "status"]];
+
+function opensTheDataDirectory(argv: string[]): boolean {
+  if (argv.length === 0 || argv.some((arg) => ["-h", "--help", "-V", "--version"].includes(arg)))
+    return false;
+  return !withoutDataDirectory.some((words) => words.every((word, index) => argv[index] === word));
+}
+
+/** Whether a service listens on the control socket at `path` (not a socket left by one that died). */
+export function serviceAnswers(path: string): Promise<boolean> {
+  if (!existsSync(path)) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const socket = connect(path, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.on("error", () => resolve(false));
+  });
+}
+
+function userName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    // A uid without a passwd entry (some containers).
+    return String(process.getuid?.() ?? "unknown");
+  }
 }

@@ -4,7 +4,15 @@ import type { Runtime } from "@dmarc-ledger/runtime";
 import type { Logger } from "pino";
 import type { CliIO } from "../io.js";
 import { attachedRuntime } from "./attached-runtime.js";
-import { type ControlAnswer, type ControlRequest, controlSocketPath, maxRequestBytes } from "./protocol.js";
+import {
+  alreadyRunningMessage,
+  type ControlAnswer,
+  type ControlRequest,
+  controlSocketPath,
+  loggableArgv,
+  maxRequestBytes,
+  redactApiKeys,
+} from "./protocol.js";
 
 export interface ControlServer {
   path: string;
@@ -96,7 +104,14 @@ function readRequest(socket: Socket): Promise<ControlRequest | null> {
         if (!Array.isArray(parsed.argv) || !parsed.argv.every((arg) => typeof arg === "string")) {
           throw new Error("malformed control request");
         }
-        done({ argv: parsed.argv, cwd: typeof parsed.cwd === "string" ? parsed.cwd : process.cwd() });
+        const caller = parsed.caller;
+        done({
+          argv: parsed.argv,
+          cwd: typeof parsed.cwd === "string" ? parsed.cwd : process.cwd(),
+          ...(caller && Number.isSafeInteger(caller.pid) && typeof caller.user === "string"
+            ? { caller: { pid: caller.pid, user: caller.user.slice(0, 64) } }
+            : {}),
+        });
       } catch (error) {
         done(null, error as Error);
       }
@@ -106,26 +121,57 @@ function readRequest(socket: Socket): Promise<ControlRequest | null> {
   });
 }
 
+/**
+ * Runs one command and logs it, one line whatever its outcome: who handed it over, the command
+ * line (loggableArgv: no key, no secret option), the exit status, how long it took, and for a
+ * failure its last error line. Never what it printed: `tenant create` prints a key.
+ */
 async function runRequest(
   socket: Socket,
   request: ControlRequest,
-  options: { runtime: Runtime; run: (argv: string[], io: CliIO) => Promise<number> },
+  options: {
+    dataDir: string;
+    runtime: Runtime;
+    logger: Logger;
+    run: (argv: string[], io: CliIO) => Promise<number>;
+  },
 ): Promise<void> {
+  const started = performance.now();
   const send = (answer: ControlAnswer) => {
     if (!socket.destroyed) socket.write(`${JSON.stringify(answer)}\n`);
   };
+  let lastError: string | null = null;
+  const io: CliIO = {
+    out: (text) => send({ out: text }),
+    err: (text) => {
+      if (text.trim()) lastError = text;
+      send({ err: text });
+    },
+    cwd: request.cwd,
+  };
   let exit: number;
   if (request.argv[0] === "start") {
-    send({ err: "error: the service is already running on this data directory." });
+    io.err(`error: ${alreadyRunningMessage(options.dataDir)}`);
     exit = 1;
   } else {
-    const io: CliIO = {
-      out: (text) => send({ out: text }),
-      err: (text) => send({ err: text }),
-      cwd: request.cwd,
-    };
-    exit = await attachedRuntime.run(options.runtime, () => options.run(request.argv, io));
+    try {
+      exit = await attachedRuntime.run(options.runtime, () => options.run(request.argv, io));
+    } catch (error) {
+      // The CLI's entry point answers every failure with a status; this is a bug of its own.
+      io.err(`error: ${error instanceof Error ? error.message : String(error)}`);
+      exit = 1;
+    }
   }
+  const line = {
+    caller: request.caller ?? null,
+    argv: loggableArgv(request.argv),
+    cwd: request.cwd,
+    exit,
+    durationMs: Math.round(performance.now() - started),
+    ...(exit !== 0 && lastError ? { error: redactApiKeys(lastError) } : {}),
+  };
+  if (exit === 0) options.logger.info(line, "control command");
+  else options.logger.warn(line, "control command failed");
   send({ exit });
   socket.end();
 }

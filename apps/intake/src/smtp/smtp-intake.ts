@@ -36,13 +36,20 @@ function reply(responseCode: number, message: string): Error & { responseCode: n
 }
 
 /**
- * The report inbox: accepts mail for the report addresses only (never a relay), refuses larger
+ * The report inbox: accepts mail for the report addresses and postmaster only (never a relay), refuses larger
  * messages than SIZE, spools each message to disk as it arrives and answers 250 once it is stored.
  */
 export async function startSmtpIntake(options: SmtpIntakeOptions): Promise<RunningSmtpIntake> {
   const { settings, deliver, logger } = options;
   const spoolDir = settings.spoolDir ?? (await mkdtemp(join(tmpdir(), "dmarc-ledger-smtp-")));
-  const reportAddresses = new Set(settings.reportAddresses);
+  // RFC 5321 §4.5.1: a domain that takes mail takes postmaster's, with or without the domain
+  // (§4.1.1.3). What it holds goes through the intake like any message: a mail that carries no
+  // report (a bounce, an abuse complaint) is kept, with the reason, among the rejected inputs.
+  const acceptedAddresses = new Set([
+    ...settings.reportAddresses,
+    `postmaster@${settings.reportsDomain}`,
+    "postmaster",
+  ]);
   // Messages stored at once: each is parsed on a parse worker, then committed, and messages that
   // reach the commit together share one transaction (group commit). Four keep a parse worker and
   // the database busy at once: 640 corpus-mix mails over 4 connections, 65% of parse-only with 4
@@ -100,7 +107,7 @@ export async function startSmtpIntake(options: SmtpIntakeOptions): Promise<Runni
     },
 
     onRcptTo(address, _session, callback) {
-      if (!reportAddresses.has(address.address.toLowerCase())) {
+      if (!acceptedAddresses.has(address.address.toLowerCase())) {
         return callback(reply(550, `no such report address here: <${address.address}>`));
       }
       callback();

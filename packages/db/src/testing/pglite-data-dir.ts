@@ -12,8 +12,8 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { PGlite } from "@electric-sql/pglite";
 import { type Database, openDatabase } from "../open-database.js";
+import { createPgliteDatabase } from "../pglite-initdb.js";
 
 /**
  * Names a directory of the test run (vitest's global setup makes it: test/support/global-setup.ts)
@@ -84,8 +84,9 @@ function runTemplate(run: string): Promise<string> {
       writeFileSync(join(lock, "pid"), String(process.pid));
       try {
         const staging = mkdtempSync(join(run, "making-"));
-        const pglite = await PGlite.create(staging);
-        await pglite.close();
+        // As the service makes its database: in a child process, which takes initdb's memory
+        // with it (a test process keeps running files for the whole run).
+        await createPgliteDatabase(staging);
         renameSync(staging, template);
         return template;
       } finally {
