@@ -46,6 +46,12 @@ const sourceRecord = record({
   SPFDomain: { type: "string" },
   DKIMDomain: { type: "string" },
   ...counters,
+  // Additions of issue 23: what names the source ("" when unknown).
+  Service: { type: "string" },
+  ServiceType: { type: "string" },
+  ASN: { type: "string", pattern: "^([0-9]+)?$" },
+  ASNOrganization: { type: "string" },
+  Country: { type: "string", pattern: "^([A-Z]{2})?$" },
 });
 
 export const successOnly: Schema = {

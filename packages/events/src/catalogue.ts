@@ -195,6 +195,27 @@ export interface SourceIpResolved {
   confirmed: boolean;
   /** ISO-8601 time of the answer. */
   resolvedAt: string;
+  /**
+   * What the answer and the offline databases say the source is (v2). null in answers written
+   * before v2 (the upcaster's value) or by a resolver run without the databases.
+   */
+  naming: SourceIpNaming | null;
+}
+
+/**
+ * The name of a report source beside its reverse DNS: the base domain of the forward-confirmed
+ * name, the service that base domain belongs to, and the address's AS and country. The versions
+ * of the maps and databases that said so are kept with it, so that a replay after an upgrade
+ * gives the same names, and an answer can be told apart from one a newer database gave.
+ */
+export interface SourceIpNaming {
+  /** The registrable domain of the forward-confirmed PTR name; null without one. */
+  baseDomain: string | null;
+  service: { name: string; type: string } | null;
+  asn: { number: number; organization: string } | null;
+  /** ISO 3166-1 alpha-2, upper-case. */
+  country: string | null;
+  sources: { serviceMap: string; asnDatabase: string; countryDatabase: string };
 }
 
 /**
@@ -291,7 +312,7 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   AggregateReportReceived: 1,
   ForensicReportReceived: 1,
   ReportRejected: 1,
-  SourceIpResolved: 1,
+  SourceIpResolved: 2,
   UserCreated: 1,
   UserRoleGranted: 1,
   UserRoleRevoked: 1,

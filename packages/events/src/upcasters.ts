@@ -3,10 +3,15 @@ import { currentSchemaVersion, type EventPayloads, type EventType } from "./cata
 /**
  * Lifts an event payload from the version it was written with to the current one, one version at
  * a time. Register a step as `upcasters[type][fromVersion] = (old) => next` when a payload changes.
- * All types are at version 1 today, so no step is registered yet.
  */
 type Step = (data: unknown) => unknown;
-const upcasters: { [K in EventType]?: Record<number, Step> } = {};
+const upcasters: { [K in EventType]?: Record<number, Step> } = {
+  SourceIpResolved: {
+    // v2 added the source's naming (service, AS, country). An answer of v1 was given without
+    // one: it says nothing rather than what today's databases would say.
+    1: (data) => ({ ...(data as object), naming: null }),
+  },
+};
 
 export class UnknownSchemaVersionError extends Error {
   override readonly name = "UnknownSchemaVersionError";

@@ -2,17 +2,20 @@ import type { Projection } from "@dmarc-ledger/projection-engine";
 import type { ReportSchema } from "../schema.js";
 import { aggregateByDomainProjection } from "./aggregate-by-domain.js";
 import { aggregateByOrganizationProjection } from "./aggregate-by-organization.js";
+import { aggregateBySenderProjection } from "./aggregate-by-sender.js";
 import { aggregateBySourceProjection } from "./aggregate-by-source.js";
 import { forensicReportsProjection } from "./forensic-reports.js";
 import { reportDomainsProjection } from "./report-domains.js";
 import { sourceIpNamesProjection } from "./source-ip-names.js";
 
+export { isForwarded } from "./aggregate-by-sender.js";
 export { dkimDomainOf, spfDomainOf } from "./aggregate-by-source.js";
 export { cutHeaders, maxHeaderCharacters } from "./forensic-reports.js";
 export { sourceDomainOf } from "./source-ip-names.js";
 export {
   aggregateByDomainProjection,
   aggregateByOrganizationProjection,
+  aggregateBySenderProjection,
   aggregateBySourceProjection,
   forensicReportsProjection,
   reportDomainsProjection,
@@ -27,4 +30,5 @@ export const reportProjections: readonly Projection<ReportSchema>[] = [
   forensicReportsProjection,
   reportDomainsProjection,
   sourceIpNamesProjection,
+  aggregateBySenderProjection,
 ];
