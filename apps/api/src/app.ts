@@ -38,6 +38,7 @@ import {
 import { uploadReportsEndpoint } from "./routes/reports.js";
 import { rootHandler } from "./routes/root.js";
 import { safeSpfEndpoint, updateSafeSpfEndpoint } from "./routes/safe-spf.js";
+import { aggregateBySenderEndpoint, senderApprovalEndpoint } from "./routes/senders.js";
 import { sessionEndpoint, setPasswordEndpoint, signInEndpoint, signOutEndpoint } from "./routes/session.js";
 import type { ApiContext, ApiDeps, ApiState, ServedDeps } from "./state.js";
 
@@ -59,6 +60,9 @@ export const endpoints: readonly Endpoint[] = [
   domainStatusEndpoint,
   inputsEndpoint,
   reprocessInputEndpoint,
+  // Who sends as the tenant's domains (issue 23).
+  aggregateBySenderEndpoint,
+  senderApprovalEndpoint,
   // The dashboard's: sessions, people and keys.
   signInEndpoint,
   sessionEndpoint,

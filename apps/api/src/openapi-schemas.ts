@@ -54,6 +54,24 @@ const sourceRecord = record({
   Country: { type: "string", pattern: "^([A-Z]{2})?$" },
 });
 
+const share: Schema = { type: "string", pattern: "^[01]\\.[0-9]{4}$" };
+
+const senderRecord = record({
+  Domain: { type: "string" },
+  Service: { type: "string" },
+  ServiceType: { type: "string" },
+  SenderKind: { enum: ["service", "base_domain", "asn", "unknown"] },
+  ASN: { type: "string", pattern: "^([0-9]+)?$" },
+  ASNOrganization: { type: "string" },
+  Country: { type: "string", pattern: "^([A-Z]{2})?$" },
+  SourceIPs: decimal,
+  ...counters,
+  DMARCShare: share,
+  SPFAlignedShare: share,
+  DKIMAlignedShare: share,
+  Approved: { type: ["boolean", "null"] },
+});
+
 export const successOnly: Schema = {
   type: "object",
   additionalProperties: false,
@@ -306,6 +324,8 @@ export const responseSchemas: Record<string, Schema> = {
   aggregate_by_unaligned_source: list(sourceRecord),
   aggregate_by_source: list(sourceRecord),
   aggregate_by_organization: list(record({ Organization: { type: "string" }, ...counters })),
+  aggregate_by_sender: list(senderRecord),
+  sender_approval: successOnly,
   forensic: list(
     record({
       ForensicId: decimal,

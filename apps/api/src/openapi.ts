@@ -60,10 +60,11 @@ const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   revoke_api_key: { form: ["key_id"] },
   inputs: { query: ["start", "end", "page", "per_page", "domain", "status"] },
   reprocess_input: { form: ["sha256"] },
+  sender_approval: { form: ["domain", "service", "range", "approved"] },
 };
 
 /** Form fields that may be left out. */
-const optionalFields = new Set(["group", "everywhere", "scopes"]);
+const optionalFields = new Set(["group", "everywhere", "scopes", "service", "range"]);
 
 const errorStatuses: Record<string, string> = {
   "400": "Invalid parameter or body.",
@@ -105,6 +106,8 @@ const handlerErrors: Record<string, string[]> = {
   aggregate_by_unaligned_source: ["404"],
   aggregate_by_organization: ["404"],
   forensic: ["404"],
+  aggregate_by_sender: ["404"],
+  sender_approval: ["404"],
 };
 
 /** Every error an operation can really answer with, and no other. */

@@ -67,6 +67,21 @@ export interface DomainGroupSet {
   group: string | null;
 }
 
+/**
+ * A sender approved or not for a domain, or the decision cleared (`approved` null). In the
+ * domain's stream, so the audit trail (GET history) tells who decided. The sender is a service
+ * (as aggregate_by_sender names it: a service name, or for unknown sources a base domain or
+ * "AS<number>") or an IP range (CIDR); exactly one of the two is set.
+ */
+export interface SenderApprovalSet {
+  domain: string;
+  tenantId: string;
+  service: string | null;
+  /** Normalised CIDR (network address, prefix length). */
+  range: string | null;
+  approved: boolean | null;
+}
+
 export interface SpfOriginalUpdated {
   domain: string;
   tenantId: string;
@@ -279,6 +294,7 @@ export interface EventPayloads {
   DomainReleased: DomainReleased;
   DomainGroupSet: DomainGroupSet;
   SpfOriginalUpdated: SpfOriginalUpdated;
+  SenderApprovalSet: SenderApprovalSet;
   SafeSpfRecordComputed: SafeSpfRecordComputed;
   SafeSpfComputationFailed: SafeSpfComputationFailed;
   AggregateReportReceived: AggregateReportReceived;
@@ -307,6 +323,7 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   DomainReleased: 1,
   DomainGroupSet: 1,
   SpfOriginalUpdated: 1,
+  SenderApprovalSet: 1,
   SafeSpfRecordComputed: 1,
   SafeSpfComputationFailed: 1,
   AggregateReportReceived: 1,

@@ -2,6 +2,12 @@ export { type AggregateByDomainRecord, aggregateByDomain } from "./aggregate-by-
 export { type AggregateByDomainGroupRecord, aggregateByDomainGroup } from "./aggregate-by-domain-group.js";
 export { type AggregateByOrganizationRecord, aggregateByOrganization } from "./aggregate-by-organization.js";
 export {
+  type AggregateBySenderRecord,
+  aggregateBySender,
+  type SenderKind,
+  share,
+} from "./aggregate-by-sender.js";
+export {
   type AggregateBySourceRecord,
   aggregateBySource,
   aggregateByUnalignedSource,

@@ -182,11 +182,19 @@ export interface DateRecord extends Counters {
 /** GET aggregate_by_sender: the inventory of sending services, with their approval per domain. */
 export interface SenderRecord extends Counters {
   Domain: string;
+  /** The service; for an unknown source its base domain, "AS<number>" or "unknown". */
   Service: string;
+  /** "" for an unknown source. */
   ServiceType: string;
-  ASN: string | number | null;
-  ASNOrganization: string | null;
-  Country: string | null;
+  SenderKind: "service" | "base_domain" | "asn" | "unknown";
+  /** "" when unknown, like the other text fields. */
+  ASN: string;
+  ASNOrganization: string;
+  Country: string;
+  SourceIPs: string;
+  DMARCShare: string;
+  SPFAlignedShare: string;
+  DKIMAlignedShare: string;
   Approved: boolean | null;
 }
 
