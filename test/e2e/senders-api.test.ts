@@ -15,6 +15,7 @@ import { aggregateCorpus } from "../support/corpus.js";
 import {
   approvalKey,
   type ExpectedSender,
+  expectedPolicyImpact,
   expectedSenders,
   readSenderRows,
   type SenderRow,
@@ -292,6 +293,81 @@ describe("the sender inventory over HTTP", () => {
     ).toBe(404);
   });
 
+  it("policy_impact: what p=quarantine and p=reject would stop, legitimate at risk and abuse, exactly", async () => {
+    // An approved service and a refused address, as the rule reads them.
+    const approvedService = expected().find((record) => record.SenderKind === "service")!.Service;
+    expect(
+      (
+        await handle.put("sender_approval", acme, {
+          domain: "example.com",
+          service: approvedService,
+          approved: "true",
+        })
+      ).status,
+    ).toBe(200);
+    approvals.services.set(approvalKey("example.com", approvedService), true);
+    for (const policy of ["quarantine", "reject"] as const) {
+      const want = expectedPolicyImpact(
+        rows,
+        policy,
+        ownerOf,
+        (ip) => names.get(ip)?.expected ?? unknownSender,
+        approvals,
+      );
+      const got = (await handle.get(`policy_impact?${period}&policy=${policy}&per_page=1000`, acme)).json as {
+        policy: string;
+        total: number;
+        totals: unknown;
+        records: unknown[];
+      };
+      expect(got).toEqual({ status: "SUCCESS", policy, ...want });
+      // Each part of the split is there to be checked.
+      expect(Number(want.totals.LegitimateAtRisk)).toBeGreaterThan(0);
+      expect(Number(want.totals.AbuseStopped)).toBeGreaterThan(0);
+      expect(Number(want.totals.Forwarded)).toBeGreaterThan(0);
+      // Paged, the same records and totals.
+      const second = (await handle.get(`policy_impact?${period}&policy=${policy}&page=2&per_page=2`, acme))
+        .json as {
+        totals: unknown;
+        records: unknown[];
+      };
+      expect(second.records).toEqual(want.records.slice(2, 4));
+      expect(second.totals).toEqual(want.totals);
+    }
+    const quarantine = expectedPolicyImpact(
+      rows,
+      "quarantine",
+      ownerOf,
+      (ip) => names.get(ip)?.expected ?? unknownSender,
+      approvals,
+    );
+    const reject = expectedPolicyImpact(
+      rows,
+      "reject",
+      ownerOf,
+      (ip) => names.get(ip)?.expected ?? unknownSender,
+      approvals,
+    );
+    expect(Number(reject.totals.Stopped)).toBeGreaterThan(Number(quarantine.totals.Stopped));
+    const one = (await handle.get(`policy_impact?${period}&policy=reject&domain=domain.de`, acme)).json as {
+      records: unknown[];
+    };
+    expect(one.records).toEqual(
+      expectedPolicyImpact(
+        rows.filter((row) => row.domain === "domain.de"),
+        "reject",
+        ownerOf,
+        (ip) => names.get(ip)?.expected ?? unknownSender,
+        approvals,
+      ).records,
+    );
+    expect((await handle.get(`policy_impact?${period}`, acme)).status).toBe(400);
+    expect((await handle.get(`policy_impact?${period}&policy=none`, acme)).status).toBe(400);
+    expect((await handle.get(`policy_impact?${period}&policy=reject&domain=example.com`, other)).status).toBe(
+      404,
+    );
+  });
+
   it("shows a tenant only its own domains' senders", async () => {
     const theirs = (await all(other)).records as ExpectedSender[];
     expect(theirs.length).toBeGreaterThan(0);
@@ -300,9 +376,13 @@ describe("the sender inventory over HTTP", () => {
   });
 
   it("gives the same answers after a replay", async () => {
+    const impact = async () =>
+      (await handle.get(`policy_impact?${period}&policy=reject&per_page=1000`, acme)).body;
     const before = (await all(acme)).records;
+    const impactBefore = await impact();
     const replayed = await cli(backend.env, "replay");
     expect(replayed.code, replayed.err).toBe(0);
     expect((await all(acme)).records).toEqual(before);
+    expect(await impact()).toBe(impactBefore);
   });
 });

@@ -146,3 +146,85 @@ export function expectedSenders(
       return 0;
     });
 }
+
+export interface ExpectedImpact {
+  total: number;
+  totals: Record<string, string>;
+  records: Record<string, unknown>[];
+}
+
+/**
+ * policy_impact over `rows`: the failing messages a stricter policy would stop (p=quarantine: those
+ * delivered, disposition none; p=reject: also those quarantined), per tenant's domain and sender,
+ * legitimate at risk when from an approved address or forwarded, else abuse stopped.
+ */
+export function expectedPolicyImpact(
+  rows: SenderRow[],
+  policy: "quarantine" | "reject",
+  ownerOf: (domain: string) => string,
+  naming: (ip: string) => TestNaming,
+  approvals: TestApprovals,
+): ExpectedImpact {
+  const stoppable = policy === "quarantine" ? ["none"] : ["none", "quarantine"];
+  const failing = rows.filter(
+    (row) => !(row.policyDkim === "pass" || row.policySpf === "pass") && stoppable.includes(row.disposition),
+  );
+  const records = [
+    ...groupBy(failing, (row) => key(ownerOf(row.domain), naming(row.sourceIp).sender)).values(),
+  ]
+    .map((group) => {
+      const owner = ownerOf(group[0]!.domain);
+      const name = naming(group[0]!.sourceIp);
+      const approvedOf = (ip: string) => approvalOf(approvals, owner, ip, name.sender);
+      const ips = [...new Set(group.map((row) => row.sourceIp))];
+      const decisions = ips.map(approvedOf);
+      let stopped = 0;
+      let forwarded = 0;
+      let legitimate = 0;
+      for (const row of group) {
+        stopped += row.count;
+        if (row.forwarded) forwarded += row.count;
+        if (approvedOf(row.sourceIp) === true || row.forwarded) legitimate += row.count;
+      }
+      return {
+        Domain: owner,
+        Service: name.sender,
+        ServiceType: most(group, (row) => naming(row.sourceIp).type),
+        SenderKind: name.kind,
+        Approved: decisions.every((d) => d === true)
+          ? true
+          : decisions.every((d) => d === false)
+            ? false
+            : null,
+        SourceIPs: String(ips.length),
+        Stopped: String(stopped),
+        Forwarded: String(forwarded),
+        LegitimateAtRisk: String(legitimate),
+        AbuseStopped: String(stopped - legitimate),
+      };
+    })
+    .sort((a, b) => {
+      const n = Number(b.Stopped) - Number(a.Stopped);
+      if (n !== 0) return n;
+      for (const field of ["Domain", "Service"] as const) {
+        if (a[field] < b[field]) return -1;
+        if (a[field] > b[field]) return 1;
+      }
+      return 0;
+    });
+  const sum = (field: "Stopped" | "Forwarded" | "LegitimateAtRisk" | "AbuseStopped") =>
+    String(records.reduce((total, record) => total + Number(record[field]), 0));
+  const counters = countersOf(rows);
+  return {
+    total: records.length,
+    totals: {
+      Volume: counters.Volume,
+      DMARC: counters.DMARC,
+      Stopped: sum("Stopped"),
+      Forwarded: sum("Forwarded"),
+      LegitimateAtRisk: sum("LegitimateAtRisk"),
+      AbuseStopped: sum("AbuseStopped"),
+    },
+    records,
+  };
+}

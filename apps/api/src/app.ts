@@ -35,6 +35,7 @@ import {
   userRoleEndpoint,
   usersEndpoint,
 } from "./routes/people.js";
+import { policyImpactEndpoint } from "./routes/policy-impact.js";
 import { uploadReportsEndpoint } from "./routes/reports.js";
 import { rootHandler } from "./routes/root.js";
 import { safeSpfEndpoint, updateSafeSpfEndpoint } from "./routes/safe-spf.js";
@@ -63,6 +64,7 @@ export const endpoints: readonly Endpoint[] = [
   // Who sends as the tenant's domains (issue 23).
   aggregateBySenderEndpoint,
   senderApprovalEndpoint,
+  policyImpactEndpoint,
   // The dashboard's: sessions, people and keys.
   signInEndpoint,
   sessionEndpoint,

@@ -72,6 +72,37 @@ const senderRecord = record({
   Approved: { type: ["boolean", "null"] },
 });
 
+const impactCounts = {
+  Stopped: decimal,
+  Forwarded: decimal,
+  LegitimateAtRisk: decimal,
+  AbuseStopped: decimal,
+};
+
+const policyImpactSchema: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["status", "policy", "total", "totals", "records"],
+  properties: {
+    status: { const: "SUCCESS" },
+    policy: { enum: ["quarantine", "reject"] },
+    total: { type: "integer", minimum: 0 },
+    totals: record({ Volume: decimal, DMARC: decimal, ...impactCounts }),
+    records: {
+      type: "array",
+      items: record({
+        Domain: { type: "string" },
+        Service: { type: "string" },
+        ServiceType: { type: "string" },
+        SenderKind: { enum: ["service", "base_domain", "asn", "unknown"] },
+        Approved: { type: ["boolean", "null"] },
+        SourceIPs: decimal,
+        ...impactCounts,
+      }),
+    },
+  },
+};
+
 export const successOnly: Schema = {
   type: "object",
   additionalProperties: false,
@@ -326,6 +357,7 @@ export const responseSchemas: Record<string, Schema> = {
   aggregate_by_organization: list(record({ Organization: { type: "string" }, ...counters })),
   aggregate_by_sender: list(senderRecord),
   sender_approval: successOnly,
+  policy_impact: policyImpactSchema,
   forensic: list(
     record({
       ForensicId: decimal,

@@ -61,6 +61,7 @@ const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   inputs: { query: ["start", "end", "page", "per_page", "domain", "status"] },
   reprocess_input: { form: ["sha256"] },
   sender_approval: { form: ["domain", "service", "range", "approved"] },
+  policy_impact: { query: ["start", "end", "page", "per_page", "domain", "policy"] },
 };
 
 /** Form fields that may be left out. */
@@ -108,6 +109,7 @@ const handlerErrors: Record<string, string[]> = {
   forensic: ["404"],
   aggregate_by_sender: ["404"],
   sender_approval: ["404"],
+  policy_impact: ["404"],
 };
 
 /** Every error an operation can really answer with, and no other. */
@@ -144,15 +146,23 @@ function operation(endpoint: Endpoint) {
     endpoint.method === "GET"
       ? extra?.query
         ? extra.query.map((name) =>
-            name === "status"
+            name === "policy"
               ? {
                   name,
                   in: "query",
-                  schema: { enum: ["received", "stored", "duplicate", "rejected"] },
+                  required: true,
+                  description: "The stricter policy to weigh.",
+                  schema: { enum: ["quarantine", "reject"] },
                 }
-              : name === "domain" && endpoint.name !== "inputs"
-                ? { name, in: "query", required: true, schema: { type: "string" } }
-                : listParameters.find((parameter) => parameter.name === name),
+              : name === "status"
+                ? {
+                    name,
+                    in: "query",
+                    schema: { enum: ["received", "stored", "duplicate", "rejected"] },
+                  }
+                : name === "domain" && endpoint.name !== "inputs" && endpoint.name !== "policy_impact"
+                  ? { name, in: "query", required: true, schema: { type: "string" } }
+                  : listParameters.find((parameter) => parameter.name === name),
           )
         : listParameters
       : [];

@@ -17,5 +17,14 @@ export { type DomainRecord, listDomains } from "./domains.js";
 export { type ForensicRecord, forensicReports } from "./forensic.js";
 export { newestFactTime } from "./newest-fact.js";
 export type { Page, PageQuery } from "./page.js";
+export {
+  dispositionsStoppedBy,
+  type PolicyImpact,
+  type PolicyImpactQuery,
+  type PolicyImpactRecord,
+  type PolicyImpactTotals,
+  policyImpact,
+  type StricterPolicy,
+} from "./policy-impact.js";
 export type { QuerySchema } from "./schema.js";
 export { chooseRanking, type RankingChoice } from "./source-page-ranked.js";

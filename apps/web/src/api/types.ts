@@ -198,16 +198,29 @@ export interface SenderRecord extends Counters {
   Approved: boolean | null;
 }
 
-/**
- * GET policy_impact: per domain, what moving to quarantine or reject would do. Issue 23 defines
- * it; this is the shape the Policy view expects until then (see docs/dashboard.md).
- */
+/** GET policy_impact: per domain and sender, the failing messages a stricter policy would stop. */
 export interface PolicyImpactRecord {
   Domain: string;
-  Policy: string | null;
-  Volume: string;
-  DMARC: string;
-  WouldQuarantine: string;
-  WouldReject: string;
-  ApprovedFailing: string;
+  Service: string;
+  ServiceType: string;
+  SenderKind: "service" | "base_domain" | "asn" | "unknown";
+  Approved: boolean | null;
+  SourceIPs: string;
+  Stopped: string;
+  Forwarded: string;
+  LegitimateAtRisk: string;
+  AbuseStopped: string;
+}
+
+/** GET policy_impact's answer: the records and their totals over every sender. */
+export interface PolicyImpactAnswer extends ListAnswer<PolicyImpactRecord> {
+  policy: "quarantine" | "reject";
+  totals: {
+    Volume: string;
+    DMARC: string;
+    Stopped: string;
+    Forwarded: string;
+    LegitimateAtRisk: string;
+    AbuseStopped: string;
+  };
 }
