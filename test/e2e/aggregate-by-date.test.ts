@@ -284,6 +284,19 @@ describe.each(backends)("aggregate_by_date on %s", (_name, makeBackend) => {
     expect(thousand.total).toBe(1000);
   });
 
+  it("has every day up to the end asked for, past the newest report, kept answers too", async () => {
+    // The answer cache cuts a period's end to the newest fact; the series' days are not cut.
+    const start = at("2024-12-01");
+    const first = await handle.get(`aggregate_by_date?start=${start}&end=${at("2025-01-31")}`, acme);
+    const again = await handle.get(`aggregate_by_date?start=${start}&end=${at("2025-01-31")}`, acme);
+    expect(again.body).toBe(first.body);
+    expect((first.json as SeriesAnswer).total).toBe(62);
+    const longer = (await series(acme, `start=${start}&end=${at("2025-02-28")}&per_page=1000`)).records;
+    expect(longer.length).toBe(90);
+    expect(longer.at(-1)!.Date).toBe("2025-02-28");
+    expect(longer).toEqual(expectedSeries(acmeRows(), start, at("2025-02-28"), "day"));
+  });
+
   it("gives the same bytes after a replay of the event store", async () => {
     const paths = [
       `start=${at("2023-12-25")}&end=${at("2024-03-05")}&per_page=1000`,
