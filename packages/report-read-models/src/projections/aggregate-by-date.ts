@@ -7,7 +7,7 @@ import { rowParts } from "./report-parts.js";
 const DAY = 86_400;
 
 /** The day a part of a report counts on: the UTC day of its `t`, as agg_domain's `t` is. */
-export const dayOf = (t: number) => Math.floor(t / DAY);
+const dayOf = (t: number) => Math.floor(t / DAY);
 
 interface DaySums extends CounterSums {
   none: number;

@@ -8,7 +8,6 @@ import { forensicReportsProjection } from "./forensic-reports.js";
 import { reportDomainsProjection } from "./report-domains.js";
 import { sourceIpNamesProjection } from "./source-ip-names.js";
 
-export { dayOf } from "./aggregate-by-date.js";
 export { dkimDomainOf, spfDomainOf } from "./aggregate-by-source.js";
 export { cutHeaders, maxHeaderCharacters } from "./forensic-reports.js";
 export { sourceDomainOf } from "./source-ip-names.js";
