@@ -11,6 +11,7 @@ import { rankingExtentsAsOffsets } from "./009_ranking_extents_as_offsets.js";
 import { sourceChangeCounter } from "./010_source_change_counter.js";
 import { sourceIpAnswers } from "./011_source_ip_answers.js";
 import { rankingUpkeepByChange } from "./012_ranking_upkeep_by_change.js";
+import { aggDomainDay } from "./013_agg_domain_day.js";
 import { sourceIpNaming } from "./014_source_ip_naming.js";
 import { aggSenderFact } from "./015_agg_sender_fact.js";
 
@@ -34,7 +35,7 @@ export const reportReadModelMigrations: MigrationSet = {
     "010_source_change_counter": sourceChangeCounter,
     "011_source_ip_answers": sourceIpAnswers,
     "012_ranking_upkeep_by_change": rankingUpkeepByChange,
-    // 013 is left to the daily series (issue 23, point 1), made beside this.
+    "013_agg_domain_day": aggDomainDay,
     "014_source_ip_naming": sourceIpNaming,
     "015_agg_sender_fact": aggSenderFact,
   },
