@@ -368,6 +368,25 @@ describe("the sender inventory over HTTP", () => {
     );
   });
 
+  it("dmarc-ledger senders prints the same records, as a table and as JSON", async () => {
+    const want = expected();
+    const json = await cli(backend.env, "senders", "acme", "--start", "0", "--end", "2000000000", "--json");
+    expect(json.code, json.err).toBe(0);
+    expect(JSON.parse(json.out)).toEqual(want);
+    const shown = await cli(backend.env, "senders", "acme", "--start", "1970-01-01", "--end", "2033-05-18");
+    expect(shown.code, shown.err).toBe(0);
+    const lines = shown.out.split("\n");
+    expect(lines[0]).toMatch(
+      /^DOMAIN\s+SENDER\s+TYPE\s+ASN\s+CC\s+IPS\s+MESSAGES\s+DMARC\s+SPF\s+DKIM\s+APPROVED$/,
+    );
+    expect(lines.slice(2).map((line) => line.split(/\s{2,}/).slice(0, 2))).toEqual(
+      want.map((record) => [record.Domain, record.Service]),
+    );
+    const refused = await cli(backend.env, "senders", "acme", "--domain", "example.de");
+    expect(refused.code).not.toBe(0);
+    expect(refused.err).toContain("not one of the tenant's domains");
+  });
+
   it("shows a tenant only its own domains' senders", async () => {
     const theirs = (await all(other)).records as ExpectedSender[];
     expect(theirs.length).toBeGreaterThan(0);
