@@ -2,7 +2,7 @@ import type { CounterFields } from "@dmarc-ledger/report-read-models";
 import { type Kysely, sql } from "kysely";
 import { offsetOf, type Page, type PageQuery } from "./page.js";
 import type { QuerySchema } from "./schema.js";
-import { ownedReportDomains, senderIps } from "./sender-ips.js";
+import { mostPerSender, ownedReportDomains, rangesDecided, senderIps } from "./sender-ips.js";
 
 /** What kind of name a sender record has: a known service, or for unknown sources what is known. */
 export type SenderKind = "service" | "base_domain" | "asn" | "unknown";
@@ -58,14 +58,6 @@ export function share(part: string, whole: string): string {
 }
 
 /**
- * The value of `column` with the most messages per sender (ties: the smallest value, bytewise),
- * as a lateral subquery over the sender's addresses.
- */
-const pickMost = (column: string) => sql`(
-  select ${sql.ref(`i.${column}`)} from ips i where i.owner = g.owner and i.sender = g.sender
-  group by ${sql.ref(`i.${column}`)} order by sum(i.volume) desc, ${sql.ref(`i.${column}`)} collate "C" limit 1)`;
-
-/**
  * GET aggregate_by_sender: one record per (tenant's domain, sender), over the period, by volume
  * descending then domain and sender bytewise.
  */
@@ -75,8 +67,9 @@ export async function aggregateBySender(
 ): Promise<Page<AggregateBySenderRecord>> {
   const domains = await ownedReportDomains(db, query);
   if (domains.length === 0) return { total: 0, records: [] };
+  const ranges = await rangesDecided(db, domains);
   const { rows } = await sql<SenderRow>`
-    with ips as materialized (${senderIps(domains, query)}),
+    with ips as materialized (${senderIps(domains, query, undefined, ranges)}),
     grouped as (
       select i.owner, i.sender, min(i.kind) as kind, count(*) as source_ips, sum(i.volume) as volume,
         sum(i.dmarc_pass) as dmarc_pass, sum(i.unaligned_arc_pass) as unaligned_arc_pass,
@@ -95,16 +88,18 @@ export async function aggregateBySender(
       g.dmarc_pass::text as dmarc_pass, g.unaligned_arc_pass::text as unaligned_arc_pass,
       g.dkim_aligned::text as dkim_aligned, g.spf_aligned::text as spf_aligned, g.dkim_pass::text as dkim_pass,
       g.spf_pass::text as spf_pass, g.approved, g.total::text as total,
-      ${pickMost("service_type")} as service_type, ${pickMost("asn")} as asn,
-      ${pickMost("asn_organization")} as asn_organization, ${pickMost("country")} as country
+      st.value as service_type, an.value as asn, ao.value as asn_organization, co.value as country
     from page g
+    join (${mostPerSender("service_type")}) st using (owner, sender)
+    join (${mostPerSender("asn")}) an using (owner, sender)
+    join (${mostPerSender("asn_organization")}) ao using (owner, sender)
+    join (${mostPerSender("country")}) co using (owner, sender)
     order by g.volume desc, g.owner collate "C", g.sender collate "C"`.execute(db);
   let total = Number(rows[0]?.total ?? 0);
   if (rows.length === 0 && query.page > 1) {
     const counted = await sql<{ n: string }>`
-      with ips as (${senderIps(domains, query)}) select count(distinct (owner, sender))::text as n from ips`.execute(
-      db,
-    );
+      with ips as (${senderIps(domains, query, undefined, ranges)})
+      select count(distinct (owner, sender))::text as n from ips`.execute(db);
     total = Number(counted.rows[0]?.n ?? 0);
   }
   return {

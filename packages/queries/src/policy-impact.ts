@@ -2,7 +2,7 @@ import { type Kysely, sql } from "kysely";
 import type { SenderKind } from "./aggregate-by-sender.js";
 import { offsetOf, type PageQuery } from "./page.js";
 import type { QuerySchema } from "./schema.js";
-import { ownedReportDomains, senderIps } from "./sender-ips.js";
+import { mostPerSender, ownedReportDomains, rangesDecided, senderIps } from "./sender-ips.js";
 
 export type StricterPolicy = "quarantine" | "reject";
 
@@ -88,8 +88,9 @@ export async function policyImpact(db: Kysely<QuerySchema>, query: PolicyImpactQ
   };
   if (domains.length === 0) return { total: 0, totals: zero, records: [] };
   const stopped = sql`not f.dmarc_pass and f.disposition = any(${dispositionsStoppedBy[query.policy]}::text[])`;
+  const ranges = await rangesDecided(db, domains);
   const { rows } = await sql<ImpactRow>`
-    with ips as materialized (${senderIps(domains, query, stopped)}),
+    with ips as materialized (${senderIps(domains, query, stopped, ranges)}),
     grouped as (
       select i.owner, i.sender, min(i.kind) as kind, count(*) as source_ips, sum(i.volume) as stopped,
         sum(i.forwarded) as forwarded,
@@ -106,12 +107,11 @@ export async function policyImpact(db: Kysely<QuerySchema>, query: PolicyImpactQ
     select g.owner, g.sender, g.kind, g.approved, g.source_ips::text as source_ips, g.stopped::text as stopped,
       g.forwarded::text as forwarded, g.legitimate::text as legitimate, g.total::text as total,
       g.all_stopped::text as all_stopped, g.all_forwarded::text as all_forwarded,
-      g.all_legitimate::text as all_legitimate,
-      (select i.service_type from ips i where i.owner = g.owner and i.sender = g.sender
-        group by i.service_type order by sum(i.volume) desc, i.service_type collate "C" limit 1) as service_type
-    from counted g
-    order by g.stopped desc, g.owner collate "C", g.sender collate "C"
-    limit ${query.perPage} offset ${offsetOf(query)}`.execute(db);
+      g.all_legitimate::text as all_legitimate, st.value as service_type
+    from (select * from counted g order by g.stopped desc, g.owner collate "C", g.sender collate "C"
+      limit ${query.perPage} offset ${offsetOf(query)}) g
+    join (${mostPerSender("service_type")}) st using (owner, sender)
+    order by g.stopped desc, g.owner collate "C", g.sender collate "C"`.execute(db);
   const { rows: volumes } = await sql<{ volume: string | null; dmarc: string | null }>`
     select sum(f.volume)::text as volume, sum(case when f.dmarc_pass then f.volume else 0 end)::text as dmarc
     from agg_sender_fact f

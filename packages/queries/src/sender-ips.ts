@@ -42,24 +42,24 @@ export async function ownedReportDomains(
  * approved. The sender of an IP is its service when the map knows the base domain of its
  * forward-confirmed name; else that base domain; else its AS ("AS<number>"); else "unknown".
  * Its approval: the most specific approved or refused range holding it, else the decision on
- * its sender, else null.
+ * its sender, else null. `withRanges` false (no range is decided for these domains) leaves the
+ * per-address range lookup out: a hash join on the sender's decision is all that is left.
  */
 export function senderIps(
   domains: readonly OwnedReportDomain[],
   query: Pick<PageQuery, "start" | "end">,
   condition: RawBuilder<unknown> = sql`true`,
+  withRanges = true,
 ): RawBuilder<unknown> {
+  const rangeDecision = withRanges
+    ? sql`(select a.approved from sender_approval a
+          where a.domain = ip.owner and a.kind = 'range' and ip.source_ip::inet <<= a.sender::inet
+          order by masklen(a.sender::inet) desc limit 1)`
+    : sql`null::boolean`;
   return sql`
     select ip.owner, ip.source_ip, ip.volume, ip.dmarc_pass, ip.unaligned_arc_pass, ip.dkim_aligned,
       ip.spf_aligned, ip.dkim_pass, ip.spf_pass, ip.forwarded, ip.kind, ip.sender, ip.service_type, ip.asn,
-      ip.asn_organization, ip.country,
-      coalesce(
-        (select a.approved from sender_approval a
-          where a.domain = ip.owner and a.kind = 'range' and ip.source_ip::inet <<= a.sender::inet
-          order by masklen(a.sender::inet) desc limit 1),
-        (select a.approved from sender_approval a
-          where a.domain = ip.owner and a.kind = 'service' and a.sender = ip.sender)
-      ) as approved
+      ip.asn_organization, ip.country, coalesce(${rangeDecision}, decided.approved) as approved
     from (
       select s.*,
         case when n.service_name is not null then 'service'
@@ -81,5 +81,31 @@ export function senderIps(
         group by d.owner, f.source_ip
       ) s
       left join source_ip_name n on n.source_ip = s.source_ip
-    ) ip`;
+    ) ip
+    left join sender_approval decided
+      on decided.domain = ip.owner and decided.kind = 'service' and decided.sender = ip.sender`;
+}
+
+/** Whether any IP range is decided for the domains' owners (most tenants decide none). */
+export async function rangesDecided(
+  db: Kysely<QuerySchema>,
+  domains: readonly OwnedReportDomain[],
+): Promise<boolean> {
+  const owners = [...new Set(domains.map((d) => d.owner))];
+  const { rows } = await sql<{ found: boolean }>`select exists (select 1 from sender_approval
+    where kind = 'range' and domain = any(${owners}::text[])) as found`.execute(db);
+  return rows[0]?.found === true;
+}
+
+/**
+ * SQL for the value of `column` of `ips` with the most messages per (owner, sender), ties to the
+ * smallest bytewise: one grouping pass over the addresses, not a lookup per sender.
+ */
+export function mostPerSender(
+  column: "service_type" | "asn" | "asn_organization" | "country",
+): RawBuilder<unknown> {
+  const value = sql.ref(`i.${column}`);
+  return sql`select distinct on (owner, sender) owner, sender, value from (
+      select i.owner, i.sender, ${value} as value, sum(i.volume) as n from ips i group by 1, 2, 3
+    ) v order by owner, sender, n desc, value collate "C"`;
 }
