@@ -79,7 +79,13 @@ export async function aggregateBySender(
           as approved
       from ips i group by i.owner, i.sender
     ),
-    page as (
+    -- Each computed once (materialized), then hashed: inlined beside the page's LIMIT the planner
+    -- ran them again for every record of the page.
+    picked_type as materialized (${mostPerSender("service_type")}),
+    picked_asn as materialized (${mostPerSender("asn")}),
+    picked_organization as materialized (${mostPerSender("asn_organization")}),
+    picked_country as materialized (${mostPerSender("country")}),
+    page as materialized (
       select g.*, count(*) over () as total from grouped g
       order by g.volume desc, g.owner collate "C", g.sender collate "C"
       limit ${query.perPage} offset ${offsetOf(query)}
@@ -90,10 +96,10 @@ export async function aggregateBySender(
       g.spf_pass::text as spf_pass, g.approved, g.total::text as total,
       st.value as service_type, an.value as asn, ao.value as asn_organization, co.value as country
     from page g
-    join (${mostPerSender("service_type")}) st using (owner, sender)
-    join (${mostPerSender("asn")}) an using (owner, sender)
-    join (${mostPerSender("asn_organization")}) ao using (owner, sender)
-    join (${mostPerSender("country")}) co using (owner, sender)
+    join picked_type st using (owner, sender)
+    join picked_asn an using (owner, sender)
+    join picked_organization ao using (owner, sender)
+    join picked_country co using (owner, sender)
     order by g.volume desc, g.owner collate "C", g.sender collate "C"`.execute(db);
   let total = Number(rows[0]?.total ?? 0);
   if (rows.length === 0 && query.page > 1) {

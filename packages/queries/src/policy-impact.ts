@@ -99,6 +99,7 @@ export async function policyImpact(db: Kysely<QuerySchema>, query: PolicyImpactQ
           as approved
       from ips i group by i.owner, i.sender
     ),
+    picked_type as materialized (${mostPerSender("service_type")}),
     counted as (
       select g.*, count(*) over () as total, sum(g.stopped) over () as all_stopped,
         sum(g.forwarded) over () as all_forwarded, sum(g.legitimate) over () as all_legitimate
@@ -110,7 +111,7 @@ export async function policyImpact(db: Kysely<QuerySchema>, query: PolicyImpactQ
       g.all_legitimate::text as all_legitimate, st.value as service_type
     from (select * from counted g order by g.stopped desc, g.owner collate "C", g.sender collate "C"
       limit ${query.perPage} offset ${offsetOf(query)}) g
-    join (${mostPerSender("service_type")}) st using (owner, sender)
+    join picked_type st using (owner, sender)
     order by g.stopped desc, g.owner collate "C", g.sender collate "C"`.execute(db);
   const { rows: volumes } = await sql<{ volume: string | null; dmarc: string | null }>`
     select sum(f.volume)::text as volume, sum(case when f.dmarc_pass then f.volume else 0 end)::text as dmarc
