@@ -13,7 +13,7 @@ import { sourceIpAnswers } from "./011_source_ip_answers.js";
 import { rankingUpkeepByChange } from "./012_ranking_upkeep_by_change.js";
 import { aggDomainDay } from "./013_agg_domain_day.js";
 import { sourceIpNaming } from "./014_source_ip_naming.js";
-import { aggSenderFact } from "./015_agg_sender_fact.js";
+import { aggSenderFact } from "./016_agg_sender_fact.js";
 
 /**
  * The report read models' tables (schema.ts). Until the read models were split (issue 22) the
@@ -37,7 +37,7 @@ export const reportReadModelMigrations: MigrationSet = {
     "012_ranking_upkeep_by_change": rankingUpkeepByChange,
     "013_agg_domain_day": aggDomainDay,
     "014_source_ip_naming": sourceIpNaming,
-    "015_agg_sender_fact": aggSenderFact,
+    "016_agg_sender_fact": aggSenderFact,
   },
   formerly: {
     set: "read_models",
