@@ -54,6 +54,7 @@ startApiApp({
   registry,
   users,
   webRoot: builtDashboard(),
+  sharedRateLimits: runtime.database.concurrentSessions,
 });
 logger.info({ apiRoot: config.publicBaseUrl, data: runtime.description }, "listening");
 

@@ -2,6 +2,7 @@ import type { AnySchema } from "@dmarc-ledger/db";
 import type { EventStore } from "@dmarc-ledger/event-store";
 import type { DomainStatusChecker } from "@dmarc-ledger/onboarding";
 import type { Projection } from "@dmarc-ledger/projection-engine";
+import { sharedRateLimiter } from "@dmarc-ledger/rate-limits";
 import type { UserSettings } from "@dmarc-ledger/users";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
@@ -38,6 +39,11 @@ export interface ApiAppOptions {
   webRoot?: string | null;
   /** Where reports reach the service by mail, which the dashboard says to publish (ApiDeps). */
   reportAddresses?: readonly string[];
+  /**
+   * Whether the rate limits are the deployment's, counted in the database that every API
+   * process shares (PostgreSQL), rather than this process's (embedded PGlite: one process).
+   */
+  sharedRateLimits?: boolean;
 }
 
 /**
@@ -60,6 +66,7 @@ export function startApiApp(options: ApiAppOptions): { metrics: ServiceMetrics }
     ...(options.users ? { users: options.users } : {}),
     ...(options.webRoot !== undefined ? { webRoot: options.webRoot } : {}),
     ...(options.reportAddresses ? { reportAddresses: options.reportAddresses } : {}),
+    ...(options.sharedRateLimits ? { rateLimiter: sharedRateLimiter(db, options.config.rateLimit) } : {}),
   });
   server.serve(app.callback());
   return { metrics };

@@ -3,6 +3,7 @@ import type { EventStore } from "@dmarc-ledger/event-store";
 import type { Scope } from "@dmarc-ledger/events";
 import type { DomainStatusChecker } from "@dmarc-ledger/onboarding";
 import type { Projection } from "@dmarc-ledger/projection-engine";
+import type { RateLimiter } from "@dmarc-ledger/rate-limits";
 import type { Session, UserSettings } from "@dmarc-ledger/users";
 import type { DefaultContext, ParameterizedContext } from "koa";
 import type { Kysely } from "kysely";
@@ -26,6 +27,11 @@ export interface ApiDeps {
   answers?: AnswerCache;
   /** Session and set-password link lifetimes; the defaults when absent. */
   users?: UserSettings;
+  /**
+   * Counts requests per caller: the deployment's (sharedRateLimiter, through the database) when
+   * several API processes share one; this process's alone when absent.
+   */
+  rateLimiter?: RateLimiter;
   /** The dashboard's built files (apps/web/dist), served at /; none when absent. */
   webRoot?: string | null;
   /**
