@@ -3,6 +3,7 @@ import type { EventStore } from "@dmarc-ledger/event-store";
 import type { DomainStatusChecker } from "@dmarc-ledger/onboarding";
 import type { Projection } from "@dmarc-ledger/projection-engine";
 import { sharedRateLimiter } from "@dmarc-ledger/rate-limits";
+import type { ReadReplica } from "@dmarc-ledger/read-replica";
 import type { UserSettings } from "@dmarc-ledger/users";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
@@ -44,6 +45,8 @@ export interface ApiAppOptions {
    * process shares (PostgreSQL), rather than this process's (embedded PGlite: one process).
    */
   sharedRateLimits?: boolean;
+  /** A streaming replica the list endpoints read (ApiDeps). */
+  replica?: ReadReplica | null;
 }
 
 /**
@@ -66,6 +69,7 @@ export function startApiApp(options: ApiAppOptions): { metrics: ServiceMetrics }
     ...(options.users ? { users: options.users } : {}),
     ...(options.webRoot !== undefined ? { webRoot: options.webRoot } : {}),
     ...(options.reportAddresses ? { reportAddresses: options.reportAddresses } : {}),
+    ...(options.replica ? { replica: options.replica } : {}),
     ...(options.sharedRateLimits ? { rateLimiter: sharedRateLimiter(db, options.config.rateLimit) } : {}),
   });
   server.serve(app.callback());
