@@ -3,6 +3,8 @@
  * run as production runs them, on a PostgreSQL primary and a streaming replica of their own
  * (initdb, pg_basebackup), on free loopback ports.
  */
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +16,7 @@ import { addDomain, createTenant, issueApiKey } from "@dmarc-ledger/tenancy";
 import { type Kysely, sql } from "kysely";
 import nodemailer from "nodemailer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { builtEntry } from "../support/built-processes.js";
 import { countersOf, readSimpleRows } from "../support/independent-aggregate.js";
 import {
   freePort,
@@ -26,7 +29,7 @@ import { aggregateReportXml } from "../support/report-xml.js";
 import { type BuiltProcess, startBuiltProcess, waitFor } from "../support/start-built-process.js";
 
 const reportsDomain = "reports.fleet.test";
-const policyDomain = "fleet.example";
+const policyDomain = "fleet-ledger.com";
 /** 1,000 reports of 200 rows: the 200,000-row import the projector is killed in the middle of. */
 const reportCount = 1000;
 const rowsPerReport = 200;
@@ -221,19 +224,19 @@ describe("a fleet of processes on a primary and a streaming replica", () => {
     await replica.psql("select pg_wal_replay_pause()");
     try {
       for (let i = 0; i < 3; i++) {
-        const domain = `ryw-${i}.example`;
+        const domain = `ryw-${i}-fleet.com`;
         const added = await apis[i % 2]!.put("add-domain", writer, { domain });
         expect(added.status, await added.clone().text()).toBe(200);
         const listed = (await (await apis[(i + 1) % 2]!.get("domains?per_page=100", writer)).json()) as {
-          records: { domain: string }[];
+          records: { Domain: string }[];
         };
-        expect(listed.records.map((record) => record.domain)).toContain(domain);
+        expect(listed.records.map((record) => record.Domain)).toContain(domain);
       }
       // Another caller, who wrote nothing, reads the replica: still without them while it is paused.
       const stale = (await (await apis[1]!.get("domains?per_page=100", reader)).json()) as {
-        records: { domain: string }[];
+        records: { Domain: string }[];
       };
-      expect(stale.records.map((record) => record.domain)).not.toContain("ryw-0.example");
+      expect(stale.records.map((record) => record.Domain)).not.toContain("ryw-0-fleet.com");
       const ready = (await (await fetch(`${apis[1]!.origin}/readyz`)).json()) as {
         replica: { status: string; lagBytes: number };
       };
@@ -244,9 +247,9 @@ describe("a fleet of processes on a primary and a streaming replica", () => {
     }
     await replica.caughtUp(primary);
     const fresh = (await (await apis[1]!.get("domains?per_page=100", reader)).json()) as {
-      records: { domain: string }[];
+      records: { Domain: string }[];
     };
-    expect(fresh.records.map((record) => record.domain)).toContain("ryw-0.example");
+    expect(fresh.records.map((record) => record.Domain)).toContain("ryw-0-fleet.com");
   });
 
   it("holds one rate limit for a key across the API processes", async () => {
@@ -266,7 +269,7 @@ describe("a fleet of processes on a primary and a streaming replica", () => {
         const info = await transport.sendMail({
           from: "dmarc@receiver.test",
           to: `rua@${reportsDomain}`,
-          subject: "Report domain: fleet.example",
+          subject: `Report domain: ${policyDomain}`,
           attachments: [{ filename: "report.xml", path: file }],
         });
         answers.push(info.response ?? "");
@@ -319,11 +322,18 @@ describe("a fleet of processes on a primary and a streaming replica", () => {
     // Exactly the totals of the same files imported by one process into a database of its own.
     const reference: TestDatabase = await createTestDatabase("dl_fleet_reference");
     try {
-      const imported = await startBuiltProcess("apps/cli/dist/main.js", { DATABASE_URL: reference.url }, [
-        "import",
-        join(work, "reports"),
-      ]);
-      expect(await imported.exited, imported.stderr()).toBe(0);
+      // Its output is lines for a person, not JSON: run apart from startBuiltProcess.
+      const imported = spawn(
+        process.execPath,
+        [...(await builtEntry("apps/cli/dist/main.js")), "import", join(work, "reports")],
+        { env: { PATH: process.env.PATH, DATABASE_URL: reference.url }, stdio: ["ignore", "ignore", "pipe"] },
+      );
+      let importErrors = "";
+      imported.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+        importErrors += chunk;
+      });
+      const [status] = (await once(imported, "close")) as [number | null];
+      expect(status, importErrors).toBe(0);
       const one = await openRuntime({ DATABASE_URL: reference.url });
       try {
         const expected = await readModelSums(one.db as Kysely<unknown>);
