@@ -6,7 +6,6 @@ import {
   type ArchivedInput,
   type ArchiveMaterial,
   archiveInput,
-  archiveWithOutcome,
   heldMaterial,
   readForArchive,
   recordOutcome,
@@ -140,9 +139,9 @@ async function receiveUncounted(
     try {
       const store = transactionalStore(deps);
       if (store && parsed.kind !== "large") {
-        ({ archived, outcome } = await commitGroupOf(store, db).commit(async (writer, trx) => {
+        ({ archived, outcome } = await commitGroupOf(store, db).commit(async (writer, _trx, archive) => {
           const outcome = await storeParsed(writer, material.parseable, parsed, ingestOptions);
-          return { outcome, archived: await archiveWithOutcome(trx, material, receipt, outcome.items) };
+          return { outcome, archived: await archive({ material, receipt, items: outcome.items }) };
         }));
         return received(archived, outcome);
       }

@@ -109,6 +109,13 @@ export function countingAppends<S extends EventStore>(store: S, counter: Counter
       count(stream, events.length);
       return result;
     },
+    appendNewStreamsWithin: async (trx, appends, options) => {
+      const results = await store.appendNewStreamsWithin(trx, appends, options);
+      // Counted as appended when they were, as appendWithin counts its own.
+      for (const [index, result] of results.entries())
+        if (!(result instanceof Error)) count(appends[index]!.stream, appends[index]!.events.length);
+      return results;
+    },
     readStreamWithin: (trx, stream, options) => store.readStreamWithin(trx, stream, options),
     holdsEventsIn: (db) => store.holdsEventsIn(db),
   };
