@@ -89,8 +89,16 @@ export function startLeasedProjector(options: LeasedProjectorOptions): RunningLe
     });
   };
 
+  // Which projections, with which tokens: a lease lost and taken again (the database was away
+  // past its expiry) has a new token, and the follower must fence its batches with that one.
+  const holding = () =>
+    [...held.values()]
+      .map((lease) => `${lease.name}@${lease.token}`)
+      .sort()
+      .join();
+
   const tick = async () => {
-    const before = [...held.keys()].sort().join();
+    const before = holding();
     memberLease =
       memberLease && (await renewLease(db, memberLease, ttlMs))
         ? memberLease
@@ -116,7 +124,7 @@ export function startLeasedProjector(options: LeasedProjectorOptions): RunningLe
       const lease = await tryAcquireLease(db, projectionLease(projection.name), owner, ttlMs);
       if (lease) held.set(projection.name, lease);
     }
-    const after = [...held.keys()].sort().join();
+    const after = holding();
     if (after !== before || (follower === null && held.size > 0)) {
       await follower?.stop();
       follower = stopped ? null : startFollower();

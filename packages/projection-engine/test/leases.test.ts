@@ -4,6 +4,7 @@
  */
 import { type Database, openDatabase } from "@dmarc-ledger/db";
 import type { RecordedEvent } from "@dmarc-ledger/event-store";
+import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
 import { runLeasedJob } from "../src/leased-job.js";
 import { startLeasedProjector } from "../src/leased-projector.js";
@@ -127,6 +128,29 @@ describe("leases", () => {
       release();
       await survivor.stop();
       await doomedProjector.stop().catch(() => {});
+    }
+  });
+
+  it("goes on projecting after its lease was lost and taken again (the database away past its expiry)", async () => {
+    world = await openEngineWorld("dl_lease_again");
+    await world.createTenants(3);
+    const projector = startLeasedProjector({
+      store: world.store,
+      db: world.db,
+      projections: [regionCounter()],
+      leaseTtlMs: 1000,
+    });
+    try {
+      await until("it runs the projection", () => projector.owned().length === 1);
+      // As if its renewals had failed past the expiry and another owner had come and gone.
+      await sql`update projection_lease set token = token + 5 where name = 'projection:tenants_by_region'`.execute(
+        world.db,
+      );
+      const last = await world.createTenants(4);
+      expect(await projector.waitFor(last.position, 20_000)).toBe(true);
+      expect(await regionCounts(world.db)).toEqual(expectedCounts(await allEvents(world.store)));
+    } finally {
+      await projector.stop();
     }
   });
 
