@@ -4,6 +4,7 @@ import { type Follower, followStore } from "@dmarc-ledger/event-store";
 import {
   extendFencedLeases,
   fenceLeases,
+  forgetExpiredLeases,
   type HeldLease,
   liveLeases,
   releaseLease,
@@ -97,7 +98,11 @@ export function startLeasedProjector(options: LeasedProjectorOptions): RunningLe
       .sort()
       .join();
 
+  let ticks = 0;
   const tick = async () => {
+    // About once a minute: the member rows of processes gone an hour ago.
+    if (ticks++ % Math.max(1, Math.round(60_000 / tickMs)) === 0)
+      await forgetExpiredLeases(db, memberPrefix, 3_600_000);
     const before = holding();
     memberLease =
       memberLease && (await renewLease(db, memberLease, ttlMs))

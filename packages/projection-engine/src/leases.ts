@@ -104,3 +104,16 @@ export async function liveLeases(db: Kysely<AnySchema>, prefix: string): Promise
     where starts_with(name, ${prefix}) and expires_at > clock_timestamp()`.execute(db);
   return rows[0]?.live ?? 0;
 }
+
+/**
+ * Forgets leases named `prefix…` that ran out more than `ageMs` ago: each projector process's
+ * member lease has a name of its own, so that every start would otherwise leave a row behind.
+ */
+export async function forgetExpiredLeases(
+  db: Kysely<AnySchema>,
+  prefix: string,
+  ageMs: number,
+): Promise<void> {
+  await sql`delete from projection_lease where starts_with(name, ${prefix})
+    and expires_at < clock_timestamp() - ${ageMs} * interval '1 millisecond'`.execute(db);
+}

@@ -8,7 +8,7 @@ import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
 import { runLeasedJob } from "../src/leased-job.js";
 import { startLeasedProjector } from "../src/leased-projector.js";
-import { fenceLeases, LeaseLostError, tryAcquireLease } from "../src/leases.js";
+import { fenceLeases, forgetExpiredLeases, LeaseLostError, tryAcquireLease } from "../src/leases.js";
 import type { Projection } from "../src/projection.js";
 import {
   allEvents,
@@ -171,6 +171,19 @@ describe("leases", () => {
     expect(await world.db.selectFrom("tenant_names").selectAll().execute()).toEqual([]);
     // The holder's own fence passes.
     await world.db.transaction().execute((trx) => fenceLeases(trx, [taken!], 60_000));
+  });
+
+  it("forgets the member leases of processes gone an hour ago, and only those", async () => {
+    world = await openEngineWorld("dl_lease_forget");
+    await sql`insert into projection_lease (name, owner, token, expires_at) values
+      ('member:projector:gone', 'gone', 1, now() - interval '2 hours'),
+      ('member:projector:recent', 'recent', 1, now() - interval '1 minute'),
+      ('projection:old', 'gone', 1, now() - interval '2 hours')`.execute(world.db);
+    await forgetExpiredLeases(world.db, "member:projector:", 3_600_000);
+    const { rows } = await sql<{ name: string }>`select name from projection_lease order by name`.execute(
+      world.db,
+    );
+    expect(rows.map((row) => row.name)).toEqual(["member:projector:recent", "projection:old"]);
   });
 
   it("runs a job in one process at a time, and in another once the first stops", async () => {
