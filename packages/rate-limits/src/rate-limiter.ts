@@ -46,8 +46,9 @@ export function processRateLimiter(options: RateLimitOptions): RateLimiter {
  * The deployment's limiter: the counts live in `rate_limit` on the primary, so that a caller who
  * spreads requests over several API processes gets the limit once, not once per process
  * (rate-limiter-flexible's RateLimiterPostgres, on the process's own connections through
- * Kysely). A caller over its limit is then refused from memory for the rest of the window,
- * without a query; when the database cannot be reached, each process counts alone.
+ * Kysely). A process that refused a caller refuses it again from memory for one window's length
+ * (a flood costs the database nothing; the block may outlast the shared window by up to that
+ * much); when the database cannot be reached, each process counts alone.
  */
 export function sharedRateLimiter(db: Kysely<AnySchema>, options: RateLimitOptions): RateLimiter {
   const window = windowOf(options);
