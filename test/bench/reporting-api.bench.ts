@@ -85,7 +85,11 @@ const endpoints: Endpoint[] = [
     query: aggregateByOrganization,
     comparable: (r) => ({ key: r.Organization!, volume: r.Volume! }),
   },
-  { name: "forensic", query: forensicReports, comparable: (r) => ({ key: r.Subject!, volume: r.Amount! }) },
+  {
+    name: "forensic",
+    query: (db, query) => forensicReports(db, query, { redact: false }),
+    comparable: (r) => ({ key: r.Subject!, volume: r.Amount! }),
+  },
 ];
 
 const periods = [

@@ -35,6 +35,7 @@ import {
   userRoleEndpoint,
   usersEndpoint,
 } from "./routes/people.js";
+import { personalDataPolicyEndpoint, setPersonalDataPolicyEndpoint } from "./routes/personal-data.js";
 import { uploadReportsEndpoint } from "./routes/reports.js";
 import { rootHandler } from "./routes/root.js";
 import { safeSpfEndpoint, updateSafeSpfEndpoint } from "./routes/safe-spf.js";
@@ -59,6 +60,8 @@ export const endpoints: readonly Endpoint[] = [
   domainStatusEndpoint,
   inputsEndpoint,
   reprocessInputEndpoint,
+  personalDataPolicyEndpoint,
+  setPersonalDataPolicyEndpoint,
   // The dashboard's: sessions, people and keys.
   signInEndpoint,
   sessionEndpoint,

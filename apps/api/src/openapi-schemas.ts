@@ -275,7 +275,17 @@ const dashboardSchemas: Record<string, Schema> = {
   }),
 };
 
+const personalDataPolicy: Schema = record({
+  status: { const: "SUCCESS" },
+  failure_report_days: { type: "integer", minimum: 1 },
+  raw_input_days: { type: "integer", minimum: 1 },
+  aggregate_days: { type: ["integer", "null"], minimum: 1 },
+  redaction: { enum: ["on", "off"] },
+});
+
 export const responseSchemas: Record<string, Schema> = {
+  personal_data_policy: personalDataPolicy,
+  update_personal_data_policy: personalDataPolicy,
   ...dashboardSchemas,
   domain_status: domainStatusSchema,
   // A raw body is one input; a multipart/form-data body one input per file part.

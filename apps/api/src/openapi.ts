@@ -60,10 +60,22 @@ const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   revoke_api_key: { form: ["key_id"] },
   inputs: { query: ["start", "end", "page", "per_page", "domain", "status"] },
   reprocess_input: { form: ["sha256"] },
+  personal_data_policy: { query: [] },
+  update_personal_data_policy: {
+    form: ["failure_report_days", "raw_input_days", "aggregate_days", "redaction"],
+  },
 };
 
 /** Form fields that may be left out. */
-const optionalFields = new Set(["group", "everywhere", "scopes"]);
+const optionalFields = new Set([
+  "group",
+  "everywhere",
+  "scopes",
+  "failure_report_days",
+  "raw_input_days",
+  "aggregate_days",
+  "redaction",
+]);
 
 const errorStatuses: Record<string, string> = {
   "400": "Invalid parameter or body.",

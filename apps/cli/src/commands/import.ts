@@ -103,7 +103,13 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
     );
     try {
       await withBulkRuntime(env, async (runtime) => {
-        const deps: IntakeDeps = { store: runtime.store, db: runtime.db, ...intakeLimits(settings) };
+        const { runtimeDataKeys } = await import("@dmarc-ledger/runtime");
+        const deps: IntakeDeps = {
+          store: runtime.store,
+          db: runtime.db,
+          ...intakeLimits(settings),
+          dataKeys: await runtimeDataKeys(runtime, env),
+        };
         const bar = await progressBar(
           io,
           files.reduce((sum, file) => sum + file.size, 0),

@@ -13,7 +13,7 @@ export function cutHeaders(headers: string): string {
 }
 
 /**
- * The forensic listing. ForensicId is assigned here, counting up in event order, so that a replay
+ * The forensic listing, its personal fields sealed as in the event. ForensicId is assigned here, counting up in event order, so that a replay
  * from the first event gives every report the same id again.
  */
 export const forensicReportsProjection: Projection<ReportSchema> = {
@@ -38,9 +38,10 @@ export const forensicReportsProjection: Projection<ReportSchema> = {
           identity: report.identity,
           domain: report.reportedDomain.toLowerCase(),
           received: Math.floor((Number.isNaN(arrival) ? event.recordedAt.getTime() : arrival) / 1000),
-          subject: report.subject,
           amount: report.incidents,
-          headers: cutHeaders(report.headers),
+          // As the event holds it: opened (and its headers cut) when read, while its key exists.
+          personal: JSON.stringify(report.personal),
+          tenant_id: "sealed" in report.personal ? report.personal.sealed.tenantId : null,
         })
         .onConflict((oc) => oc.column("identity").doNothing())
         .execute();

@@ -1,0 +1,179 @@
+import { randomBytes } from "node:crypto";
+import type { Personal, SealedData } from "@dmarc-ledger/events";
+import type { Kysely } from "kysely";
+import { decrypt, encrypt } from "./aes-gcm.js";
+import { type MasterKeys, masterKeyId } from "./master-keys.js";
+import type { PersonalDataSchema } from "./schema.js";
+import { tenantOfDomain } from "./tenant-of-domain.js";
+
+/** A handle on the database (or a transaction of it) that sees the data keys. */
+// biome-ignore lint/suspicious/noExplicitAny: callers hold handles typed for their own tables
+export type KeysHandle = Kysely<any>;
+
+/** `YYYY-MM` of a time, UTC: data keys are per tenant and month. */
+export function monthOf(at: Date): string {
+  return at.toISOString().slice(0, 7);
+}
+
+/**
+ * The data keys of personal data (table data_key), wrapped by the master key. Seals a tenant's
+ * data of a month under that month's key, made on first use, and opens sealed data while its key
+ * exists: a deleted key (shredded by retention or erasure) opens as null, for good.
+ *
+ * Every seal and open reads the key's row: an unwrapped key is cached, but only used while its row
+ * is there, so that a key shredded by another process is never used again here.
+ */
+export class DataKeys {
+  private readonly unwrapped = new Map<string, Buffer>();
+  private readonly currentId: string;
+  private readonly previousId: string | null;
+
+  constructor(private readonly masters: MasterKeys) {
+    this.currentId = masterKeyId(masters.current);
+    this.previousId = masters.previous ? masterKeyId(masters.previous) : null;
+  }
+
+  /**
+   * Seals `value` (as JSON) under the key of `tenantId` for the month of `at`. With `create`
+   * false the key must exist (made by `prepare`): inside a transaction that appends events
+   * nothing may be written before the append (its order guard, packages/event-store), so there
+   * the key is only read.
+   */
+  async seal(
+    handle: KeysHandle,
+    tenantId: string,
+    at: Date,
+    value: unknown,
+    create = true,
+  ): Promise<SealedData> {
+    const key = await this.keyFor(handle, tenantId, monthOf(at), create);
+    const data = encrypt(key.bytes, Buffer.from(JSON.stringify(value), "utf8"), key.keyId);
+    return { keyId: key.keyId, tenantId, data: data.toString("base64") };
+  }
+
+  /** Makes (or finds) the keys of these tenants for the month of `at`, outside any transaction. */
+  async prepare(handle: KeysHandle, tenantIds: Iterable<string>, at: Date): Promise<void> {
+    for (const tenantId of new Set(tenantIds)) await this.keyFor(handle, tenantId, monthOf(at), true);
+  }
+
+  /** The tenant a report's domain counts for (noTenant when nobody's): whose key seals it. */
+  tenantOf(handle: KeysHandle, domain: string): Promise<string> {
+    return tenantOfDomain(handle, domain);
+  }
+
+  /** The values of `personal` envelopes, in order; null where the key is gone (shredded). */
+  async open<T>(handle: KeysHandle, envelopes: readonly Personal<T>[]): Promise<(T | null)[]> {
+    const keyIds = [...new Set(envelopes.flatMap((e) => ("sealed" in e ? [e.sealed.keyId] : [])))];
+    const keys = await this.keysById(handle, keyIds);
+    return envelopes.map((envelope) => {
+      if ("clear" in envelope) return envelope.clear;
+      const key = keys.get(envelope.sealed.keyId);
+      if (!key) return null;
+      const plain = decrypt(key, Buffer.from(envelope.sealed.data, "base64"), envelope.sealed.keyId);
+      return JSON.parse(plain.toString("utf8")) as T;
+    });
+  }
+
+  /**
+   * Rewraps every data key under the current master key (after MASTER_KEY changed, with the old
+   * one in MASTER_KEY_PREVIOUS). Returns how many were rewrapped; the data they seal is untouched.
+   */
+  async rewrapAll(handle: KeysHandle): Promise<number> {
+    const db = handle as Kysely<PersonalDataSchema>;
+    const rows = await db
+      .selectFrom("data_key")
+      .select(["key_id", "wrapped", "master_key_id"])
+      .where("master_key_id", "!=", this.currentId)
+      .execute();
+    for (const row of rows) {
+      const bytes = this.unwrap(row);
+      await db
+        .updateTable("data_key")
+        .set({ wrapped: encrypt(this.masters.current, bytes, row.key_id), master_key_id: this.currentId })
+        .where("key_id", "=", row.key_id)
+        .where("master_key_id", "=", row.master_key_id)
+        .execute();
+    }
+    return rows.length;
+  }
+
+  /**
+   * The master key ids that wrapped stored data keys and are neither MASTER_KEY nor
+   * MASTER_KEY_PREVIOUS: a service started with these would seal new data and fail to read old.
+   */
+  async unknownMasterKeyIds(handle: KeysHandle): Promise<string[]> {
+    const db = handle as Kysely<PersonalDataSchema>;
+    const rows = await db.selectFrom("data_key").select("master_key_id").distinct().execute();
+    return rows.map((r) => r.master_key_id).filter((id) => id !== this.currentId && id !== this.previousId);
+  }
+
+  private async keyFor(
+    handle: KeysHandle,
+    tenantId: string,
+    month: string,
+    create: boolean,
+  ): Promise<{ keyId: string; bytes: Buffer }> {
+    const db = handle as Kysely<PersonalDataSchema>;
+    const find = () =>
+      db
+        .selectFrom("data_key")
+        .select(["key_id", "wrapped", "master_key_id"])
+        .where("tenant_id", "=", tenantId)
+        .where("month", "=", month)
+        .executeTakeFirst();
+    let row = await find();
+    if (!row && !create) throw new Error(`no data key of ${tenantId} for ${month} was prepared`);
+    if (!row) {
+      const keyId = randomBytes(16).toString("hex");
+      const bytes = randomBytes(32);
+      // Another input may make the same month's key at the same moment: one wins, both use it.
+      await db
+        .insertInto("data_key")
+        .values({
+          key_id: keyId,
+          tenant_id: tenantId,
+          month,
+          wrapped: encrypt(this.masters.current, bytes, keyId),
+          master_key_id: this.currentId,
+        })
+        .onConflict((oc) => oc.columns(["tenant_id", "month"]).doNothing())
+        .execute();
+      row = await find();
+      if (!row) throw new Error(`the data key of ${tenantId} for ${month} was removed as it was made`);
+    }
+    return { keyId: row.key_id, bytes: this.unwrap(row) };
+  }
+
+  private async keysById(handle: KeysHandle, keyIds: string[]): Promise<Map<string, Buffer>> {
+    const found = new Map<string, Buffer>();
+    if (keyIds.length === 0) return found;
+    const db = handle as Kysely<PersonalDataSchema>;
+    const rows = await db
+      .selectFrom("data_key")
+      .select(["key_id", "wrapped", "master_key_id"])
+      .where("key_id", "in", keyIds)
+      .execute();
+    for (const row of rows) found.set(row.key_id, this.unwrap(row));
+    return found;
+  }
+
+  private unwrap(row: { key_id: string; wrapped: Uint8Array; master_key_id: string }): Buffer {
+    const cacheKey = `${row.key_id}@${row.master_key_id}`;
+    const cached = this.unwrapped.get(cacheKey);
+    if (cached) return cached;
+    const master =
+      row.master_key_id === this.currentId
+        ? this.masters.current
+        : row.master_key_id === this.previousId
+          ? this.masters.previous
+          : null;
+    if (!master) {
+      throw new Error(
+        `data key ${row.key_id} is wrapped by master key ${row.master_key_id}, which is neither MASTER_KEY nor MASTER_KEY_PREVIOUS`,
+      );
+    }
+    const bytes = decrypt(master, row.wrapped, row.key_id);
+    this.unwrapped.set(cacheKey, bytes);
+    return bytes;
+  }
+}

@@ -1,0 +1,19 @@
+export { DataKeys, type KeysHandle, monthOf } from "./data-keys.js";
+export { type MasterKeys, masterKeyFile, masterKeyId, masterKeysFrom } from "./master-keys.js";
+export { personalDataMigrations } from "./migrations/index.js";
+export { openDataKeys } from "./open-personal-data.js";
+export {
+  checkPolicy,
+  defaultPolicy,
+  InvalidPolicyError,
+  type PersonalDataPolicy,
+  personalDataPolicies,
+  personalDataPolicy,
+  personalDataPolicyProjection,
+  retentionDays,
+  setPersonalDataPolicy,
+} from "./policy.js";
+export type { DataKeyTable, PersonalDataSchema } from "./schema.js";
+export { personalDataSettings } from "./settings.js";
+export { shredDataKeys } from "./shred.js";
+export { noTenant, tenantOfDomain } from "./tenant-of-domain.js";

@@ -1,0 +1,42 @@
+import { z } from "zod";
+
+/** 32 bytes, as base64 (`openssl rand -base64 32`) or 64 hex digits. */
+export function parseMasterKey(value: string): Buffer | null {
+  const text = value.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, "hex");
+  if (/^[A-Za-z0-9+/]{43}=?$/.test(text)) {
+    const bytes = Buffer.from(text, "base64");
+    if (bytes.length === 32) return bytes;
+  }
+  return null;
+}
+
+function masterKey() {
+  return z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined) return null;
+      const key = parseMasterKey(value);
+      if (!key) {
+        // The value is a secret: never echoed.
+        ctx.addIssue({
+          code: "custom",
+          message: "is not 32 bytes as base64 or 64 hex digits (make one: openssl rand -base64 32)",
+        });
+        return z.NEVER;
+      }
+      return key;
+    });
+}
+
+/**
+ * The master key that wraps the data keys of personal data (docs/privacy.md). Required with
+ * DATABASE_URL; the embedded default keeps a generated one in the data directory (master.key).
+ * MASTER_KEY_PREVIOUS: the key before a rotation, read until `dmarc-ledger keys rotate` rewrapped
+ * every data key under MASTER_KEY.
+ */
+export const personalDataSettings = {
+  MASTER_KEY: masterKey(),
+  MASTER_KEY_PREVIOUS: masterKey(),
+};
