@@ -35,7 +35,11 @@ import {
   userRoleEndpoint,
   usersEndpoint,
 } from "./routes/people.js";
-import { personalDataPolicyEndpoint, setPersonalDataPolicyEndpoint } from "./routes/personal-data.js";
+import {
+  erasePersonalDataEndpoint,
+  personalDataPolicyEndpoint,
+  setPersonalDataPolicyEndpoint,
+} from "./routes/personal-data.js";
 import { uploadReportsEndpoint } from "./routes/reports.js";
 import { rootHandler } from "./routes/root.js";
 import { safeSpfEndpoint, updateSafeSpfEndpoint } from "./routes/safe-spf.js";
@@ -62,6 +66,7 @@ export const endpoints: readonly Endpoint[] = [
   reprocessInputEndpoint,
   personalDataPolicyEndpoint,
   setPersonalDataPolicyEndpoint,
+  erasePersonalDataEndpoint,
   // The dashboard's: sessions, people and keys.
   signInEndpoint,
   sessionEndpoint,
@@ -153,6 +158,7 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ServedDeps }>
     const path = `/${endpoint.name}`;
     if (endpoint.method === "GET") router.get(path, requireScope(endpoint), endpoint.handler);
     else if (endpoint.method === "POST") router.post(path, requireScope(endpoint), endpoint.handler);
+    else if (endpoint.method === "DELETE") router.delete(path, requireScope(endpoint), endpoint.handler);
     else router.put(path, requireScope(endpoint), requireForm, endpoint.handler);
   }
 

@@ -286,6 +286,12 @@ const personalDataPolicy: Schema = record({
 export const responseSchemas: Record<string, Schema> = {
   personal_data_policy: personalDataPolicy,
   update_personal_data_policy: personalDataPolicy,
+  personal_data: record({
+    status: { const: "SUCCESS" },
+    keys_shredded: { type: "integer", minimum: 0 },
+    failure_reports: { type: "integer", minimum: 0 },
+    raw_inputs: { type: "integer", minimum: 0 },
+  }),
   ...dashboardSchemas,
   domain_status: domainStatusSchema,
   // A raw body is one input; a multipart/form-data body one input per file part.

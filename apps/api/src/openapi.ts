@@ -61,6 +61,7 @@ const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   inputs: { query: ["start", "end", "page", "per_page", "domain", "status"] },
   reprocess_input: { form: ["sha256"] },
   personal_data_policy: { query: [] },
+  personal_data: { query: ["confirm"] },
   update_personal_data_policy: {
     form: ["failure_report_days", "raw_input_days", "aggregate_days", "redaction"],
   },
@@ -150,21 +151,28 @@ function errorResponses(statuses: readonly string[]) {
 function operation(endpoint: Endpoint) {
   const extra = extraParameters[endpoint.name];
   const parameters =
-    endpoint.method === "GET"
-      ? extra?.query
-        ? extra.query.map((name) =>
-            name === "status"
-              ? {
-                  name,
-                  in: "query",
-                  schema: { enum: ["received", "stored", "duplicate", "rejected"] },
-                }
-              : name === "domain" && endpoint.name !== "inputs"
-                ? { name, in: "query", required: true, schema: { type: "string" } }
-                : listParameters.find((parameter) => parameter.name === name),
-          )
-        : listParameters
-      : [];
+    endpoint.method === "DELETE"
+      ? (extra?.query ?? []).map((name) => ({
+          name,
+          in: "query",
+          required: true,
+          schema: { type: "string" },
+        }))
+      : endpoint.method === "GET"
+        ? extra?.query
+          ? extra.query.map((name) =>
+              name === "status"
+                ? {
+                    name,
+                    in: "query",
+                    schema: { enum: ["received", "stored", "duplicate", "rejected"] },
+                  }
+                : name === "domain" && endpoint.name !== "inputs"
+                  ? { name, in: "query", required: true, schema: { type: "string" } }
+                  : listParameters.find((parameter) => parameter.name === name),
+            )
+          : listParameters
+        : [];
   const body =
     endpoint.method === "POST"
       ? {

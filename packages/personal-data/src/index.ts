@@ -13,6 +13,7 @@ export {
   retentionDays,
   setPersonalDataPolicy,
 } from "./policy.js";
+export { releaseRetentionLease, takeRetentionLease } from "./retention-lease.js";
 export type { DataKeyTable, PersonalDataSchema } from "./schema.js";
 export { personalDataSettings } from "./settings.js";
 export { shredDataKeys } from "./shred.js";

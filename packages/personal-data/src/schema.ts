@@ -26,7 +26,19 @@ export interface PersonalDataPolicyTable {
   redaction: boolean;
 }
 
+/**
+ * The lease of the retention job: one run at a time in a deployment, whichever process holds it
+ * (two projectors may run); a holder that died lets it run out.
+ */
+export interface RetentionLeaseTable {
+  name: string;
+  holder: string | null;
+  leased_until: Date;
+  last_run: Date | null;
+}
+
 export interface PersonalDataSchema {
   data_key: DataKeyTable;
+  retention_lease: RetentionLeaseTable;
   personal_data_policy: PersonalDataPolicyTable;
 }

@@ -155,6 +155,8 @@ export interface ForensicReportTable {
   personal: string;
   /** The tenant whose data key sealed it; null for a report in clear. */
   tenant_id: string | null;
+  /** When it was stored, Unix seconds: what retention counts from. */
+  recorded: Int8;
 }
 
 /**

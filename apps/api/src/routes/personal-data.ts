@@ -84,3 +84,38 @@ export const setPersonalDataPolicyEndpoint: Endpoint = {
     ctx.body = { status: "SUCCESS", ...policyBody(next) };
   },
 };
+
+/**
+ * Erasure on request, by an admin of the tenant signed in to the dashboard (keys cannot): the
+ * query's `confirm` must repeat the tenant's id. At once, what eraseTenant removes; answers what
+ * was removed once /forensic no longer shows it.
+ */
+export const erasePersonalDataEndpoint: Endpoint = {
+  name: "personal_data",
+  method: "DELETE",
+  scope: "admin",
+  summary:
+    "Erases everything of your tenant that can identify a person (failure reports' personal fields, raw inputs' bytes), for good; query confirm=<your tenant id>.",
+  handler: async (ctx) => {
+    const holder = ctx.state.holder!;
+    const confirm = typeof ctx.query.confirm === "string" ? ctx.query.confirm : undefined;
+    if (confirm !== holder.tenantId) {
+      throw badParameter(
+        "confirm",
+        "must be your tenant's id: erasure removes your failure reports' personal data and your raw inputs' bytes for good.",
+      );
+    }
+    const { eraseTenant } = await import("@dmarc-ledger/runtime/personal-data");
+    const { event, position } = await eraseTenant(ctx.deps, holder.tenantId, {
+      causedBy: holder.causedBy,
+      correlationId: ctx.state.requestId,
+    });
+    await awaitProjection(ctx, position);
+    ctx.body = {
+      status: "SUCCESS",
+      keys_shredded: event.keysShredded,
+      failure_reports: event.removed.failureReports,
+      raw_inputs: event.removed.rawInputs,
+    };
+  },
+};

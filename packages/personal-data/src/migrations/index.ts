@@ -1,6 +1,7 @@
 import type { MigrationSet } from "@dmarc-ledger/db";
 import { dataKeyMigration } from "./001_data_key.js";
 import { personalDataPolicyMigration } from "./002_personal_data_policy.js";
+import { retentionLeaseMigration } from "./003_retention_lease.js";
 
 /** The tables the personal-data package owns (the data keys, the tenants' policies), on their own bookkeeping table. */
 export const personalDataMigrations: MigrationSet = {
@@ -8,5 +9,6 @@ export const personalDataMigrations: MigrationSet = {
   migrations: {
     "001_data_key": dataKeyMigration,
     "002_personal_data_policy": personalDataPolicyMigration,
+    "003_retention_lease": retentionLeaseMigration,
   },
 };

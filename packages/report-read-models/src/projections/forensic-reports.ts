@@ -1,5 +1,6 @@
+import type { RetentionApplied } from "@dmarc-ledger/events";
 import type { Projection } from "@dmarc-ledger/projection-engine";
-import { sql } from "kysely";
+import { type Kysely, sql, type Transaction } from "kysely";
 import type { ReportSchema } from "../schema.js";
 
 /** Headers longer than this are cut and end in "..." (the contract's Headers field). */
@@ -19,7 +20,7 @@ export function cutHeaders(headers: string): string {
 export const forensicReportsProjection: Projection<ReportSchema> = {
   name: "forensic_reports",
   tables: ["forensic_report"],
-  handles: new Set(["ForensicReportReceived"]),
+  handles: new Set(["ForensicReportReceived", "RetentionApplied", "TenantErased"]),
   async apply(trx, events) {
     const { last } = await trx
       .selectFrom("forensic_report")
@@ -27,6 +28,14 @@ export const forensicReportsProjection: Projection<ReportSchema> = {
       .executeTakeFirstOrThrow();
     let next = BigInt(last);
     for (const event of events) {
+      if (event.type === "RetentionApplied" || event.type === "TenantErased") {
+        await dropPersonalRows(
+          trx,
+          event.data.tenantId,
+          event.type === "RetentionApplied" ? event.data : null,
+        );
+        continue;
+      }
       if (event.type !== "ForensicReportReceived") continue;
       const report = event.data;
       const arrival = report.arrivalDate ? Date.parse(report.arrivalDate) : Number.NaN;
@@ -42,9 +51,58 @@ export const forensicReportsProjection: Projection<ReportSchema> = {
           // As the event holds it: opened (and its headers cut) when read, while its key exists.
           personal: JSON.stringify(report.personal),
           tenant_id: "sealed" in report.personal ? report.personal.sealed.tenantId : null,
+          recorded: Math.floor(event.recordedAt.getTime() / 1000),
         })
         .onConflict((oc) => oc.column("identity").doNothing())
         .execute();
     }
   },
 };
+
+/** The tenant id of data no tenant owned when it arrived (packages/personal-data's noTenant). */
+const noTenant = "-";
+
+/**
+ * Rows of a tenant that retention (those stored before its cutoff) or erasure (all) removed.
+ * Reports in clear (written before encryption) count as nobody's: retention of noTenant.
+ */
+function personalRowsOf(trx: Transaction<ReportSchema>, tenantId: string) {
+  return trx
+    .deleteFrom("forensic_report")
+    .where((eb) =>
+      tenantId === noTenant
+        ? eb.or([eb("tenant_id", "=", noTenant), eb("tenant_id", "is", null)])
+        : eb("tenant_id", "=", tenantId),
+    );
+}
+
+async function dropPersonalRows(
+  trx: Transaction<ReportSchema>,
+  tenantId: string,
+  retention: Pick<RetentionApplied, "failureReportsBefore"> | null,
+): Promise<void> {
+  let query = personalRowsOf(trx, tenantId);
+  if (retention) {
+    query = query.where("recorded", "<", Math.floor(Date.parse(retention.failureReportsBefore) / 1000));
+  }
+  await query.execute();
+}
+
+/** How many /forensic rows of the tenant retention (before `before`) or erasure (null) removes. */
+export async function countPersonalRows(
+  db: Kysely<ReportSchema>,
+  tenantId: string,
+  before: Date | null,
+): Promise<number> {
+  let query = db
+    .selectFrom("forensic_report")
+    .select(sql<string>`count(*)::text`.as("n"))
+    .where((eb) =>
+      tenantId === noTenant
+        ? eb.or([eb("tenant_id", "=", noTenant), eb("tenant_id", "is", null)])
+        : eb("tenant_id", "=", tenantId),
+    );
+  if (before) query = query.where("recorded", "<", Math.floor(before.getTime() / 1000));
+  const row = await query.executeTakeFirstOrThrow();
+  return Number(row.n);
+}

@@ -1,0 +1,156 @@
+import type { Command } from "commander";
+import { CliError, type CliIO } from "../io.js";
+import { catchUpTenantTables, resolveTenant } from "../tenant-ref.js";
+import { withBulkRuntime, withRuntime } from "../with-runtime.js";
+import { catchUpReadModels } from "./wait-for-read-models.js";
+
+const cli = { causedBy: "process:cli" };
+
+/** Loaded when a command runs: `--help` never pays for them. */
+const personalData = () => import("@dmarc-ledger/personal-data");
+const erasure = () => import("@dmarc-ledger/runtime/personal-data");
+
+function days(name: string) {
+  return (value: string): number => {
+    const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+    if (!Number.isSafeInteger(parsed) || parsed < 1 || parsed > 3650) {
+      throw new CliError(`${name}: "${value}" is not a whole number of days from 1 to 3650`);
+    }
+    return parsed;
+  };
+}
+
+/**
+ * `tenant policy` (retention and redaction), `tenant erase` (erasure on request, confirmed by
+ * repeating the tenant's id), `retention run` and `keys rotate` (docs/privacy.md).
+ */
+export function registerPersonalDataCommands(
+  program: Command,
+  tenant: Command,
+  io: CliIO,
+  env: NodeJS.ProcessEnv,
+): void {
+  tenant
+    .command("policy")
+    .description(
+      "show or set how long a tenant's personal data is kept (days) and whether /forensic redacts it",
+    )
+    .argument("<tenant>", "the tenant's id or name")
+    .option(
+      "--failure-report-days <days>",
+      "failure reports' personal fields (default 90)",
+      days("--failure-report-days"),
+    )
+    .option(
+      "--raw-input-days <days>",
+      "the raw archive's bytes of its inputs (default 90)",
+      days("--raw-input-days"),
+    )
+    .option("--redaction <on|off>", "mask addresses and remove the subject on /forensic (default on)")
+    .action(
+      async (
+        reference: string,
+        options: { failureReportDays?: number; rawInputDays?: number; redaction?: string },
+      ) => {
+        if (options.redaction !== undefined && options.redaction !== "on" && options.redaction !== "off") {
+          throw new CliError(`--redaction: "${options.redaction}" is not on or off`);
+        }
+        const { personalDataPolicy, personalDataPolicyProjection, setPersonalDataPolicy } =
+          await personalData();
+        const { catchUp } = await import("@dmarc-ledger/projection-engine");
+        const policy = await withRuntime(env, async (runtime) => {
+          await catchUpTenantTables(runtime);
+          const { tenantId } = await resolveTenant(runtime, reference);
+          const current = await personalDataPolicy(runtime.db, tenantId);
+          const changed =
+            options.failureReportDays !== undefined ||
+            options.rawInputDays !== undefined ||
+            options.redaction !== undefined;
+          if (!changed) return current;
+          const next = {
+            ...current,
+            ...(options.failureReportDays !== undefined
+              ? { failureReportDays: options.failureReportDays }
+              : {}),
+            ...(options.rawInputDays !== undefined ? { rawInputDays: options.rawInputDays } : {}),
+            ...(options.redaction !== undefined ? { redaction: options.redaction === "on" } : {}),
+          };
+          await setPersonalDataPolicy(runtime.store, tenantId, next, cli);
+          await catchUp({
+            store: runtime.store,
+            db: runtime.db,
+            projections: [personalDataPolicyProjection],
+          });
+          return next;
+        });
+        io.out(`failure reports: ${policy.failureReportDays} days`);
+        io.out(`raw inputs: ${policy.rawInputDays} days`);
+        io.out(`aggregate facts: ${policy.aggregateDays === null ? "kept" : `${policy.aggregateDays} days`}`);
+        io.out(`redaction: ${policy.redaction ? "on" : "off"}`);
+      },
+    );
+
+  tenant
+    .command("erase")
+    .description(
+      "erase everything of a tenant that can identify a person, at once: failure reports' personal fields (events included), the raw archive's bytes",
+    )
+    .argument("<tenant>", "the tenant's id or name")
+    .option("--confirm <tenant id>", "the tenant's id again: without it, nothing is erased")
+    .action(async (reference: string, options: { confirm?: string }) => {
+      const { eraseTenant } = await erasure();
+      const done = await withRuntime(env, async (runtime) => {
+        await catchUpTenantTables(runtime);
+        const { tenantId, name } = await resolveTenant(runtime, reference);
+        if (options.confirm !== tenantId) {
+          throw new CliError(
+            `This erases the personal data of tenant ${tenantId} ("${name}") for good: its failure reports' addresses, subjects and headers, and the bytes of its raw inputs. To go on, run again with --confirm ${tenantId}`,
+          );
+        }
+        const erased = await eraseTenant(runtime, tenantId, cli);
+        await catchUpReadModels(runtime);
+        return erased.event;
+      });
+      io.out(
+        `Erased: ${done.keysShredded} data keys shredded, ${done.removed.failureReports} failure reports' personal fields, ${done.removed.rawInputs} raw inputs' bytes.`,
+      );
+    });
+
+  program
+    .command("retention")
+    .description(
+      "retention of personal data (it runs by itself in the projector, once per RETENTION_INTERVAL_MS)",
+    )
+    .command("run")
+    .description("remove now what every tenant's retention has expired")
+    .action(async () => {
+      const { applyRetention } = await erasure();
+      const removed = await withBulkRuntime(env, async (runtime) => {
+        const done = await applyRetention(runtime, new Date(), cli);
+        await catchUpReadModels(runtime);
+        return done;
+      });
+      if (removed.length === 0) io.out("Nothing had expired.");
+      for (const { event } of removed) {
+        io.out(
+          `${event.tenantId}: ${event.keysShredded.length} data keys shredded (${event.keysShredded.map((k) => k.month).join(", ") || "none"}), ${event.removed.failureReports} failure reports, ${event.removed.rawInputs} raw inputs' bytes`,
+        );
+      }
+    });
+
+  program
+    .command("keys")
+    .description("the data keys of personal data")
+    .command("rotate")
+    .description(
+      "rewrap every data key under MASTER_KEY; set MASTER_KEY to the new key and MASTER_KEY_PREVIOUS to the old one first",
+    )
+    .action(async () => {
+      const { runtimeDataKeys } = await import("@dmarc-ledger/runtime");
+      const rewrapped = await withRuntime(env, async (runtime) => {
+        const keys = await runtimeDataKeys(runtime, env);
+        return keys.rewrapAll(runtime.db);
+      });
+      io.out(`${rewrapped} data keys rewrapped under MASTER_KEY; MASTER_KEY_PREVIOUS may now be unset.`);
+    });
+}
