@@ -35,6 +35,24 @@ const listParameters = [
   },
 ];
 
+/** aggregate_by_date's own parameters, beside the listings'. */
+const dateSeriesParameters = [
+  {
+    name: "bucket",
+    in: "query",
+    description:
+      "day (UTC), week (ISO, from Monday) or month (calendar); each record's Date is its bucket's first day. A period of more than 1000 buckets is refused (400).",
+    schema: { enum: ["day", "week", "month"], default: "day" },
+  },
+  {
+    name: "group",
+    in: "query",
+    description:
+      "Only your domains in this group now, and their subdomains' reports (404 when none is in it).",
+    schema: { type: "string" },
+  },
+];
+
 /** Query parameters and form fields of the endpoints that are not plain period listings. */
 const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   domains: { query: ["page", "per_page"] },
@@ -60,6 +78,7 @@ const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   revoke_api_key: { form: ["key_id"] },
   inputs: { query: ["start", "end", "page", "per_page", "domain", "status"] },
   reprocess_input: { form: ["sha256"] },
+  aggregate_by_date: { query: ["start", "end", "page", "per_page", "domain", "bucket", "group"] },
   personal_data_policy: { query: [] },
   personal_data: { query: ["confirm"] },
   update_personal_data_policy: {
@@ -118,6 +137,7 @@ const handlerErrors: Record<string, string[]> = {
   aggregate_by_unaligned_source: ["404"],
   aggregate_by_organization: ["404"],
   forensic: ["404"],
+  aggregate_by_date: ["404"],
 };
 
 /** Every error an operation can really answer with, and no other. */
@@ -167,9 +187,9 @@ function operation(endpoint: Endpoint) {
                     in: "query",
                     schema: { enum: ["received", "stored", "duplicate", "rejected"] },
                   }
-                : name === "domain" && endpoint.name !== "inputs"
+                : name === "domain" && endpoint.name !== "inputs" && endpoint.name !== "aggregate_by_date"
                   ? { name, in: "query", required: true, schema: { type: "string" } }
-                  : listParameters.find((parameter) => parameter.name === name),
+                  : [...listParameters, ...dateSeriesParameters].find((parameter) => parameter.name === name),
             )
           : listParameters
         : [];

@@ -11,7 +11,9 @@ import { rankingExtentsAsOffsets } from "./009_ranking_extents_as_offsets.js";
 import { sourceChangeCounter } from "./010_source_change_counter.js";
 import { sourceIpAnswers } from "./011_source_ip_answers.js";
 import { rankingUpkeepByChange } from "./012_ranking_upkeep_by_change.js";
-import { forensicPersonal } from "./013_forensic_personal.js";
+import { aggDomainDay } from "./013_agg_domain_day.js";
+// 014 is the senders branch's (issue 23): numbered apart so that both merge.
+import { forensicPersonal } from "./015_forensic_personal.js";
 
 /**
  * The report read models' tables (schema.ts). Until the read models were split (issue 22) the
@@ -33,7 +35,8 @@ export const reportReadModelMigrations: MigrationSet = {
     "010_source_change_counter": sourceChangeCounter,
     "011_source_ip_answers": sourceIpAnswers,
     "012_ranking_upkeep_by_change": rankingUpkeepByChange,
-    "013_forensic_personal": forensicPersonal,
+    "013_agg_domain_day": aggDomainDay,
+    "015_forensic_personal": forensicPersonal,
   },
   formerly: {
     set: "read_models",
