@@ -263,13 +263,7 @@ async function storeFailureReport(
   track: (position: bigint) => void,
 ): Promise<IngestedItem> {
   const { warnings, subject, sourceIp, headers, originalMailFrom, originalRcptTo, ...fields } = report;
-  const personal = await (options.sealer ?? clearSealer).failureReport(report.reportedDomain, {
-    subject,
-    sourceIp,
-    headers,
-    originalMailFrom,
-    originalRcptTo,
-  });
+  const personal = await (options.sealer ?? clearSealer).failureReport(report);
   const event = newEvent(
     "ForensicReportReceived",
     { ...fields, personal, source: options.source, warnings },

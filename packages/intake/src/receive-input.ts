@@ -21,7 +21,7 @@ import { bytesInput, type InputBytes } from "./input-bytes.js";
 import type { IntakeMetrics } from "./intake-metrics.js";
 import { holdMaxBytes, type ParsedInput, parseInput } from "./parse-input.js";
 import { ParseWorkerFailedError, parsePool } from "./parse-pool.js";
-import { keySealer, prepareSealing } from "./personal-sealer.js";
+import { keySealer, presealed } from "./personal-sealer.js";
 import { prepareInput } from "./prepare.js";
 import { prepareHere } from "./prepare-here.js";
 import type { ArchiveStatus, IntakeSchema } from "./schema.js";
@@ -146,7 +146,7 @@ async function receiveUncounted(
   const uploader = options.tenantId ?? null;
   // Outside a transaction of ours: its seals may make their keys.
   const withSealer = keys
-    ? { ...ingestOptions, sealer: keySealer(keys, db, uploader, sealedAt, true) }
+    ? { ...ingestOptions, sealer: keySealer(keys, db, uploader, sealedAt) }
     : ingestOptions;
   let archived: ArchivedInput;
   let outcome: IngestOutcome;
@@ -154,9 +154,12 @@ async function receiveUncounted(
     try {
       const store = transactionalStore(deps);
       if (store && parsed.kind !== "large") {
-        if (keys) await prepareSealing(keys, db, parsed, uploader, sealedAt);
+        // Sealed before the group's transaction: it holds the append lock for every input in it.
+        const sealerIn = keys
+          ? await presealed(keys, db, parsed, material.parseable, uploader, sealedAt)
+          : undefined;
         ({ archived, outcome } = await commitGroupOf(store, db).commit(async (writer, trx) => {
-          const sealer = keys ? keySealer(keys, trx, uploader, sealedAt, false) : undefined;
+          const sealer = sealerIn?.(trx);
           const outcome = await storeParsed(writer, material.parseable, parsed, { ...ingestOptions, sealer });
           return { outcome, archived: await archiveWithOutcome(trx, material, receipt, outcome.items) };
         }));

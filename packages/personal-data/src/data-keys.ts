@@ -1,10 +1,26 @@
 import { randomBytes } from "node:crypto";
 import type { Personal, SealedData } from "@dmarc-ledger/events";
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { decrypt, encrypt } from "./aes-gcm.js";
 import { type MasterKeys, masterKeyId } from "./master-keys.js";
 import type { PersonalDataSchema } from "./schema.js";
-import { tenantOfDomain } from "./tenant-of-domain.js";
+import { noTenant, ownerOf, tenantOfDomain } from "./tenant-of-domain.js";
+
+interface KeyRow {
+  key_id: string;
+  wrapped: Uint8Array;
+  master_key_id: string;
+}
+
+/**
+ * How long sealForDomain reuses a domain's tenant and key without reading them again: a failure
+ * report costs no query when others of its domain came in the last second (an import, a burst of
+ * mail). The price: a report arriving within this of its key's shredding is sealed under the
+ * shredded key, unreadable at once, as if it had arrived before; retention never shreds the
+ * current month's key, so only an erasure meets it. Opening reads the key's row every time.
+ */
+const recentSealMs = 1000;
+const maxRecentSeals = 10_000;
 
 /** A handle on the database (or a transaction of it) that sees the data keys. */
 // biome-ignore lint/suspicious/noExplicitAny: callers hold handles typed for their own tables
@@ -25,6 +41,11 @@ export function monthOf(at: Date): string {
  */
 export class DataKeys {
   private readonly unwrapped = new Map<string, Buffer>();
+  /** A domain's tenant and key of the month, as read at most recentSealMs ago (sealForDomain). */
+  private readonly recentSeals = new Map<
+    string,
+    { tenantId: string; key: { keyId: string; bytes: Buffer }; until: number }
+  >();
   private readonly currentId: string;
   private readonly previousId: string | null;
 
@@ -46,14 +67,42 @@ export class DataKeys {
     value: unknown,
     create = true,
   ): Promise<SealedData> {
-    const key = await this.keyFor(handle, tenantId, monthOf(at), create);
+    return this.sealWith(await this.keyFor(handle, tenantId, monthOf(at), create), tenantId, value);
+  }
+
+  private sealWith(key: { keyId: string; bytes: Buffer }, tenantId: string, value: unknown): SealedData {
     const data = encrypt(key.bytes, Buffer.from(JSON.stringify(value), "utf8"), key.keyId);
     return { keyId: key.keyId, tenantId, data: data.toString("base64") };
   }
 
-  /** Makes (or finds) the keys of these tenants for the month of `at`, outside any transaction. */
-  async prepare(handle: KeysHandle, tenantIds: Iterable<string>, at: Date): Promise<void> {
-    for (const tenantId of new Set(tenantIds)) await this.keyFor(handle, tenantId, monthOf(at), true);
+  /**
+   * Seals `value` under the key, for the month of `at`, of the tenant `domain` counts for (its
+   * owner or its nearest parent's; noTenant when nobody's): the tenant and the key in one query.
+   */
+  async sealForDomain(
+    handle: KeysHandle,
+    domain: string,
+    at: Date,
+    value: unknown,
+    create = true,
+  ): Promise<SealedData> {
+    const month = monthOf(at);
+    const cacheKey = `${domain}\u0000${month}`;
+    const cached = this.recentSeals.get(cacheKey);
+    if (cached && cached.until > Date.now()) return this.sealWith(cached.key, cached.tenantId, value);
+    const { rows } = await sql<KeyRow & { tenant_id: string }>`
+      with owner as (select coalesce((${ownerOf(domain)}), ${noTenant}) as tenant_id)
+      select owner.tenant_id, k.key_id, k.wrapped, k.master_key_id
+      from owner left join data_key k on k.tenant_id = owner.tenant_id and k.month = ${month}`.execute(
+      handle,
+    );
+    const row = rows[0]!;
+    const key = row.key_id
+      ? { keyId: row.key_id, bytes: this.unwrap(row) }
+      : await this.keyFor(handle, row.tenant_id, month, create);
+    if (this.recentSeals.size >= maxRecentSeals) this.recentSeals.clear();
+    this.recentSeals.set(cacheKey, { tenantId: row.tenant_id, key, until: Date.now() + recentSealMs });
+    return this.sealWith(key, row.tenant_id, value);
   }
 
   /** The tenant a report's domain counts for (noTenant when nobody's): whose key seals it. */
@@ -157,7 +206,7 @@ export class DataKeys {
     return found;
   }
 
-  private unwrap(row: { key_id: string; wrapped: Uint8Array; master_key_id: string }): Buffer {
+  private unwrap(row: KeyRow): Buffer {
     const cacheKey = `${row.key_id}@${row.master_key_id}`;
     const cached = this.unwrapped.get(cacheKey);
     if (cached) return cached;

@@ -9,14 +9,16 @@ export const noTenant = "-";
  * nearest parent (as the tenant filter of the reads matches them), else noTenant.
  */
 export async function tenantOfDomain(db: Kysely<TenancySchema>, domain: string): Promise<string> {
+  const { rows } = await sql<{ tenant_id: string | null }>`select (${ownerOf(domain)}) as tenant_id`.execute(
+    db,
+  );
+  return rows[0]?.tenant_id ?? noTenant;
+}
+
+/** The subquery of the owner of `domain` or of its nearest parent (null when none). */
+export function ownerOf(domain: string) {
   const labels = domain.toLowerCase().replace(/\.$/, "").split(".");
   const candidates = labels.map((_, index) => labels.slice(index).join("."));
-  const row = await db
-    .selectFrom("domain")
-    .select("tenant_id")
-    .where("domain", "in", candidates)
-    .orderBy(sql`length(domain)`, "desc")
-    .limit(1)
-    .executeTakeFirst();
-  return row?.tenant_id ?? noTenant;
+  return sql<string | null>`select tenant_id from domain where domain = any(${candidates}::text[])
+    order by length(domain) desc limit 1`;
 }
