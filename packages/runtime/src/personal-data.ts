@@ -2,3 +2,10 @@
 // runtime's index must not (short commands would pay for the report parser).
 export { eraseTenant } from "./erasure.js";
 export { applyRetention, type TenantRetention } from "./retention.js";
+export {
+  type ExportedEvent,
+  type ExportHeader,
+  exportTenant,
+  importTenant,
+  TenantImportError,
+} from "./tenant-export.js";

@@ -1,3 +1,8 @@
+import { once } from "node:events";
+import { createReadStream, createWriteStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import { resolve } from "node:path";
+import { createInterface } from "node:readline";
 import type { Command } from "commander";
 import { CliError, type CliIO } from "../io.js";
 import { catchUpTenantTables, resolveTenant } from "../tenant-ref.js";
@@ -9,6 +14,18 @@ const cli = { causedBy: "process:cli" };
 /** Loaded when a command runs: `--help` never pays for them. */
 const personalData = () => import("@dmarc-ledger/personal-data");
 const erasure = () => import("@dmarc-ledger/runtime/personal-data");
+
+/** A bar on stderr (stdout may carry the export), only when this is a terminal. */
+async function progressBar(io: CliIO, format: string) {
+  if (!io.isTerminal || !process.stderr.isTTY) return null;
+  const { default: cliProgress } = await import("cli-progress");
+  const bar = new cliProgress.SingleBar(
+    { format, hideCursor: true, stream: process.stderr },
+    cliProgress.Presets.shades_classic,
+  );
+  bar.start(1, 0, { lines: 0 });
+  return bar;
+}
 
 function days(name: string) {
   return (value: string): number => {
@@ -113,6 +130,88 @@ export function registerPersonalDataCommands(
       });
       io.out(
         `Erased: ${done.keysShredded} data keys shredded, ${done.removed.failureReports} failure reports' personal fields, ${done.removed.rawInputs} raw inputs' bytes.`,
+      );
+    });
+
+  tenant
+    .command("export")
+    .description(
+      "write every fact of a tenant as NDJSON (its events, failure reports' fields opened), streaming; a progress bar on a terminal",
+    )
+    .argument("<tenant>", "the tenant's id or name")
+    .option("--output <file>", "write here rather than to stdout")
+    .action(async (reference: string, options: { output?: string }) => {
+      const { exportTenant } = await erasure();
+      const { runtimeDataKeys } = await import("@dmarc-ledger/runtime");
+      await withBulkRuntime(env, async (runtime) => {
+        await catchUpTenantTables(runtime);
+        const { tenantId } = await resolveTenant(runtime, reference);
+        const keys = await runtimeDataKeys(runtime, env);
+        const bar = await progressBar(io, "exporting {bar} {percentage}% | {lines} lines");
+        const output = options.output
+          ? createWriteStream(resolve(io.cwd ?? process.cwd(), options.output), { mode: 0o600 })
+          : null;
+        let lines = 0;
+        try {
+          for await (const line of exportTenant(runtime, keys, tenantId, (position, head) => {
+            bar?.setTotal(Math.max(Number(head), 1));
+            bar?.update(Number(position), { lines });
+          })) {
+            lines++;
+            if (output) {
+              // Streaming: wait while the file's buffer is full, so memory stays bounded.
+              if (!output.write(`${line}\n`)) await once(output, "drain");
+            } else {
+              io.out(line);
+            }
+          }
+        } finally {
+          bar?.stop();
+          if (output)
+            await new Promise<void>((done, fail) =>
+              output.end((error?: Error | null) => (error ? fail(error) : done())),
+            );
+        }
+        if (options.output) io.err(`${lines} lines written to ${options.output}.`);
+      });
+    });
+
+  tenant
+    .command("import")
+    .description("bring a tenant exported by `tenant export` into this deployment (it must be new here)")
+    .argument("<file>", "the NDJSON file")
+    .action(async (file: string) => {
+      const { importTenant, TenantImportError } = await erasure();
+      const { runtimeDataKeys } = await import("@dmarc-ledger/runtime");
+      const path = resolve(io.cwd ?? process.cwd(), file);
+      const size = (await stat(path)).size;
+      const region = env.DMARC_LEDGER_REGION === "eu" ? "eu" : "global";
+      const done = await withBulkRuntime(env, async (runtime) => {
+        const keys = await runtimeDataKeys(runtime, env);
+        const bar = await progressBar(io, "importing {bar} {percentage}%");
+        const input = createReadStream(path);
+        bar?.setTotal(Math.max(size, 1));
+        input.on("data", () => bar?.update(input.bytesRead));
+        try {
+          const imported = await importTenant(
+            runtime,
+            keys,
+            createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY }),
+            region,
+          );
+          await catchUpReadModels(runtime);
+          return imported;
+        } catch (error) {
+          if (error instanceof TenantImportError || error instanceof SyntaxError) {
+            throw new CliError(`${file}: ${error.message}`);
+          }
+          throw error;
+        } finally {
+          bar?.stop();
+        }
+      });
+      io.out(
+        `Imported tenant ${done.tenantId}: ${done.appended} events${done.alreadyHere ? `, ${done.alreadyHere} reports that were here already` : ""}. Its API keys work as before in a deployment of its region; \`tenant key issue\` makes new ones.`,
       );
     });
 
