@@ -296,6 +296,10 @@ export interface PersonalDataPolicySet {
  * drops them again.
  */
 export interface RetentionApplied {
+  /**
+   * Whose data: a tenant's id, a domain's own scope (`domain:<name>`: reports about a domain no
+   * tenant had when they arrived) or `-` (rejected inputs nobody sent).
+   */
   tenantId: string;
   /** ISO-8601: failure reports received before this are gone (rows dropped, keys shredded). */
   failureReportsBefore: string;
@@ -316,6 +320,8 @@ export interface RetentionApplied {
  */
 export interface TenantErased {
   tenantId: string;
+  /** The own scopes (`domain:<name>`) of the tenant's report domains, erased with it. */
+  scopes: string[];
   keysShredded: number;
   removed: { failureReports: number; rawInputs: number; users: number };
 }

@@ -4,7 +4,7 @@ import { type Kysely, sql } from "kysely";
 import { decrypt, encrypt } from "./aes-gcm.js";
 import { type MasterKeys, masterKeyId } from "./master-keys.js";
 import type { PersonalDataSchema } from "./schema.js";
-import { noTenant, ownerOf, tenantOfDomain } from "./tenant-of-domain.js";
+import { domainScope, ownerOf, tenantOfDomain } from "./tenant-of-domain.js";
 
 interface KeyRow {
   key_id: string;
@@ -77,7 +77,8 @@ export class DataKeys {
 
   /**
    * Seals `value` under the key, for the month of `at`, of the tenant `domain` counts for (its
-   * owner or its nearest parent's; noTenant when nobody's): the tenant and the key in one query.
+   * owner or its nearest parent's; the domain's own scope when nobody's): the tenant and the key
+   * in one query.
    */
   async sealForDomain(
     handle: KeysHandle,
@@ -91,7 +92,7 @@ export class DataKeys {
     const cached = this.recentSeals.get(cacheKey);
     if (cached && cached.until > Date.now()) return this.sealWith(cached.key, cached.tenantId, value);
     const { rows } = await sql<KeyRow & { tenant_id: string }>`
-      with owner as (select coalesce((${ownerOf(domain)}), ${noTenant}) as tenant_id)
+      with owner as (select coalesce((${ownerOf(domain)}), ${domainScope(domain)}) as tenant_id)
       select owner.tenant_id, k.key_id, k.wrapped, k.master_key_id
       from owner left join data_key k on k.tenant_id = owner.tenant_id and k.month = ${month}`.execute(
       handle,
@@ -105,7 +106,7 @@ export class DataKeys {
     return this.sealWith(key, row.tenant_id, value);
   }
 
-  /** The tenant a report's domain counts for (noTenant when nobody's): whose key seals it. */
+  /** Whose key seals a report about `domain` (tenantOfDomain). */
   tenantOf(handle: KeysHandle, domain: string): Promise<string> {
     return tenantOfDomain(handle, domain);
   }

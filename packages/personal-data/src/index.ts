@@ -16,5 +16,5 @@ export {
 export { releaseRetentionLease, takeRetentionLease } from "./retention-lease.js";
 export type { DataKeyTable, PersonalDataSchema } from "./schema.js";
 export { personalDataSettings } from "./settings.js";
-export { shredDataKeys } from "./shred.js";
-export { noTenant, tenantOfDomain } from "./tenant-of-domain.js";
+export { keyScopes, shredDataKeys } from "./shred.js";
+export { domainOfScope, domainScope, noTenant, tenantOfDomain } from "./tenant-of-domain.js";

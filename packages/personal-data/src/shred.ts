@@ -2,6 +2,13 @@ import type { Kysely } from "kysely";
 import type { KeysHandle } from "./data-keys.js";
 import type { PersonalDataSchema } from "./schema.js";
 
+/** The key scopes that hold data keys, every one (tenants, domains' own scopes, noTenant). */
+export async function keyScopes(handle: KeysHandle): Promise<string[]> {
+  const db = handle as Kysely<PersonalDataSchema>;
+  const rows = await db.selectFrom("data_key").select("tenant_id").distinct().execute();
+  return rows.map((row) => row.tenant_id);
+}
+
 /**
  * Deletes a tenant's data keys (all of them, or those of the months before `beforeMonth`,
  * `YYYY-MM`): what they sealed, in the events and wherever it was copied, cannot be read again.

@@ -28,12 +28,13 @@ export const forensicReportsProjection: Projection<ReportSchema> = {
       .executeTakeFirstOrThrow();
     let next = BigInt(last);
     for (const event of events) {
-      if (event.type === "RetentionApplied" || event.type === "TenantErased") {
-        await dropPersonalRows(
-          trx,
-          event.data.tenantId,
-          event.type === "RetentionApplied" ? event.data : null,
-        );
+      if (event.type === "RetentionApplied") {
+        await dropPersonalRows(trx, event.data.tenantId, event.data);
+        continue;
+      }
+      if (event.type === "TenantErased") {
+        for (const scope of [event.data.tenantId, ...event.data.scopes])
+          await dropPersonalRows(trx, scope, null);
         continue;
       }
       if (event.type !== "ForensicReportReceived") continue;
@@ -86,6 +87,17 @@ async function dropPersonalRows(
     query = query.where("recorded", "<", Math.floor(Date.parse(retention.failureReportsBefore) / 1000));
   }
   await query.execute();
+}
+
+/** The key scopes /forensic rows were sealed under (tenants, domains' own scopes, `-`). */
+export async function personalRowScopes(db: Kysely<ReportSchema>): Promise<string[]> {
+  const rows = await db
+    .selectFrom("forensic_report")
+    .select("tenant_id")
+    .distinct()
+    .where("tenant_id", "is not", null)
+    .execute();
+  return rows.map((row) => row.tenant_id!);
 }
 
 /** How many /forensic rows of the tenant retention (before `before`) or erasure (null) removes. */
