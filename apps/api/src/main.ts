@@ -2,7 +2,7 @@
 // `pnpm build`. It reads the read models; run the projector beside it to keep them current.
 import { parseSettings, readAllSettings } from "@dmarc-ledger/config";
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
-import { personalDataSettings } from "@dmarc-ledger/personal-data/settings";
+import { personalDataSettingsFromEnv } from "@dmarc-ledger/personal-data/settings";
 import {
   connectionLost,
   createLogger,
@@ -27,7 +27,7 @@ const { settings, onboarding, users } = exitOnStartFailure(() =>
       parseSettings({ ...runtimeSettings, ...apiSettings, ...loggingSettings, ...stopSettings }, process.env),
     onboarding: () => onboardingSettingsFromEnv(process.env),
     users: () => userSettingsFromEnv(process.env),
-    personalData: () => parseSettings(personalDataSettings, process.env),
+    personalData: () => personalDataSettingsFromEnv(process.env),
   }),
 );
 const logger = createLogger(settings, "api");

@@ -4,7 +4,7 @@
 import { ConfigError, parseSettings, readAllSettings } from "@dmarc-ledger/config";
 import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/intake";
 import { createIntakeMetrics } from "@dmarc-ledger/intake/metrics";
-import { personalDataSettings } from "@dmarc-ledger/personal-data/settings";
+import { personalDataSettingsFromEnv } from "@dmarc-ledger/personal-data/settings";
 import {
   connectionLost,
   createLogger,
@@ -40,7 +40,7 @@ const { settings, channels, limits } = (() => {
         ),
       channels: () => intakeChannelSettingsFromEnv(process.env),
       limits: () => intakeSettingsFromEnv(process.env),
-      personalData: () => parseSettings(personalDataSettings, process.env),
+      personalData: () => personalDataSettingsFromEnv(process.env),
     });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;

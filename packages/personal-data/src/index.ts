@@ -15,6 +15,6 @@ export {
 } from "./policy.js";
 export { releaseRetentionLease, takeRetentionLease } from "./retention-lease.js";
 export type { DataKeyTable, PersonalDataSchema } from "./schema.js";
-export { personalDataSettings } from "./settings.js";
+export { personalDataSettings, personalDataSettingsFromEnv } from "./settings.js";
 export { keyScopes, shredDataKeys } from "./shred.js";
 export { domainOfScope, domainScope, noTenant, tenantOfDomain } from "./tenant-of-domain.js";

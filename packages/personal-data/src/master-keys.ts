@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, parseSettings } from "@dmarc-ledger/config";
-import { parseMasterKey, personalDataSettings } from "./settings.js";
+import { masterKeyRequired, parseMasterKey, personalDataSettings } from "./settings.js";
 
 /** The master key that wraps new data keys, and the one before a rotation (still read). */
 export interface MasterKeys {
@@ -28,13 +28,7 @@ export function masterKeysFrom(env: NodeJS.ProcessEnv, dataDir: string | null): 
   const settings = parseSettings(personalDataSettings, env);
   if (settings.MASTER_KEY) return { current: settings.MASTER_KEY, previous: settings.MASTER_KEY_PREVIOUS };
   if (dataDir === null) {
-    throw new ConfigError([
-      {
-        variable: "MASTER_KEY",
-        message:
-          "is required with DATABASE_URL: the key that wraps the keys of personal data, 32 bytes as base64 (openssl rand -base64 32); keep it apart from the database's backups",
-      },
-    ]);
+    throw new ConfigError([{ variable: "MASTER_KEY", message: masterKeyRequired }]);
   }
   return { current: embeddedMasterKey(dataDir), previous: settings.MASTER_KEY_PREVIOUS };
 }

@@ -1,3 +1,4 @@
+import { ConfigError, parseSettings } from "@dmarc-ledger/config";
 import { z } from "zod";
 
 /** 32 bytes, as base64 (`openssl rand -base64 32`) or 64 hex digits. */
@@ -40,3 +41,20 @@ export const personalDataSettings = {
   MASTER_KEY: masterKey(),
   MASTER_KEY_PREVIOUS: masterKey(),
 };
+
+/** The message of a missing MASTER_KEY under DATABASE_URL (masterKeysFrom says the same). */
+export const masterKeyRequired =
+  "is required with DATABASE_URL: the key that wraps the keys of personal data, 32 bytes as base64 (openssl rand -base64 32); keep it apart from the database's backups";
+
+/**
+ * MASTER_KEY and MASTER_KEY_PREVIOUS checked with a process's other settings, so that every wrong
+ * variable is named at once: malformed, or missing with DATABASE_URL. Whether it is the key that
+ * wrapped the stored keys is checked once the database is open (openDataKeys).
+ */
+export function personalDataSettingsFromEnv(env: NodeJS.ProcessEnv) {
+  const settings = parseSettings(personalDataSettings, env);
+  if (!settings.MASTER_KEY && env.DATABASE_URL) {
+    throw new ConfigError([{ variable: "MASTER_KEY", message: masterKeyRequired }]);
+  }
+  return settings;
+}
