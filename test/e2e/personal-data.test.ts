@@ -270,6 +270,11 @@ describe.each(backends)("personal data on %s: sealed, retained, erased", (name, 
     expect(await answers(acme.apiKey)).toEqual(before);
     const history = await handle.runtime.store.readStream(streams.personalData(acme.tenantId));
     expect(history.map((event) => event.type)).toEqual(["RetentionApplied"]);
+    const runs = await handle.runtime.store.readStream(streams.retentionRuns());
+    expect(runs.at(-1)?.data).toMatchObject({
+      ranAt: later.toISOString(),
+      removed: { keys: 1, failureReports: 1, rawInputs: 3 },
+    });
     expect((await forensic(beta.apiKey)).total).toBe("2");
   });
 

@@ -314,6 +314,18 @@ export interface RetentionApplied {
 }
 
 /**
+ * One run of the retention job, whatever it found (stream `retention-runs`): the record that it
+ * ran, for an audit, and the totals; what it removed of whom is in the scopes' RetentionApplied.
+ */
+export interface RetentionRun {
+  /** ISO-8601: the time the cutoffs were measured from. */
+  ranAt: string;
+  /** Key scopes looked at: tenants, domains' own scopes, `-`. */
+  scopes: number;
+  removed: { keys: number; failureReports: number; rawInputs: number };
+}
+
+/**
  * Everything of a tenant that can identify a person was removed at its request (stream
  * `personal-data-<tenant id>`): its data keys shredded, its /forensic rows and raw inputs' bytes
  * gone, its people's sign-in data deleted. Projections drop the tenant's personal rows.
@@ -351,6 +363,7 @@ export interface EventPayloads {
   UserSignedOut: UserSignedOut;
   PersonalDataPolicySet: PersonalDataPolicySet;
   RetentionApplied: RetentionApplied;
+  RetentionRun: RetentionRun;
   TenantErased: TenantErased;
 }
 
@@ -382,6 +395,7 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   UserSignedOut: 1,
   PersonalDataPolicySet: 1,
   RetentionApplied: 1,
+  RetentionRun: 1,
   TenantErased: 1,
 };
 

@@ -17,6 +17,8 @@ export const streams = {
   user: (email: string) => `user-${sha256Hex(email)}`,
   /** What retention and erasure removed of a tenant's personal data. */
   personalData: (tenantId: string) => `personal-data-${tenantId}`,
+  /** Every run of the retention job. */
+  retentionRuns: () => "retention-runs",
 } as const;
 
 export type StreamCategory =
@@ -28,7 +30,8 @@ export type StreamCategory =
   | "rejected-input"
   | "source-ip"
   | "user"
-  | "personal-data";
+  | "personal-data"
+  | "retention-runs";
 
 export function streamCategory(stream: string): StreamCategory | null {
   for (const category of [
@@ -36,6 +39,7 @@ export function streamCategory(stream: string): StreamCategory | null {
     "failure-report",
     "rejected-input",
     "personal-data",
+    "retention-runs",
     "registrable-domain",
     "source-ip",
     "tenant",

@@ -35,7 +35,8 @@ export interface TenantRetention {
  * raw-input cutoff purged, and a RetentionApplied for each scope something was removed of,
  * saying what and how much; its projection drops the /forensic rows stored before the cutoff
  * (and a replay drops them again). Keys first, then the event: a crash in between leaves rows
- * whose fields read as removed, and the next run writes the event.
+ * whose fields read as removed, and the next run writes the event. Last, RetentionRun: every run
+ * is recorded, with its totals, whether it removed anything or not.
  */
 export async function applyRetention(
   runtime: { db: Kysely<AnySchema>; store: EventStore },
@@ -95,5 +96,24 @@ export async function applyRetention(
     );
     done.push({ event, position });
   }
+  await runtime.store.append(
+    streams.retentionRuns(),
+    [
+      newEvent(
+        "RetentionRun",
+        {
+          ranAt: now.toISOString(),
+          scopes: scopes.size,
+          removed: {
+            keys: done.reduce((sum, run) => sum + run.event.keysShredded.length, 0),
+            failureReports: done.reduce((sum, run) => sum + run.event.removed.failureReports, 0),
+            rawInputs: done.reduce((sum, run) => sum + run.event.removed.rawInputs, 0),
+          },
+        },
+        metadata,
+      ),
+    ],
+    "any",
+  );
   return done;
 }
