@@ -36,8 +36,10 @@ export function monthOf(at: Date): string {
  * data of a month under that month's key, made on first use, and opens sealed data while its key
  * exists: a deleted key (shredded by retention or erasure) opens as null, for good.
  *
- * Every seal and open reads the key's row: an unwrapped key is cached, but only used while its row
- * is there, so that a key shredded by another process is never used again here.
+ * Every open reads the keys' rows: an unwrapped key is cached, but only used while its row is
+ * there, so that a key shredded by another process never opens anything here again (and is
+ * dropped from memory when an open finds it gone). Seals read the row too, but for
+ * sealForDomain's second of reuse (recentSealMs).
  */
 export class DataKeys {
   private readonly unwrapped = new Map<string, Buffer>();
@@ -56,9 +58,9 @@ export class DataKeys {
 
   /**
    * Seals `value` (as JSON) under the key of `tenantId` for the month of `at`. With `create`
-   * false the key must exist (made by `prepare`): inside a transaction that appends events
-   * nothing may be written before the append (its order guard, packages/event-store), so there
-   * the key is only read.
+   * false the key must exist already: inside a transaction that appends events nothing may be
+   * written before the append (its order guard, packages/event-store), so there the key is only
+   * read (packages/intake seals before that transaction).
    */
   async seal(
     handle: KeysHandle,
@@ -172,7 +174,8 @@ export class DataKeys {
         .where("month", "=", month)
         .executeTakeFirst();
     let row = await find();
-    if (!row && !create) throw new Error(`no data key of ${tenantId} for ${month} was prepared`);
+    if (!row && !create)
+      throw new Error(`no data key of ${tenantId} for ${month} was made before the transaction`);
     if (!row) {
       const keyId = randomBytes(16).toString("hex");
       const bytes = randomBytes(32);
@@ -204,6 +207,12 @@ export class DataKeys {
       .where("key_id", "in", keyIds)
       .execute();
     for (const row of rows) found.set(row.key_id, this.unwrap(row));
+    // A key shredded since it was unwrapped here: not kept in memory either.
+    for (const keyId of keyIds) {
+      if (found.has(keyId)) continue;
+      for (const cached of this.unwrapped.keys())
+        if (cached.startsWith(`${keyId}@`)) this.unwrapped.delete(cached);
+    }
     return found;
   }
 
