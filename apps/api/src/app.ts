@@ -36,6 +36,11 @@ import {
   userRoleEndpoint,
   usersEndpoint,
 } from "./routes/people.js";
+import {
+  erasePersonalDataEndpoint,
+  personalDataPolicyEndpoint,
+  setPersonalDataPolicyEndpoint,
+} from "./routes/personal-data.js";
 import { uploadReportsEndpoint } from "./routes/reports.js";
 import { rootHandler } from "./routes/root.js";
 import { safeSpfEndpoint, updateSafeSpfEndpoint } from "./routes/safe-spf.js";
@@ -61,6 +66,9 @@ export const endpoints: readonly Endpoint[] = [
   domainStatusEndpoint,
   inputsEndpoint,
   reprocessInputEndpoint,
+  personalDataPolicyEndpoint,
+  setPersonalDataPolicyEndpoint,
+  erasePersonalDataEndpoint,
   // The dashboard's: sessions, people and keys.
   signInEndpoint,
   sessionEndpoint,
@@ -152,6 +160,7 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ServedDeps }>
     const path = `/${endpoint.name}`;
     if (endpoint.method === "GET") router.get(path, requireScope(endpoint), endpoint.handler);
     else if (endpoint.method === "POST") router.post(path, requireScope(endpoint), endpoint.handler);
+    else if (endpoint.method === "DELETE") router.delete(path, requireScope(endpoint), endpoint.handler);
     else router.put(path, requireScope(endpoint), requireForm, endpoint.handler);
   }
 

@@ -2,7 +2,7 @@
 // `pnpm build`. It reads the read models; run the projector beside it to keep them current.
 import { parseSettings, readAllSettings } from "@dmarc-ledger/config";
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
-
+import { personalDataSettingsFromEnv } from "@dmarc-ledger/personal-data/settings";
 import {
   connectionLost,
   createLogger,
@@ -12,8 +12,7 @@ import {
   stopOnSignal,
   stopSettings,
 } from "@dmarc-ledger/process";
-
-import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
+import { openRuntime, runtimeDataKeys, runtimeSettings } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { userSettingsFromEnv } from "@dmarc-ledger/users/settings";
 import { apiConfigFrom } from "./config.js";
@@ -28,6 +27,7 @@ const { settings, onboarding, users } = exitOnStartFailure(() =>
       parseSettings({ ...runtimeSettings, ...apiSettings, ...loggingSettings, ...stopSettings }, process.env),
     onboarding: () => onboardingSettingsFromEnv(process.env),
     users: () => userSettingsFromEnv(process.env),
+    personalData: () => personalDataSettingsFromEnv(process.env),
   }),
 );
 const logger = createLogger(settings, "api");
@@ -42,8 +42,10 @@ const server = await exitOnStartFailure(() =>
 const runtime = await exitOnStartFailure(() =>
   openRuntime(process.env, { onConnectionError: connectionLost(logger), service: true }),
 );
+const dataKeys = await exitOnStartFailure(() => runtimeDataKeys(runtime));
 const config = apiConfigFrom(settings, server.port);
 startApiApp({
+  dataKeys,
   server,
   db: runtime.db,
   store: runtime.store,

@@ -4,6 +4,7 @@ import type { SpfResolver } from "@dmarc-ledger/safe-spf";
 import { resolverFrom, type SafeSpfSettings, startSafeSpfWorker } from "@dmarc-ledger/safe-spf-service";
 import type { Logger } from "pino";
 import { rankingMaintenanceFrom } from "./ranking-maintenance.js";
+import { startRetentionJob } from "./retention-job.js";
 import { runProjector } from "./run-projector.js";
 import type { ProjectorSettings } from "./settings.js";
 
@@ -20,6 +21,7 @@ export interface ProjectorAppOptions {
 
 /**
  * The projector app: every projection and the upkeep of the by-source rankings (runProjector),
+ * the retention of personal data (retention-job.ts),
  * and beside them the Safe SPF process, which follows the event store in the background too.
  * What apps/projector/src/main.ts runs as a process of its own, and `dmarc-ledger start` in its
  * one process. Stopping stops the Safe SPF process first (it appends events the projector
@@ -28,6 +30,12 @@ export interface ProjectorAppOptions {
 export function startProjectorApp(options: ProjectorAppOptions): RunningProjector {
   const { runtime, logger, settings } = options;
   const projector = runProjector(runtime, logger, rankingMaintenanceFrom(settings));
+  const retention = startRetentionJob({
+    db: runtime.db,
+    store: runtime.store,
+    logger,
+    intervalMs: settings.RETENTION_INTERVAL_MS,
+  });
   const safeSpf = startSafeSpfWorker({
     store: runtime.store,
     db: runtime.db,
@@ -39,6 +47,7 @@ export function startProjectorApp(options: ProjectorAppOptions): RunningProjecto
     waitFor: projector.waitFor,
     async stop() {
       await safeSpf.stop();
+      await retention.stop();
       await projector.stop();
     },
   };
