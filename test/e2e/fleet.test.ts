@@ -18,6 +18,7 @@ import nodemailer from "nodemailer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtEntry } from "../support/built-processes.js";
 import { countersOf, readSimpleRows } from "../support/independent-aggregate.js";
+import { testMasterKey } from "../support/master-key.js";
 import {
   freePort,
   type PostgresCluster,
@@ -326,7 +327,10 @@ describe("a fleet of processes on a primary and a streaming replica", () => {
       const imported = spawn(
         process.execPath,
         [...(await builtEntry("apps/cli/dist/main.js")), "import", join(work, "reports")],
-        { env: { PATH: process.env.PATH, DATABASE_URL: reference.url }, stdio: ["ignore", "ignore", "pipe"] },
+        {
+          env: { PATH: process.env.PATH, MASTER_KEY: testMasterKey, DATABASE_URL: reference.url },
+          stdio: ["ignore", "ignore", "pipe"],
+        },
       );
       let importErrors = "";
       imported.stderr!.setEncoding("utf8").on("data", (chunk: string) => {

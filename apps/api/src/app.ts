@@ -37,6 +37,11 @@ import {
   userRoleEndpoint,
   usersEndpoint,
 } from "./routes/people.js";
+import {
+  erasePersonalDataEndpoint,
+  personalDataPolicyEndpoint,
+  setPersonalDataPolicyEndpoint,
+} from "./routes/personal-data.js";
 import { uploadReportsEndpoint } from "./routes/reports.js";
 import { rootHandler } from "./routes/root.js";
 import { safeSpfEndpoint, updateSafeSpfEndpoint } from "./routes/safe-spf.js";
@@ -62,6 +67,9 @@ export const endpoints: readonly Endpoint[] = [
   domainStatusEndpoint,
   inputsEndpoint,
   reprocessInputEndpoint,
+  personalDataPolicyEndpoint,
+  setPersonalDataPolicyEndpoint,
+  erasePersonalDataEndpoint,
   // The dashboard's: sessions, people and keys.
   signInEndpoint,
   sessionEndpoint,
@@ -153,6 +161,7 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ServedDeps }>
     const path = `/${endpoint.name}`;
     if (endpoint.method === "GET") router.get(path, requireScope(endpoint), endpoint.handler);
     else if (endpoint.method === "POST") router.post(path, requireScope(endpoint), endpoint.handler);
+    else if (endpoint.method === "DELETE") router.delete(path, requireScope(endpoint), endpoint.handler);
     else router.put(path, requireScope(endpoint), requireForm, endpoint.handler);
   }
 

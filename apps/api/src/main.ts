@@ -2,7 +2,7 @@
 // `pnpm build`. It reads the read models; run the projector beside it to keep them current.
 import { parseSettings, readAllSettings } from "@dmarc-ledger/config";
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
-
+import { personalDataSettingsFromEnv } from "@dmarc-ledger/personal-data/settings";
 import {
   connectionLost,
   createLogger,
@@ -12,9 +12,8 @@ import {
   stopOnSignal,
   stopSettings,
 } from "@dmarc-ledger/process";
-
 import { openReadReplica, readReplicaSettings, replicaNeedsPrimary } from "@dmarc-ledger/read-replica";
-import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
+import { openRuntime, runtimeDataKeys, runtimeSettings } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { userSettingsFromEnv } from "@dmarc-ledger/users/settings";
 import { apiConfigFrom } from "./config.js";
@@ -33,6 +32,7 @@ const { settings, onboarding, users } = exitOnStartFailure(() =>
     replica: () => replicaNeedsPrimary(process.env),
     onboarding: () => onboardingSettingsFromEnv(process.env),
     users: () => userSettingsFromEnv(process.env),
+    personalData: () => personalDataSettingsFromEnv(process.env),
   }),
 );
 const logger = createLogger(settings, "api");
@@ -56,8 +56,10 @@ const replica = settings.DATABASE_REPLICA_URL
       }),
     )
   : null;
+const dataKeys = await exitOnStartFailure(() => runtimeDataKeys(runtime));
 const config = apiConfigFrom(settings, server.port);
 startApiApp({
+  dataKeys,
   server,
   db: runtime.db,
   store: runtime.store,

@@ -79,10 +79,23 @@ const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   inputs: { query: ["start", "end", "page", "per_page", "domain", "status"] },
   reprocess_input: { form: ["sha256"] },
   aggregate_by_date: { query: ["start", "end", "page", "per_page", "domain", "bucket", "group"] },
+  personal_data_policy: { query: [] },
+  personal_data: { query: ["confirm"] },
+  update_personal_data_policy: {
+    form: ["failure_report_days", "raw_input_days", "aggregate_days", "redaction"],
+  },
 };
 
 /** Form fields that may be left out. */
-const optionalFields = new Set(["group", "everywhere", "scopes"]);
+const optionalFields = new Set([
+  "group",
+  "everywhere",
+  "scopes",
+  "failure_report_days",
+  "raw_input_days",
+  "aggregate_days",
+  "redaction",
+]);
 
 const errorStatuses: Record<string, string> = {
   "400": "Invalid parameter or body.",
@@ -158,21 +171,28 @@ function errorResponses(statuses: readonly string[]) {
 function operation(endpoint: Endpoint) {
   const extra = extraParameters[endpoint.name];
   const parameters =
-    endpoint.method === "GET"
-      ? extra?.query
-        ? extra.query.map((name) =>
-            name === "status"
-              ? {
-                  name,
-                  in: "query",
-                  schema: { enum: ["received", "stored", "duplicate", "rejected"] },
-                }
-              : name === "domain" && endpoint.name !== "inputs" && endpoint.name !== "aggregate_by_date"
-                ? { name, in: "query", required: true, schema: { type: "string" } }
-                : [...listParameters, ...dateSeriesParameters].find((parameter) => parameter.name === name),
-          )
-        : listParameters
-      : [];
+    endpoint.method === "DELETE"
+      ? (extra?.query ?? []).map((name) => ({
+          name,
+          in: "query",
+          required: true,
+          schema: { type: "string" },
+        }))
+      : endpoint.method === "GET"
+        ? extra?.query
+          ? extra.query.map((name) =>
+              name === "status"
+                ? {
+                    name,
+                    in: "query",
+                    schema: { enum: ["received", "stored", "duplicate", "rejected"] },
+                  }
+                : name === "domain" && endpoint.name !== "inputs" && endpoint.name !== "aggregate_by_date"
+                  ? { name, in: "query", required: true, schema: { type: "string" } }
+                  : [...listParameters, ...dateSeriesParameters].find((parameter) => parameter.name === name),
+            )
+          : listParameters
+        : [];
   const body =
     endpoint.method === "POST"
       ? {

@@ -12,6 +12,7 @@ import { createApiApp } from "./app.js";
 import type { ApiConfig } from "./config.js";
 import type { BoundServer } from "./listen.js";
 import { countingAppends, createServiceMetrics, type ServiceMetrics } from "./observability/metrics.js";
+import type { ApiDeps } from "./state.js";
 
 export interface ApiAppOptions {
   /** Bound before anything was opened (bindPort): until now it answered 503 "starting". */
@@ -36,6 +37,8 @@ export interface ApiAppOptions {
   registry?: Registry;
   /** The dashboard's sessions and links (ApiDeps). */
   users?: UserSettings;
+  /** Seal uploads and open /forensic (ApiDeps). */
+  dataKeys?: ApiDeps["dataKeys"];
   /** The dashboard's built files, served at / (ApiDeps). */
   webRoot?: string | null;
   /** Where reports reach the service by mail, which the dashboard says to publish (ApiDeps). */
@@ -71,6 +74,7 @@ export function startApiApp(options: ApiAppOptions): { metrics: ServiceMetrics }
     ...(options.reportAddresses ? { reportAddresses: options.reportAddresses } : {}),
     ...(options.replica ? { replica: options.replica } : {}),
     ...(options.sharedRateLimits ? { rateLimiter: sharedRateLimiter(db, options.config.rateLimit) } : {}),
+    ...(options.dataKeys ? { dataKeys: options.dataKeys } : {}),
   });
   server.serve(app.callback());
   return { metrics };

@@ -2,6 +2,7 @@ import type { AnySchema } from "@dmarc-ledger/db";
 import type { EventStore } from "@dmarc-ledger/event-store";
 import type { Scope } from "@dmarc-ledger/events";
 import type { DomainStatusChecker } from "@dmarc-ledger/onboarding";
+import type { DataKeys } from "@dmarc-ledger/personal-data";
 import type { Projection } from "@dmarc-ledger/projection-engine";
 import type { RateLimiter } from "@dmarc-ledger/rate-limits";
 import type { ReadReplica } from "@dmarc-ledger/read-replica";
@@ -42,6 +43,12 @@ export interface ApiDeps {
    * publish. Empty when no SMTP intake runs here.
    */
   reportAddresses?: readonly string[];
+  /**
+   * The data keys of personal data (docs/privacy.md): uploads seal with them, /forensic opens
+   * with them. Every process of the service passes them; without, uploads are stored in clear
+   * and sealed fields read as removed.
+   */
+  dataKeys?: DataKeys;
 }
 
 /**

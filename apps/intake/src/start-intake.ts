@@ -20,6 +20,8 @@ export interface IntakeAppOptions {
   deliver?: DeliverMessage;
   /** Counters of what the channels received, when the process serves metrics. */
   metrics?: IntakeMetrics;
+  /** Seals personal data (docs/privacy.md); the processes always pass them. */
+  dataKeys?: IntakeDeps["dataKeys"];
 }
 
 export interface RunningIntake {
@@ -41,7 +43,13 @@ export async function startIntakeApp(options: IntakeAppOptions): Promise<Running
     (channel: "smtp" | "imap"): DeliverMessage =>
     async (input, source) => {
       const received = await receiveInput(
-        { store, db: options.database.db, ...options.limits, metrics: options.metrics },
+        {
+          store,
+          db: options.database.db,
+          ...options.limits,
+          metrics: options.metrics,
+          dataKeys: options.dataKeys,
+        },
         input,
         { channel, source, metadata: { causedBy: `process:${channel}`, correlationId: source } },
       );

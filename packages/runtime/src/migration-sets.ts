@@ -1,6 +1,7 @@
 import type { MigrationSet } from "@dmarc-ledger/db";
 // The subpaths, not the indexes: those would load the report parser, DNS and more for a list.
 import { intakeMigrations } from "@dmarc-ledger/intake/migrations";
+import { personalDataMigrations } from "@dmarc-ledger/personal-data/migrations";
 import { projectionEngineMigrations } from "@dmarc-ledger/projection-engine/migrations";
 import { rateLimitMigrations } from "@dmarc-ledger/rate-limits/migrations";
 import { readReplicaMigrations } from "@dmarc-ledger/read-replica/migrations";
@@ -13,9 +14,9 @@ import { usersMigrations } from "@dmarc-ledger/users/migrations";
  * The migration sets of every package that owns tables in the service's database, whichever
  * store holds the events (the event store's own set is added when it does): the engine's
  * checkpoints, the tables of the projections in projections.ts, Safe SPF's schedule, the
- * intake's raw archive, the users' secrets and sessions and the API's shared rate limits and
- * its callers' write marks (reads from a replica). Each
- * set has its own bookkeeping table; openRuntime migrates them all.
+ * intake's raw archive, the users' secrets and sessions, the data keys of personal data, the
+ * API's shared rate limits and its callers' write marks (reads from a replica). Each set has its
+ * own bookkeeping table; openRuntime migrates them all.
  */
 export const tableMigrations: readonly MigrationSet[] = [
   projectionEngineMigrations,
@@ -26,4 +27,5 @@ export const tableMigrations: readonly MigrationSet[] = [
   usersMigrations,
   rateLimitMigrations,
   readReplicaMigrations,
+  personalDataMigrations,
 ];

@@ -52,8 +52,13 @@ export async function answerOnce<Query extends { end: number }>(
 export function listEndpoint<Record>(options: {
   name: string;
   summary: string;
-  query: (db: Kysely<QuerySchema>, query: PageQuery) => Promise<Page<Record>>;
+  query: (db: Kysely<QuerySchema>, query: PageQuery, ctx: ApiContext) => Promise<Page<Record>>;
   totalAsString?: boolean;
+  /**
+   * false: computed for every request, never kept. /forensic: its answer holds personal data,
+   * opened with data keys that retention or erasure may shred between two requests.
+   */
+  keepAnswers?: boolean;
 }): Endpoint {
   return {
     name: options.name,
@@ -68,14 +73,22 @@ export function listEndpoint<Record>(options: {
       ) {
         throw notYourDomain(query.domain);
       }
-      await answerOnce(ctx, options.name, query, async (asked, db) => {
-        const page = await options.query(db, asked);
+      const compute = async (asked: PageQuery, db: Kysely<AnySchema>) => {
+        const page = await options.query(db, asked, ctx);
         return {
           status: "SUCCESS",
           total: options.totalAsString ? String(page.total) : page.total,
           records: page.records,
         };
-      });
+      };
+      if (options.keepAnswers === false) {
+        // Personal data is read from the primary only: a replica behind it could still show
+        // what retention or an erasure removed a moment ago.
+        ctx.type = "application/json";
+        ctx.body = JSON.stringify(await compute(query, ctx.deps.db));
+        return;
+      }
+      await answerOnce(ctx, options.name, query, compute);
     },
   };
 }

@@ -4,6 +4,7 @@ import { basename, join, resolve } from "node:path";
 import type { InputBytes, IntakeDeps, ReceivedInput } from "@dmarc-ledger/intake";
 import type { Command } from "commander";
 import { CliError, type CliIO } from "../io.js";
+import { catchUpTenantTables } from "../tenant-ref.js";
 import { withBulkRuntime } from "../with-runtime.js";
 import { describeItem, ImportTally } from "./import-summary.js";
 import { OrderedWindow } from "./ordered-window.js";
@@ -131,7 +132,16 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
     );
     try {
       await withBulkRuntime(env, async (runtime) => {
-        const deps: IntakeDeps = { store: runtime.store, db: runtime.db, ...intakeLimits(settings) };
+        const { runtimeDataKeys } = await import("@dmarc-ledger/runtime");
+        // A failure report is sealed under the key of its domain's tenant, read from the domains'
+        // table: current as of every domain added, however recently.
+        await catchUpTenantTables(runtime);
+        const deps: IntakeDeps = {
+          store: runtime.store,
+          db: runtime.db,
+          ...intakeLimits(settings),
+          dataKeys: await runtimeDataKeys(runtime, env),
+        };
         const bar = await progressBar(
           io,
           files.reduce((sum, file) => sum + file.size, 0),
