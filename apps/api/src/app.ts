@@ -1,3 +1,4 @@
+import { processRateLimiter } from "@dmarc-ledger/rate-limits";
 import { defaultUserSettings } from "@dmarc-ledger/users";
 import { bodyParser } from "@koa/bodyparser";
 import Router from "@koa/router";
@@ -181,7 +182,7 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ServedDeps }>
   app.use(publicRoutes.routes());
   if (deps.webRoot) app.use(dashboardFiles(deps.webRoot));
   app.use(identify);
-  app.use(rateLimit(deps.config.rateLimit));
+  app.use(rateLimit(deps.rateLimiter ?? processRateLimiter(deps.config.rateLimit)));
   app.use(requireAuthentication(publicPaths));
   app.use(requireCsrfToken(publicPaths));
   app.use(async (ctx, next) => {

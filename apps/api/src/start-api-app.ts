@@ -2,6 +2,8 @@ import type { AnySchema } from "@dmarc-ledger/db";
 import type { EventStore } from "@dmarc-ledger/event-store";
 import type { DomainStatusChecker } from "@dmarc-ledger/onboarding";
 import type { Projection } from "@dmarc-ledger/projection-engine";
+import { sharedRateLimiter } from "@dmarc-ledger/rate-limits";
+import type { ReadReplica } from "@dmarc-ledger/read-replica";
 import type { UserSettings } from "@dmarc-ledger/users";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
@@ -41,6 +43,13 @@ export interface ApiAppOptions {
   webRoot?: string | null;
   /** Where reports reach the service by mail, which the dashboard says to publish (ApiDeps). */
   reportAddresses?: readonly string[];
+  /**
+   * Whether the rate limits are the deployment's, counted in the database that every API
+   * process shares (PostgreSQL), rather than this process's (embedded PGlite: one process).
+   */
+  sharedRateLimits?: boolean;
+  /** A streaming replica the list endpoints read (ApiDeps). */
+  replica?: ReadReplica | null;
 }
 
 /**
@@ -63,6 +72,8 @@ export function startApiApp(options: ApiAppOptions): { metrics: ServiceMetrics }
     ...(options.users ? { users: options.users } : {}),
     ...(options.webRoot !== undefined ? { webRoot: options.webRoot } : {}),
     ...(options.reportAddresses ? { reportAddresses: options.reportAddresses } : {}),
+    ...(options.replica ? { replica: options.replica } : {}),
+    ...(options.sharedRateLimits ? { rateLimiter: sharedRateLimiter(db, options.config.rateLimit) } : {}),
     ...(options.dataKeys ? { dataKeys: options.dataKeys } : {}),
   });
   server.serve(app.callback());

@@ -163,6 +163,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       users,
       webRoot,
       reportAddresses: intakeChannels.smtp?.reportAddresses ?? [],
+      sharedRateLimits: runtime.database.concurrentSessions,
     });
     const intake = await startIntakeApp({
       dataKeys,

@@ -7,7 +7,6 @@ import {
   type ArchivedInput,
   type ArchiveMaterial,
   archiveInput,
-  archiveWithOutcome,
   heldMaterial,
   readForArchive,
   recordOutcome,
@@ -158,10 +157,10 @@ async function receiveUncounted(
         const sealerIn = keys
           ? await presealed(keys, db, parsed, material.parseable, uploader, sealedAt)
           : undefined;
-        ({ archived, outcome } = await commitGroupOf(store, db).commit(async (writer, trx) => {
+        ({ archived, outcome } = await commitGroupOf(store, db).commit(async (writer, trx, archive) => {
           const sealer = sealerIn?.(trx);
           const outcome = await storeParsed(writer, material.parseable, parsed, { ...ingestOptions, sealer });
-          return { outcome, archived: await archiveWithOutcome(trx, material, receipt, outcome.items) };
+          return { outcome, archived: await archive({ material, receipt, items: outcome.items }) };
         }));
         return received(archived, outcome);
       }

@@ -3,6 +3,8 @@ import type { MigrationSet } from "@dmarc-ledger/db";
 import { intakeMigrations } from "@dmarc-ledger/intake/migrations";
 import { personalDataMigrations } from "@dmarc-ledger/personal-data/migrations";
 import { projectionEngineMigrations } from "@dmarc-ledger/projection-engine/migrations";
+import { rateLimitMigrations } from "@dmarc-ledger/rate-limits/migrations";
+import { readReplicaMigrations } from "@dmarc-ledger/read-replica/migrations";
 import { reportReadModelMigrations } from "@dmarc-ledger/report-read-models/migrations";
 import { safeSpfMigrations } from "@dmarc-ledger/safe-spf-service/migrations";
 import { tenancyMigrations } from "@dmarc-ledger/tenancy/migrations";
@@ -12,7 +14,9 @@ import { usersMigrations } from "@dmarc-ledger/users/migrations";
  * The migration sets of every package that owns tables in the service's database, whichever
  * store holds the events (the event store's own set is added when it does): the engine's
  * checkpoints, the tables of the projections in projections.ts, Safe SPF's schedule, the
- * intake's raw archive and the users' secrets and sessions, the data keys of personal data. Each set has its own bookkeeping table; openRuntime migrates them all.
+ * intake's raw archive, the users' secrets and sessions, the data keys of personal data, the
+ * API's shared rate limits and its callers' write marks (reads from a replica). Each set has its
+ * own bookkeeping table; openRuntime migrates them all.
  */
 export const tableMigrations: readonly MigrationSet[] = [
   projectionEngineMigrations,
@@ -21,5 +25,7 @@ export const tableMigrations: readonly MigrationSet[] = [
   safeSpfMigrations,
   intakeMigrations,
   usersMigrations,
+  rateLimitMigrations,
+  readReplicaMigrations,
   personalDataMigrations,
 ];
