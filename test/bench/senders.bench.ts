@@ -15,6 +15,7 @@ import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { setSenderApproval } from "@dmarc-ledger/tenancy";
 import pg from "pg";
 import { pino } from "pino";
+import { testMasterKey } from "../support/master-key.js";
 import { CopyBuffer, copyInto, createFlatTables, flatColumns } from "./reporting-api/baseline.js";
 import { DAY, domainName, scaleFor, yearEnd } from "./reporting-api/generate.js";
 import { copyProjectionOutput } from "./reporting-api/output-copy.js";
@@ -168,7 +169,12 @@ async function main(): Promise<void> {
 
     service = await startService({
       runtime,
-      env: { RATE_LIMIT_PER_SECOND: "100000", RATE_LIMIT_BURST: "100000", API_ANSWER_CACHE_BYTES: "0" },
+      env: {
+        RATE_LIMIT_PER_SECOND: "100000",
+        RATE_LIMIT_BURST: "100000",
+        API_ANSWER_CACHE_BYTES: "0",
+        MASTER_KEY: testMasterKey,
+      },
       port: 0,
       logger: pino({ level: "silent" }),
       bootstrapTenant: false,

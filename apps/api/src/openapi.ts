@@ -81,10 +81,25 @@ const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   aggregate_by_date: { query: ["start", "end", "page", "per_page", "domain", "bucket", "group"] },
   sender_approval: { form: ["domain", "service", "range", "approved"] },
   policy_impact: { query: ["start", "end", "page", "per_page", "domain", "policy"] },
+  personal_data_policy: { query: [] },
+  personal_data: { query: ["confirm"] },
+  update_personal_data_policy: {
+    form: ["failure_report_days", "raw_input_days", "aggregate_days", "redaction"],
+  },
 };
 
 /** Form fields that may be left out. */
-const optionalFields = new Set(["group", "everywhere", "scopes", "service", "range"]);
+const optionalFields = new Set([
+  "group",
+  "everywhere",
+  "scopes",
+  "failure_report_days",
+  "raw_input_days",
+  "aggregate_days",
+  "redaction",
+  "service",
+  "range",
+]);
 
 const errorStatuses: Record<string, string> = {
   "400": "Invalid parameter or body.",
@@ -163,32 +178,41 @@ function errorResponses(statuses: readonly string[]) {
 function operation(endpoint: Endpoint) {
   const extra = extraParameters[endpoint.name];
   const parameters =
-    endpoint.method === "GET"
-      ? extra?.query
-        ? extra.query.map((name) =>
-            name === "policy"
-              ? {
-                  name,
-                  in: "query",
-                  required: true,
-                  description: "The stricter policy to weigh.",
-                  schema: { enum: ["quarantine", "reject"] },
-                }
-              : name === "status"
+    endpoint.method === "DELETE"
+      ? (extra?.query ?? []).map((name) => ({
+          name,
+          in: "query",
+          required: true,
+          schema: { type: "string" },
+        }))
+      : endpoint.method === "GET"
+        ? extra?.query
+          ? extra.query.map((name) =>
+              name === "policy"
                 ? {
                     name,
                     in: "query",
-                    schema: { enum: ["received", "stored", "duplicate", "rejected"] },
+                    required: true,
+                    description: "The stricter policy to weigh.",
+                    schema: { enum: ["quarantine", "reject"] },
                   }
-                : name === "domain" &&
-                    endpoint.name !== "inputs" &&
-                    endpoint.name !== "aggregate_by_date" &&
-                    endpoint.name !== "policy_impact"
-                  ? { name, in: "query", required: true, schema: { type: "string" } }
-                  : [...listParameters, ...dateSeriesParameters].find((parameter) => parameter.name === name),
-          )
-        : listParameters
-      : [];
+                : name === "status"
+                  ? {
+                      name,
+                      in: "query",
+                      schema: { enum: ["received", "stored", "duplicate", "rejected"] },
+                    }
+                  : name === "domain" &&
+                      endpoint.name !== "inputs" &&
+                      endpoint.name !== "aggregate_by_date" &&
+                      endpoint.name !== "policy_impact"
+                    ? { name, in: "query", required: true, schema: { type: "string" } }
+                    : [...listParameters, ...dateSeriesParameters].find(
+                        (parameter) => parameter.name === name,
+                      ),
+            )
+          : listParameters
+        : [];
   const body =
     endpoint.method === "POST"
       ? {

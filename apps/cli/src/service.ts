@@ -20,7 +20,7 @@ import {
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
 import { catchUp } from "@dmarc-ledger/projection-engine";
 import { projectorSettings, startProjectorApp } from "@dmarc-ledger/projector";
-import type { Runtime } from "@dmarc-ledger/runtime";
+import { type Runtime, runtimeDataKeys } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { resolverFrom, safeSpfRefreshSettingsFromEnv, safeSpfSettings } from "@dmarc-ledger/safe-spf-service";
 import { sourceIpResolverSettingsFromEnv } from "@dmarc-ledger/source-names";
@@ -89,6 +89,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const sourceNames = sourceIpResolverSettingsFromEnv(env);
   const onboarding = onboardingSettingsFromEnv(env);
   const users = userSettingsFromEnv(env);
+  // A wrong MASTER_KEY is refused before the port is bound (a missing one is made, embedded).
+  const dataKeys = await runtimeDataKeys(runtime, env);
   const bound =
     options.server ??
     (await bindPort(options.port, undefined, { maxConnectionsPerIp: settings.MAX_CONNECTIONS_PER_IP }));
@@ -149,6 +151,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     });
     running.push(startProjectorApp({ runtime: parts, logger, settings, resolver }), dnsApp);
     startApiApp({
+      dataKeys,
       server: bound,
       db: runtime.db,
       store,
@@ -160,8 +163,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       users,
       webRoot,
       reportAddresses: intakeChannels.smtp?.reportAddresses ?? [],
+      sharedRateLimits: runtime.database.concurrentSessions,
     });
     const intake = await startIntakeApp({
+      dataKeys,
       store,
       database: runtime.database,
       limits: intakeLimitsOfStart,

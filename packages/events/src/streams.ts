@@ -15,6 +15,10 @@ export const streams = {
   sourceIp: (ip: string) => `source-ip-${ip}`,
   /** One person, by the SHA-256 of the address: appended with "no_stream", an address is one user. */
   user: (email: string) => `user-${sha256Hex(email)}`,
+  /** What retention and erasure removed of a tenant's personal data. */
+  personalData: (tenantId: string) => `personal-data-${tenantId}`,
+  /** Every run of the retention job. */
+  retentionRuns: () => "retention-runs",
 } as const;
 
 export type StreamCategory =
@@ -25,13 +29,17 @@ export type StreamCategory =
   | "failure-report"
   | "rejected-input"
   | "source-ip"
-  | "user";
+  | "user"
+  | "personal-data"
+  | "retention-runs";
 
 export function streamCategory(stream: string): StreamCategory | null {
   for (const category of [
     "aggregate-report",
     "failure-report",
     "rejected-input",
+    "personal-data",
+    "retention-runs",
     "registrable-domain",
     "source-ip",
     "tenant",

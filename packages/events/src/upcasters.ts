@@ -6,6 +6,24 @@ import { currentSchemaVersion, type EventPayloads, type EventType } from "./cata
  */
 type Step = (data: unknown) => unknown;
 const upcasters: { [K in EventType]?: Record<number, Step> } = {
+  ForensicReportReceived: {
+    1: (old) => {
+      const { subject, sourceIp, headers, originalMailFrom, originalRcptTo, ...rest } = old as Record<
+        string,
+        unknown
+      >;
+      return {
+        ...rest,
+        personal: { clear: { subject, sourceIp, headers, originalMailFrom, originalRcptTo } },
+      };
+    },
+  },
+  ReportRejected: {
+    1: (old) => {
+      const { rawBase64, ...rest } = old as Record<string, unknown>;
+      return { ...rest, raw: typeof rawBase64 === "string" ? { clear: { base64: rawBase64 } } : null };
+    },
+  },
   SourceIpResolved: {
     // v2 added the source's naming (service, AS, country). An answer of v1 was given without
     // one: it says nothing rather than what today's databases would say.

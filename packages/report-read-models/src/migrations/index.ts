@@ -13,6 +13,7 @@ import { sourceIpAnswers } from "./011_source_ip_answers.js";
 import { rankingUpkeepByChange } from "./012_ranking_upkeep_by_change.js";
 import { aggDomainDay } from "./013_agg_domain_day.js";
 import { sourceIpNaming } from "./014_source_ip_naming.js";
+import { forensicPersonal } from "./015_forensic_personal.js";
 import { aggSenderFact } from "./016_agg_sender_fact.js";
 
 /**
@@ -37,6 +38,7 @@ export const reportReadModelMigrations: MigrationSet = {
     "012_ranking_upkeep_by_change": rankingUpkeepByChange,
     "013_agg_domain_day": aggDomainDay,
     "014_source_ip_naming": sourceIpNaming,
+    "015_forensic_personal": forensicPersonal,
     "016_agg_sender_fact": aggSenderFact,
   },
   formerly: {

@@ -11,7 +11,12 @@ import { sourceIpNamesProjection } from "./source-ip-names.js";
 
 export { isForwarded } from "./aggregate-by-sender.js";
 export { dkimDomainOf, spfDomainOf } from "./aggregate-by-source.js";
-export { cutHeaders, maxHeaderCharacters } from "./forensic-reports.js";
+export {
+  countPersonalRows,
+  cutHeaders,
+  maxHeaderCharacters,
+  personalRowScopes,
+} from "./forensic-reports.js";
 export { sourceDomainOf } from "./source-ip-names.js";
 export {
   aggregateByDateProjection,
