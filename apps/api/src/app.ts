@@ -42,9 +42,11 @@ import {
   personalDataPolicyEndpoint,
   setPersonalDataPolicyEndpoint,
 } from "./routes/personal-data.js";
+import { policyImpactEndpoint } from "./routes/policy-impact.js";
 import { uploadReportsEndpoint } from "./routes/reports.js";
 import { rootHandler } from "./routes/root.js";
 import { safeSpfEndpoint, updateSafeSpfEndpoint } from "./routes/safe-spf.js";
+import { aggregateBySenderEndpoint, senderApprovalEndpoint } from "./routes/senders.js";
 import { sessionEndpoint, setPasswordEndpoint, signInEndpoint, signOutEndpoint } from "./routes/session.js";
 import type { ApiContext, ApiDeps, ApiState, ServedDeps } from "./state.js";
 
@@ -67,6 +69,10 @@ export const endpoints: readonly Endpoint[] = [
   domainStatusEndpoint,
   inputsEndpoint,
   reprocessInputEndpoint,
+  // Who sends as the tenant's domains (issue 23).
+  aggregateBySenderEndpoint,
+  senderApprovalEndpoint,
+  policyImpactEndpoint,
   personalDataPolicyEndpoint,
   setPersonalDataPolicyEndpoint,
   erasePersonalDataEndpoint,

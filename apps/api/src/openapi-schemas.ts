@@ -46,7 +46,62 @@ const sourceRecord = record({
   SPFDomain: { type: "string" },
   DKIMDomain: { type: "string" },
   ...counters,
+  // Additions of issue 23: what names the source ("" when unknown).
+  Service: { type: "string" },
+  ServiceType: { type: "string" },
+  ASN: { type: "string", pattern: "^([0-9]+)?$" },
+  ASNOrganization: { type: "string" },
+  Country: { type: "string", pattern: "^([A-Z]{2})?$" },
 });
+
+const share: Schema = { type: "string", pattern: "^[01]\\.[0-9]{4}$" };
+
+const senderRecord = record({
+  Domain: { type: "string" },
+  Service: { type: "string" },
+  ServiceType: { type: "string" },
+  SenderKind: { enum: ["service", "base_domain", "asn", "unknown"] },
+  ASN: { type: "string", pattern: "^([0-9]+)?$" },
+  ASNOrganization: { type: "string" },
+  Country: { type: "string", pattern: "^([A-Z]{2})?$" },
+  SourceIPs: decimal,
+  ...counters,
+  DMARCShare: share,
+  SPFAlignedShare: share,
+  DKIMAlignedShare: share,
+  Approved: { type: ["boolean", "null"] },
+});
+
+const impactCounts = {
+  Stopped: decimal,
+  Forwarded: decimal,
+  LegitimateAtRisk: decimal,
+  AbuseStopped: decimal,
+};
+
+const policyImpactSchema: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["status", "policy", "total", "totals", "records"],
+  properties: {
+    status: { const: "SUCCESS" },
+    policy: { enum: ["quarantine", "reject"] },
+    total: { type: "integer", minimum: 0 },
+    totals: record({ Volume: decimal, DMARC: decimal, ...impactCounts }),
+    records: {
+      type: "array",
+      items: record({
+        Domain: { type: "string" },
+        Service: { type: "string" },
+        ServiceType: { type: "string" },
+        SenderKind: { enum: ["service", "base_domain", "asn", "unknown"] },
+        Approved: { type: ["boolean", "null"] },
+        SourceIPs: decimal,
+        ...impactCounts,
+      }),
+    },
+  },
+};
 
 export const successOnly: Schema = {
   type: "object",
@@ -325,6 +380,9 @@ export const responseSchemas: Record<string, Schema> = {
       DispositionReject: decimal,
     }),
   ),
+  aggregate_by_sender: list(senderRecord),
+  sender_approval: successOnly,
+  policy_impact: policyImpactSchema,
   forensic: list(
     record({
       ForensicId: decimal,

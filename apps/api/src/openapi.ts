@@ -79,6 +79,8 @@ const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   inputs: { query: ["start", "end", "page", "per_page", "domain", "status"] },
   reprocess_input: { form: ["sha256"] },
   aggregate_by_date: { query: ["start", "end", "page", "per_page", "domain", "bucket", "group"] },
+  sender_approval: { form: ["domain", "service", "range", "approved"] },
+  policy_impact: { query: ["start", "end", "page", "per_page", "domain", "policy"] },
   personal_data_policy: { query: [] },
   personal_data: { query: ["confirm"] },
   update_personal_data_policy: {
@@ -95,6 +97,8 @@ const optionalFields = new Set([
   "raw_input_days",
   "aggregate_days",
   "redaction",
+  "service",
+  "range",
 ]);
 
 const errorStatuses: Record<string, string> = {
@@ -138,6 +142,9 @@ const handlerErrors: Record<string, string[]> = {
   aggregate_by_organization: ["404"],
   forensic: ["404"],
   aggregate_by_date: ["404"],
+  aggregate_by_sender: ["404"],
+  sender_approval: ["404"],
+  policy_impact: ["404"],
 };
 
 /** Every error an operation can really answer with, and no other. */
@@ -181,15 +188,28 @@ function operation(endpoint: Endpoint) {
       : endpoint.method === "GET"
         ? extra?.query
           ? extra.query.map((name) =>
-              name === "status"
+              name === "policy"
                 ? {
                     name,
                     in: "query",
-                    schema: { enum: ["received", "stored", "duplicate", "rejected"] },
+                    required: true,
+                    description: "The stricter policy to weigh.",
+                    schema: { enum: ["quarantine", "reject"] },
                   }
-                : name === "domain" && endpoint.name !== "inputs" && endpoint.name !== "aggregate_by_date"
-                  ? { name, in: "query", required: true, schema: { type: "string" } }
-                  : [...listParameters, ...dateSeriesParameters].find((parameter) => parameter.name === name),
+                : name === "status"
+                  ? {
+                      name,
+                      in: "query",
+                      schema: { enum: ["received", "stored", "duplicate", "rejected"] },
+                    }
+                  : name === "domain" &&
+                      endpoint.name !== "inputs" &&
+                      endpoint.name !== "aggregate_by_date" &&
+                      endpoint.name !== "policy_impact"
+                    ? { name, in: "query", required: true, schema: { type: "string" } }
+                    : [...listParameters, ...dateSeriesParameters].find(
+                        (parameter) => parameter.name === name,
+                      ),
             )
           : listParameters
         : [];

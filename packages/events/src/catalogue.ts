@@ -67,6 +67,21 @@ export interface DomainGroupSet {
   group: string | null;
 }
 
+/**
+ * A sender approved or not for a domain, or the decision cleared (`approved` null). In the
+ * domain's stream, so the audit trail (GET history) tells who decided. The sender is a service
+ * (as aggregate_by_sender names it: a service name, or for unknown sources a base domain or
+ * "AS<number>") or an IP range (CIDR); exactly one of the two is set.
+ */
+export interface SenderApprovalSet {
+  domain: string;
+  tenantId: string;
+  service: string | null;
+  /** Normalised CIDR (network address, prefix length). */
+  range: string | null;
+  approved: boolean | null;
+}
+
 export interface SpfOriginalUpdated {
   domain: string;
   tenantId: string;
@@ -220,6 +235,27 @@ export interface SourceIpResolved {
   confirmed: boolean;
   /** ISO-8601 time of the answer. */
   resolvedAt: string;
+  /**
+   * What the answer and the offline databases say the source is (v2). null in answers written
+   * before v2 (the upcaster's value) or by a resolver run without the databases.
+   */
+  naming: SourceIpNaming | null;
+}
+
+/**
+ * The name of a report source beside its reverse DNS: the base domain of the forward-confirmed
+ * name, the service that base domain belongs to, and the address's AS and country. The versions
+ * of the maps and databases that said so are kept with it, so that a replay after an upgrade
+ * gives the same names, and an answer can be told apart from one a newer database gave.
+ */
+export interface SourceIpNaming {
+  /** The registrable domain of the forward-confirmed PTR name; null without one. */
+  baseDomain: string | null;
+  service: { name: string; type: string } | null;
+  asn: { number: number; organization: string } | null;
+  /** ISO 3166-1 alpha-2, upper-case. */
+  country: string | null;
+  sources: { serviceMap: string; asnDatabase: string; countryDatabase: string };
 }
 
 /**
@@ -348,6 +384,7 @@ export interface EventPayloads {
   DomainReleased: DomainReleased;
   DomainGroupSet: DomainGroupSet;
   SpfOriginalUpdated: SpfOriginalUpdated;
+  SenderApprovalSet: SenderApprovalSet;
   SafeSpfRecordComputed: SafeSpfRecordComputed;
   SafeSpfComputationFailed: SafeSpfComputationFailed;
   AggregateReportReceived: AggregateReportReceived;
@@ -380,12 +417,13 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   DomainReleased: 1,
   DomainGroupSet: 1,
   SpfOriginalUpdated: 1,
+  SenderApprovalSet: 1,
   SafeSpfRecordComputed: 1,
   SafeSpfComputationFailed: 1,
   AggregateReportReceived: 1,
   ForensicReportReceived: 2,
   ReportRejected: 2,
-  SourceIpResolved: 1,
+  SourceIpResolved: 2,
   UserCreated: 1,
   UserRoleGranted: 1,
   UserRoleRevoked: 1,
