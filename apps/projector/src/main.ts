@@ -1,5 +1,6 @@
 // The projector as a process of its own (production layout): `node apps/projector/dist/main.js`
 // after `pnpm build`.
+import { alertsSettings } from "@dmarc-ledger/alerts/settings";
 import { parseSettings } from "@dmarc-ledger/config";
 import {
   connectionLost,
@@ -22,6 +23,7 @@ const settings = exitOnStartFailure(() =>
       ...runtimeSettings,
       ...safeSpfSettings,
       ...projectorSettings,
+      ...alertsSettings,
       ...loggingSettings,
       ...stopSettings,
       ...metricsSettings,

@@ -1,3 +1,4 @@
+import { type AlertsSettings, startAlerts } from "@dmarc-ledger/alerts";
 import type { RunningProjector } from "@dmarc-ledger/projection-engine";
 import type { Runtime } from "@dmarc-ledger/runtime";
 import type { SpfResolver } from "@dmarc-ledger/safe-spf";
@@ -10,7 +11,7 @@ import type { ProjectorSettings } from "./settings.js";
 export interface ProjectorAppOptions {
   runtime: Pick<Runtime, "store" | "db">;
   logger: Logger;
-  settings: ProjectorSettings & SafeSpfSettings;
+  settings: ProjectorSettings & SafeSpfSettings & AlertsSettings;
   /**
    * The resolver the Safe SPF process asks; one of its own from the settings by default (`start`
    * shares one with the refresher: its cache serves both).
@@ -20,10 +21,11 @@ export interface ProjectorAppOptions {
 
 /**
  * The projector app: every projection and the upkeep of the by-source rankings (runProjector),
- * and beside them the Safe SPF process, which follows the event store in the background too.
+ * and beside them the Safe SPF process and the alerts (their evaluator, outbox and deliveries:
+ * packages/alerts), which follow the event store in the background too.
  * What apps/projector/src/main.ts runs as a process of its own, and `dmarc-ledger start` in its
- * one process. Stopping stops the Safe SPF process first (it appends events the projector
- * applies), then the projector, after the batch it is applying.
+ * one process. Stopping stops the alerts and the Safe SPF process first (they append events the
+ * projector applies), then the projector, after the batch it is applying.
  */
 export function startProjectorApp(options: ProjectorAppOptions): RunningProjector {
   const { runtime, logger, settings } = options;
@@ -35,9 +37,16 @@ export function startProjectorApp(options: ProjectorAppOptions): RunningProjecto
     ...(settings.SAFE_SPF_ZONE ? { publishZone: settings.SAFE_SPF_ZONE } : {}),
     onError: (error) => logger.error({ err: error }, "Safe SPF process failed; retrying"),
   });
+  const alerts = startAlerts({
+    store: runtime.store,
+    db: runtime.db,
+    settings,
+    onError: (error, what) => logger.error({ err: error }, what),
+  });
   return {
     waitFor: projector.waitFor,
     async stop() {
+      await alerts.stop();
       await safeSpf.stop();
       await projector.stop();
     },

@@ -15,6 +15,11 @@ export const streams = {
   sourceIp: (ip: string) => `source-ip-${ip}`,
   /** One person, by the SHA-256 of the address: appended with "no_stream", an address is one user. */
   user: (email: string) => `user-${sha256Hex(email)}`,
+  /** A tenant's alert rules. */
+  alertRules: (tenantId: string) => `alert-rules-${tenantId}`,
+  /** One alert; the id is deterministic, so the stream's existence says it was raised. */
+  alert: (alertId: string) => `alert-${alertId}`,
+  webhook: (endpointId: string) => `webhook-${endpointId}`,
 } as const;
 
 export type StreamCategory =
@@ -25,12 +30,18 @@ export type StreamCategory =
   | "failure-report"
   | "rejected-input"
   | "source-ip"
-  | "user";
+  | "user"
+  | "alert-rules"
+  | "alert"
+  | "webhook";
 
 export function streamCategory(stream: string): StreamCategory | null {
   for (const category of [
     "aggregate-report",
     "failure-report",
+    "alert-rules",
+    "alert",
+    "webhook",
     "rejected-input",
     "registrable-domain",
     "source-ip",

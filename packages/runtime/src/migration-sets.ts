@@ -1,3 +1,4 @@
+import { alertsMigrations } from "@dmarc-ledger/alerts/migrations";
 import type { MigrationSet } from "@dmarc-ledger/db";
 // The subpaths, not the indexes: those would load the report parser, DNS and more for a list.
 import { intakeMigrations } from "@dmarc-ledger/intake/migrations";
@@ -11,7 +12,8 @@ import { usersMigrations } from "@dmarc-ledger/users/migrations";
  * The migration sets of every package that owns tables in the service's database, whichever
  * store holds the events (the event store's own set is added when it does): the engine's
  * checkpoints, the tables of the projections in projections.ts, Safe SPF's schedule, the
- * intake's raw archive and the users' secrets and sessions. Each set has its own bookkeeping table; openRuntime migrates them all.
+ * intake's raw archive, the users' secrets and sessions, and the alerts' (rules, endpoints, the
+ * evaluator's state and the outboxes). Each set has its own bookkeeping table; openRuntime migrates them all.
  */
 export const tableMigrations: readonly MigrationSet[] = [
   projectionEngineMigrations,
@@ -20,4 +22,5 @@ export const tableMigrations: readonly MigrationSet[] = [
   safeSpfMigrations,
   intakeMigrations,
   usersMigrations,
+  alertsMigrations,
 ];

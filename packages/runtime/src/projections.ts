@@ -1,3 +1,4 @@
+import { alertProjections } from "@dmarc-ledger/alerts/projections";
 import type { Projection } from "@dmarc-ledger/projection-engine";
 import { reportProjections } from "@dmarc-ledger/report-read-models";
 import { safeSpfProjections } from "@dmarc-ledger/safe-spf-service/projections";
@@ -14,4 +15,5 @@ export const allProjections: readonly Projection[] = [
   ...reportProjections,
   ...safeSpfProjections,
   ...usersProjections,
+  ...(alertProjections as readonly Projection[]),
 ];

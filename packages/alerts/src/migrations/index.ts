@@ -1,0 +1,8 @@
+import type { MigrationSet } from "@dmarc-ledger/db";
+import { alerts } from "./001_alerts.js";
+
+/** The alerts' tables (schema.ts): rules, endpoints, alerts, the evaluator's state, the outboxes. */
+export const alertsMigrations: MigrationSet = {
+  name: "alerts",
+  migrations: { "001_alerts": alerts },
+};
