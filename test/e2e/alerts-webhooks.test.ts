@@ -128,7 +128,13 @@ describe("alerts delivered by signed webhooks", () => {
       )
     ).secret;
     projector = startProjector({ store: runtime.store, db: runtime.db, projections: allProjections });
-    alerts = startAlerts({ store: runtime.store, db: runtime.db, settings, publishPollMs: 20 });
+    alerts = startAlerts({
+      store: runtime.store,
+      db: runtime.db,
+      settings,
+      publishPollMs: 20,
+      onError: (error, what) => console.error(what, error),
+    });
   });
 
   afterAll(async () => {

@@ -406,7 +406,15 @@ export async function raise(
   };
   const inserted = await handle
     .insertInto("alert_outbox")
-    .values({ alert_id: alertId, payload: JSON.stringify(alert), published: false, created_at: at })
+    .values({
+      alert_id: alertId,
+      payload: JSON.stringify(alert),
+      published: false,
+      after_position: decision.causedBy
+        .reduce((newest, cause) => (BigInt(cause.position) > newest ? BigInt(cause.position) : newest), 0n)
+        .toString(),
+      created_at: at,
+    })
     .onConflict((oc) => oc.column("alert_id").doNothing())
     .executeTakeFirst();
   return Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0;

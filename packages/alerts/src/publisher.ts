@@ -1,7 +1,9 @@
 import { type EventStore, WrongExpectedVersionError } from "@dmarc-ledger/event-store";
 import { type AlertRaised, newEvent, streams } from "@dmarc-ledger/events";
-import { listTenantUsers } from "@dmarc-ledger/users";
-import type { Kysely } from "kysely";
+import type { ProjectionCheckpointSchema } from "@dmarc-ledger/projection-engine";
+import { listTenantUsers, usersProjection } from "@dmarc-ledger/users";
+import { type Kysely, sql } from "kysely";
+import { webhookEndpointsProjection } from "./alert-projections.js";
 import { tenantRule } from "./rules.js";
 import type { AlertsSchema } from "./schema.js";
 import { endpointWants, webhookBody } from "./webhook-payload.js";
@@ -19,10 +21,12 @@ export async function publishAlerts(
   db: Kysely<AlertsSchema>,
   limit = 200,
 ): Promise<number> {
+  const reached = await readModelsReached(db);
   const rows = await db
     .selectFrom("alert_outbox")
     .selectAll()
     .where("published", "=", false)
+    .where("after_position", "<=", reached.toString())
     .orderBy("created_at")
     .orderBy("alert_id")
     .limit(limit)
@@ -48,6 +52,23 @@ export async function publishAlerts(
   }
   return rows.length;
 }
+
+/** How far both read models the fan-out reads (endpoints, people) have come; -1 before either started. */
+async function readModelsReached(db: Kysely<AlertsSchema>): Promise<bigint> {
+  const handle = db as unknown as Kysely<ProjectionCheckpointSchema>;
+  const rows = await handle
+    .selectFrom("projection_checkpoint")
+    .select(sql<string>`position::text`.as("position"))
+    .where("projection", "in", fanOutReads)
+    .execute();
+  if (rows.length < fanOutReads.length) return -1n;
+  return rows.reduce(
+    (lowest, row) => (BigInt(row.position) < lowest ? BigInt(row.position) : lowest),
+    BigInt(rows[0]!.position),
+  );
+}
+
+const fanOutReads = [webhookEndpointsProjection.name, usersProjection.name];
 
 async function fanOut(db: Kysely<AlertsSchema>, alert: AlertRaised, raisedAt: Date): Promise<void> {
   const endpoints = await db

@@ -100,6 +100,12 @@ export interface AlertOutboxTable {
   /** The AlertRaised payload as JSON. */
   payload: string;
   published: boolean;
+  /**
+   * The position of the newest event that caused it: it is fanned out once the endpoints' and the
+   * users' read models have reached it, so that an endpoint or a person added before the report
+   * arrived is not missed because the evaluator ran ahead of the projector.
+   */
+  after_position: ColumnType<string, string, string>;
   created_at: Timestamp;
 }
 

@@ -88,6 +88,7 @@ export const alerts = {
       .addColumn("alert_id", "text", (c) => c.primaryKey())
       .addColumn("payload", "text", (c) => c.notNull())
       .addColumn("published", "boolean", (c) => c.notNull())
+      .addColumn("after_position", "numeric", (c) => c.notNull())
       .addColumn("created_at", "timestamptz", (c) => c.notNull())
       .execute();
     await sql`create index alert_outbox_unpublished on alert_outbox (created_at) where not published`.execute(
