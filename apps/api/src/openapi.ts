@@ -60,10 +60,20 @@ const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   revoke_api_key: { form: ["key_id"] },
   inputs: { query: ["start", "end", "page", "per_page", "domain", "status"] },
   reprocess_input: { form: ["sha256"] },
+  alert_rules: { query: [] },
+  set_alert_rule: { form: ["rule", "enabled", "params"] },
+  alerts: { query: ["page", "per_page", "rule", "domain"] },
+  webhooks: { query: [] },
+  add_webhook: { form: ["url", "alert_types", "description"] },
+  change_webhook: { form: ["webhook_id", "url", "alert_types", "description", "enabled"] },
+  webhook_deliveries: { query: ["webhook_id", "page", "per_page"] },
+  redeliver_webhook: { form: ["delivery_id"] },
 };
 
 /** Form fields that may be left out. */
-const optionalFields = new Set(["group", "everywhere", "scopes"]);
+const optionalFields = new Set(["group", "everywhere", "scopes", "params", "alert_types", "description"]);
+/** Fields optional in one endpoint only. */
+const optionalIn: Record<string, string[]> = { change_webhook: ["url", "enabled"] };
 
 const errorStatuses: Record<string, string> = {
   "400": "Invalid parameter or body.",
@@ -105,6 +115,9 @@ const handlerErrors: Record<string, string[]> = {
   aggregate_by_unaligned_source: ["404"],
   aggregate_by_organization: ["404"],
   forensic: ["404"],
+  change_webhook: ["404"],
+  webhook_deliveries: ["404"],
+  redeliver_webhook: ["404"],
 };
 
 /** Every error an operation can really answer with, and no other. */
@@ -147,9 +160,13 @@ function operation(endpoint: Endpoint) {
                   in: "query",
                   schema: { enum: ["received", "stored", "duplicate", "rejected"] },
                 }
-              : name === "domain" && endpoint.name !== "inputs"
-                ? { name, in: "query", required: true, schema: { type: "string" } }
-                : listParameters.find((parameter) => parameter.name === name),
+              : name === "rule" || (name === "domain" && endpoint.name === "alerts")
+                ? { name, in: "query", schema: { type: "string" } }
+                : name === "webhook_id"
+                  ? { name, in: "query", required: true, schema: { type: "string" } }
+                  : name === "domain" && endpoint.name !== "inputs"
+                    ? { name, in: "query", required: true, schema: { type: "string" } }
+                    : listParameters.find((parameter) => parameter.name === name),
           )
         : listParameters
       : [];
@@ -194,7 +211,9 @@ function operation(endpoint: Endpoint) {
                   {
                     schema: {
                       type: "object",
-                      required: extra.form!.filter((field) => !optionalFields.has(field)),
+                      required: extra.form!.filter(
+                        (field) => !optionalFields.has(field) && !optionalIn[endpoint.name]?.includes(field),
+                      ),
                       properties: Object.fromEntries(extra.form!.map((field) => [field, { type: "string" }])),
                     },
                   },
