@@ -192,6 +192,50 @@ describe("alerts over HTTP: rules, alerts, webhooks; reports imported through th
     expect(listed.records[0]!.enabled).toBe(false);
   });
 
+  it("has CLI commands for the same", async () => {
+    const rules = await cli(backend.env, "alert", "rules", "acme");
+    expect(rules.out).toMatch(/^new_sender {2}off/m);
+    expect(rules.out).toMatch(
+      /^dmarc_failure_share {2}on {2}threshold_percent=50 window_days=1 min_messages=20/m,
+    );
+    expect((await cli(backend.env, "alert", "set", "acme", "new_sender", "--state", "on")).code).toBe(0);
+    const bad = await cli(
+      backend.env,
+      "alert",
+      "set",
+      "acme",
+      "no_reports",
+      "--state",
+      "on",
+      "--param",
+      "days=0",
+    );
+    expect(bad.code).not.toBe(0);
+    expect(bad.err).toMatch(/days: a number from 1 to 365/);
+    const listed = await cli(backend.env, "alert", "list", "acme", "--json");
+    expect(listed.out.trim().split("\n")).toHaveLength(3);
+    expect((await cli(backend.env, "alert", "list", "other")).out).toBe("No alerts.");
+    // Without WEBHOOK_ALLOW_PRIVATE_ADDRESSES, a loopback endpoint is refused.
+    const refused = await cli(backend.env, "webhook", "add", "acme", "http://127.0.0.1:9/hook");
+    expect(refused.code).not.toBe(0);
+    expect(refused.err).toMatch(/not a public address/);
+    const added = await cli(
+      { ...backend.env, WEBHOOK_ALLOW_PRIVATE_ADDRESSES: "yes" },
+      "webhook",
+      "add",
+      "acme",
+      "http://127.0.0.1:9/hook",
+      "--json",
+    );
+    expect(JSON.parse(added.out).secret).toMatch(/^whsec_/);
+    const webhooks = await cli(backend.env, "webhook", "list", "acme");
+    expect(webhooks.out).toContain("http://127.0.0.1:9/hook");
+    expect(webhooks.out).not.toContain(JSON.parse(added.out).secret);
+    const deliveries = await cli(backend.env, "webhook", "deliveries", "acme", webhookId);
+    expect(deliveries.out).toMatch(/delivered {2}1 attempt/);
+    expect((await cli(backend.env, "webhook", "deliveries", "other", webhookId)).code).not.toBe(0);
+  });
+
   it("answers as the OpenAPI document says", async () => {
     const doc = (await handle.get("openapi.json", keyA)).json as {
       components: { schemas: Record<string, object> };
