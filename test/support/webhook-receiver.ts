@@ -23,6 +23,8 @@ export interface WebhookReceiver {
   attempts: ReceivedWebhook[];
   secret: string | null;
   answer: (request: IncomingMessage) => number | "hang" | "huge";
+  /** How long each answer waits (a slow receiver). */
+  delayMs: number;
   /** Ids answered 2xx, each once. */
   acceptedIds(): Set<string>;
   close(): Promise<void>;
@@ -34,6 +36,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     attempts: [],
     secret: null,
     answer: () => 204,
+    delayMs: 0,
     acceptedIds: () => new Set(receiver.attempts.filter((a) => a.accepted).map((a) => a.id)),
     close: async () => {
       server.closeAllConnections();
@@ -80,7 +83,9 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
         pump();
         return;
       }
-      response.writeHead(answer).end(answer >= 400 ? "not now" : "");
+      const reply = () => response.writeHead(answer).end(answer >= 400 ? "not now" : "");
+      if (receiver.delayMs > 0) setTimeout(reply, receiver.delayMs);
+      else reply();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));

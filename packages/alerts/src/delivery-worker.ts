@@ -36,7 +36,8 @@ type Delivery = Selectable<WebhookDeliveryTable>;
 export function startDeliveryWorker(options: DeliveryWorkerOptions): RunningDeliveryWorker {
   const { db } = options;
   const pollMs = options.pollMs ?? 250;
-  const leaseMs = options.limits.timeoutMs + 10_000;
+  // Longer than an attempt can take (its timeout bounds it), with room for the update after it.
+  const leaseMs = options.limits.timeoutMs + 5000;
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
   let wakeUp: (() => void) | null = null;
