@@ -48,6 +48,8 @@ function viewRequests(period: Period, arrival: Period, busiest: string): Record<
       `aggregate_by_domain?${p}&per_page=1000`,
       `aggregate_by_domain?${before}&per_page=1000`,
       `aggregate_by_unaligned_source?${p}&per_page=10`,
+      // The volume over time: periods of up to 1,000 days by day.
+      `aggregate_by_date?${p}&bucket=day&per_page=1000`,
     ],
     senders: [domains, `aggregate_by_source?${p}&per_page=1000`],
     "senders, unaligned": [domains, `aggregate_by_unaligned_source?${p}&per_page=1000`],

@@ -236,6 +236,44 @@ describe("the dashboard in a real browser", () => {
     await expect.poll(() => page.locator('[role="img"] svg').count()).toBe(2);
   });
 
+  it("draws the overview's volume over time from aggregate_by_date, by week over seven years", async () => {
+    const page = await admin.newPage();
+    page.on("pageerror", (error) => consoleErrors.push(error.message));
+    const asked = page.waitForResponse(
+      (response) => new URL(response.url()).pathname === "/api/aggregate_by_date",
+    );
+    await page.goto(`${origin}/?${period}`);
+    const response = await asked;
+    expect(response.status()).toBe(200);
+    // 2,557 days are more than the API serves by day: the overview asks by ISO week, in one page.
+    expect(Object.fromEntries(new URL(response.url()).searchParams)).toMatchObject({
+      start: String(start),
+      end: String(end),
+      bucket: "week",
+      per_page: "1000",
+    });
+    type Weekly = { total: number; records: (Counters & { Date: string })[] };
+    const shown = (await response.json()) as Weekly;
+    const weekly = await api<Weekly>(admin, `aggregate_by_date?${apiPeriod}&bucket=week&per_page=1000`);
+    expect(shown).toEqual(weekly);
+    expect([weekly.total, weekly.records.length, weekly.records[0]!.Date]).toEqual([366, 366, "2018-01-01"]);
+    // Whole weeks over whole days: the series holds every message of the domains' grouping.
+    const domains = await api<{ records: Counters[] }>(
+      admin,
+      `aggregate_by_domain?${apiPeriod}&per_page=1000`,
+    );
+    const sum = (records: Counters[]) => records.reduce((total, r) => total + Number(r.Volume), 0);
+    expect(sum(weekly.records)).toBe(sum(domains.records));
+    const chart = page.locator('section[aria-labelledby="volume-over-time"] [role="img"]');
+    expect(await chart.getAttribute("aria-label")).toBe(
+      "Messages per week, stacked: passed DMARC, and failed by what the receiver did",
+    );
+    await chart.locator("svg").waitFor();
+    // The category axis names the weeks by their first day, the first of them among its labels.
+    await expect.poll(() => chart.locator("svg text").allTextContents()).toContain("2018-01-01");
+    await page.close();
+  });
+
   it("shows on every other view the API's records for the same period", async () => {
     const page = await open(admin, `/senders?${period}&tab=sources`);
     await page.locator("table#sources tbody tr").first().waitFor();

@@ -10,6 +10,8 @@ export interface SimpleRow {
   domain: string;
   organization: string;
   begin: number;
+  /** The report's date_range end (the daily series splits reports longer than a day by it). */
+  end: number;
   sourceIp: string;
   count: number;
   disposition: string;
@@ -38,6 +40,7 @@ export function readSimpleRows(path: string): SimpleRow[] {
   const domain = first(policy, "domain").toLowerCase();
   const organization = organizationOf(first(metadata, "org_name"), first(metadata, "email"));
   const begin = Number(first(metadata, "begin"));
+  const end = Number(first(metadata, "end"));
   return all(text, "record").map((record) => {
     const evaluated = all(record, "policy_evaluated")[0] ?? "";
     const auth = all(record, "auth_results")[0] ?? "";
@@ -46,6 +49,7 @@ export function readSimpleRows(path: string): SimpleRow[] {
       domain,
       organization,
       begin,
+      end,
       sourceIp: first(record, "source_ip"),
       count: Number(first(record, "count")),
       disposition: first(evaluated, "disposition").toLowerCase(),

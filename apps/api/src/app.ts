@@ -14,6 +14,7 @@ import { requestId } from "./middleware/request-id.js";
 import { createServiceMetrics } from "./observability/metrics.js";
 import { openApiDocument } from "./openapi.js";
 import { addDomainEndpoints } from "./routes/add-domain.js";
+import { aggregateByDateEndpoint } from "./routes/aggregate-by-date.js";
 import {
   aggregateByDomainEndpoint,
   aggregateByDomainGroupEndpoint,
@@ -58,6 +59,7 @@ export const endpoints: readonly Endpoint[] = [
   aggregateByUnalignedSourceEndpoint,
   aggregateBySourceEndpoint,
   aggregateByOrganizationEndpoint,
+  aggregateByDateEndpoint,
   forensicEndpoint,
   updateSafeSpfEndpoint,
   ...addDomainEndpoints,

@@ -374,6 +374,15 @@ export const responseSchemas: Record<string, Schema> = {
   aggregate_by_unaligned_source: list(sourceRecord),
   aggregate_by_source: list(sourceRecord),
   aggregate_by_organization: list(record({ Organization: { type: "string" }, ...counters })),
+  aggregate_by_date: list(
+    record({
+      Date: { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}$" },
+      ...counters,
+      DispositionNone: decimal,
+      DispositionQuarantine: decimal,
+      DispositionReject: decimal,
+    }),
+  ),
   forensic: list(
     record({
       ForensicId: decimal,

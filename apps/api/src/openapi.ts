@@ -35,6 +35,24 @@ const listParameters = [
   },
 ];
 
+/** aggregate_by_date's own parameters, beside the listings'. */
+const dateSeriesParameters = [
+  {
+    name: "bucket",
+    in: "query",
+    description:
+      "day (UTC), week (ISO, from Monday) or month (calendar); each record's Date is its bucket's first day. A period of more than 1000 buckets is refused (400).",
+    schema: { enum: ["day", "week", "month"], default: "day" },
+  },
+  {
+    name: "group",
+    in: "query",
+    description:
+      "Only your domains in this group now, and their subdomains' reports (404 when none is in it).",
+    schema: { type: "string" },
+  },
+];
+
 /** Query parameters and form fields of the endpoints that are not plain period listings. */
 const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   domains: { query: ["page", "per_page"] },
@@ -68,6 +86,7 @@ const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   change_webhook: { form: ["webhook_id", "url", "alert_types", "description", "enabled"] },
   webhook_deliveries: { query: ["webhook_id", "page", "per_page"] },
   redeliver_webhook: { form: ["delivery_id"] },
+  aggregate_by_date: { query: ["start", "end", "page", "per_page", "domain", "bucket", "group"] },
 };
 
 /** Form fields that may be left out. */
@@ -118,6 +137,7 @@ const handlerErrors: Record<string, string[]> = {
   change_webhook: ["404"],
   webhook_deliveries: ["404"],
   redeliver_webhook: ["404"],
+  aggregate_by_date: ["404"],
 };
 
 /** Every error an operation can really answer with, and no other. */
@@ -164,9 +184,11 @@ function operation(endpoint: Endpoint) {
                 ? { name, in: "query", schema: { type: "string" } }
                 : name === "webhook_id"
                   ? { name, in: "query", required: true, schema: { type: "string" } }
-                  : name === "domain" && endpoint.name !== "inputs"
+                  : name === "domain" && endpoint.name !== "inputs" && endpoint.name !== "aggregate_by_date"
                     ? { name, in: "query", required: true, schema: { type: "string" } }
-                    : listParameters.find((parameter) => parameter.name === name),
+                    : [...listParameters, ...dateSeriesParameters].find(
+                        (parameter) => parameter.name === name,
+                      ),
           )
         : listParameters
       : [];

@@ -76,4 +76,23 @@ describe("chart options", () => {
       ["Fail, rejected", 2],
     ]);
   });
+
+  it("stack up to the volume when passing messages were quarantined, or the word was another", () => {
+    const day: DateRecord = {
+      Date: "2026-11-02",
+      ...counters({ Volume: "20", DMARC: "15", DMARCUnaligned: "5" }),
+      // Two passing messages quarantined by a receiver's local policy; one "pass" of an old draft.
+      DispositionNone: "12",
+      DispositionQuarantine: "6",
+      DispositionReject: "1",
+    };
+    const series = volumeOverTime([day]).series as Series;
+    expect(series.map((s) => [s.name, s.data[0]])).toEqual([
+      ["Pass", 15],
+      ["Fail, delivered", 0],
+      ["Fail, quarantined", 5],
+      ["Fail, rejected", 0],
+    ]);
+    expect(series.reduce((sum, s) => sum + s.data[0]!, 0)).toBe(20);
+  });
 });

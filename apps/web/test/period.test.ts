@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { describePeriod, parsePeriodChoice, previousPeriod, resolvePeriod } from "../src/lib/period.js";
+import {
+  describePeriod,
+  parsePeriodChoice,
+  previousPeriod,
+  resolvePeriod,
+  seriesBucket,
+} from "../src/lib/period.js";
 
 const now = new Date("2026-11-24T15:30:00Z");
 
@@ -30,5 +36,14 @@ describe("periods", () => {
     expect(before.end).toBe(p.start - 1);
     expect(before.end - before.start).toBe(p.end - p.start);
     expect(describePeriod(p)).toBe("26 Oct 2026 – 24 Nov 2026");
+  });
+
+  it("choose the finest bucket of the series the API serves for them (at most 1,000)", () => {
+    const custom = (from: string, to: string) => resolvePeriod({ period: "custom", from, to }, now);
+    expect(seriesBucket(resolvePeriod({ period: "365d" }, now))).toBe("day");
+    expect(seriesBucket(custom("2020-01-01", "2022-09-26"))).toBe("day"); // 1,000 days
+    expect(seriesBucket(custom("2020-01-01", "2022-09-27"))).toBe("week");
+    expect(seriesBucket(custom("2018-01-01", "2024-12-31"))).toBe("week");
+    expect(seriesBucket(custom("1990-01-01", "2024-12-31"))).toBe("month");
   });
 });

@@ -1,3 +1,9 @@
+export {
+  type AggregateByDateRecord,
+  aggregateByDate,
+  type DateSeriesQuery,
+  tenantHasGroup,
+} from "./aggregate-by-date.js";
 export { type AggregateByDomainRecord, aggregateByDomain } from "./aggregate-by-domain.js";
 export { type AggregateByDomainGroupRecord, aggregateByDomainGroup } from "./aggregate-by-domain-group.js";
 export { type AggregateByOrganizationRecord, aggregateByOrganization } from "./aggregate-by-organization.js";
@@ -7,6 +13,16 @@ export {
   aggregateByUnalignedSource,
   type SourcePageOptions,
 } from "./aggregate-by-source.js";
+export {
+  type BucketRange,
+  bucketRange,
+  coarserBucket,
+  type DateBucket,
+  dateBuckets,
+  dateOfDay,
+  dayOfTime,
+  maxBuckets,
+} from "./date-buckets.js";
 export { type DomainRecord, listDomains } from "./domains.js";
 export { type ForensicRecord, forensicReports } from "./forensic.js";
 export { newestFactTime } from "./newest-fact.js";

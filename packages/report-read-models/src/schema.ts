@@ -28,6 +28,20 @@ export interface AggDomainTable extends SummedCounters {
   t: Int8;
 }
 
+/**
+ * Messages per (policy domain, UTC day), the day a report's part is attributed to by the same
+ * split as agg_domain's `t` (spreadOverDays), with the receivers' dispositions: the daily series.
+ */
+export interface AggDomainDayTable extends SummedCounters {
+  domain: string;
+  /** Days since 1970-01-01 (UTC). */
+  day: number;
+  /** Messages whose disposition was none, quarantine, reject (any case); other words are in none of them. */
+  disposition_none: Int8;
+  disposition_quarantine: Int8;
+  disposition_reject: Int8;
+}
+
 /** Messages per reporting organisation; the by-organization grouping reads it. */
 export interface AggOrganizationTable extends SummedCounters {
   domain: string;
@@ -167,6 +181,7 @@ export interface ReportDomainTable {
 /** The tables of the report read models: what reports are projected to, and the rankings. */
 export interface ReportSchema {
   agg_domain: AggDomainTable;
+  agg_domain_day: AggDomainDayTable;
   agg_organization: AggOrganizationTable;
   agg_source: AggSourceTable;
   agg_source_change: AggSourceChangeTable;

@@ -171,7 +171,7 @@ export interface Caller {
 // Issue 23's endpoints, not served yet: the shapes the views that wait for them take. The
 // navigation shows those views only once GET /api/ links the endpoint.
 
-/** GET aggregate_by_date: one record per UTC day of the period. */
+/** GET aggregate_by_date (served): one record per day, ISO week or month of the period, `Date` its first day. */
 export interface DateRecord extends Counters {
   Date: string;
   DispositionNone: string;

@@ -161,25 +161,24 @@ export function alignment(totals: Counters): ChartOption {
 }
 
 /**
- * Messages per day, stacked by result: passed, and failed by what the receiver did (none,
- * quarantine, reject). A passing message's disposition is none, so the failures left to none are
- * the day's none minus its passes.
+ * Messages per bucket (day, week or month), stacked by result: passed, and failed by what the
+ * receiver did. Receivers report the disposition of every message, passing ones too (none,
+ * mostly), so the failures are split as far as the counts allow: quarantined and rejected up to
+ * the failures, the rest of them delivered. The stack adds up to the bucket's volume.
  */
 export function volumeOverTime(records: DateRecord[]): ChartOption {
   const days = records.map((r) => r.Date);
+  const split = records.map((r) => {
+    const failed = count(r.DMARCUnaligned);
+    const quarantined = Math.min(failed, count(r.DispositionQuarantine));
+    const rejected = Math.min(failed - quarantined, count(r.DispositionReject));
+    return { delivered: failed - quarantined - rejected, quarantined, rejected };
+  });
   const series: Bar[] = [
     { name: "Pass", colour: colours.pass, values: records.map((r) => count(r.DMARC)) },
-    {
-      name: "Fail, delivered",
-      colour: colours.none,
-      values: records.map((r) => Math.max(0, count(r.DispositionNone) - count(r.DMARC))),
-    },
-    {
-      name: "Fail, quarantined",
-      colour: colours.quarantine,
-      values: records.map((r) => count(r.DispositionQuarantine)),
-    },
-    { name: "Fail, rejected", colour: colours.fail, values: records.map((r) => count(r.DispositionReject)) },
+    { name: "Fail, delivered", colour: colours.none, values: split.map((s) => s.delivered) },
+    { name: "Fail, quarantined", colour: colours.quarantine, values: split.map((s) => s.quarantined) },
+    { name: "Fail, rejected", colour: colours.fail, values: split.map((s) => s.rejected) },
   ];
   return {
     ...base,

@@ -40,6 +40,19 @@ export function resolvePeriod(choice: PeriodChoice, now: Date = new Date()): Per
   return { start, end: todayStart + day - 1, from: isoDay(start), to: isoDay(todayStart), days };
 }
 
+/** The buckets of GET aggregate_by_date, and the most buckets it serves for one period. */
+export type SeriesBucket = "day" | "week" | "month";
+const maxBuckets = 1000;
+
+/**
+ * The finest bucket the API serves the period in: days up to 1,000 of them, then weeks (a week
+ * more for the ones the period cuts), then months.
+ */
+export function seriesBucket(period: Period): SeriesBucket {
+  if (period.days <= maxBuckets) return "day";
+  return Math.ceil(period.days / 7) + 1 <= maxBuckets ? "week" : "month";
+}
+
 /** The period of the same length just before: what trends compare with. */
 export function previousPeriod(period: Period): Period {
   const length = period.end - period.start + 1;

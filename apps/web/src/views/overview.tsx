@@ -16,7 +16,7 @@ import { Kpi } from "../components/kpi.js";
 import { ErrorNotice, Loading } from "../components/notice.js";
 import { useFilters, viewLink } from "../lib/filters.js";
 import { count, formatCount, formatPoints, formatShare, share } from "../lib/format.js";
-import { describePeriod, previousPeriod } from "../lib/period.js";
+import { describePeriod, previousPeriod, seriesBucket } from "../lib/period.js";
 import { withParams } from "../lib/router.js";
 import { AppLink } from "./app-link.js";
 import { dkimAligned, failing, messages, passShare, sourceNames, spfAligned } from "./columns.js";
@@ -30,7 +30,8 @@ const shareChange = (now: number | null, before: number | null) =>
 
 /**
  * Per domain: volume, DMARC pass share and its trend against the period before; volume over time
- * by result (once GET aggregate_by_date exists); SPF and DKIM alignment; the top failing senders.
+ * by result (GET aggregate_by_date, by day, or by week or month over long periods); SPF and DKIM
+ * alignment; the top failing senders.
  */
 export function Overview({ caller, features }: { caller: Caller; features: ReadonlySet<string> }) {
   const filters = useFilters();
@@ -50,9 +51,10 @@ export function Overview({ caller, features }: { caller: Caller; features: Reado
     ...filters.query,
     per_page: 10,
   });
+  const bucket = seriesBucket(filters.period);
   const daily = useApi<ListAnswer<DateRecord>>(
     features.has("aggregate_by_date") ? "aggregate_by_date" : null,
-    filters.query,
+    { ...filters.query, bucket, per_page: 1000 },
   );
 
   if (domains.data && domains.data.records.length === 0) {
@@ -163,10 +165,12 @@ export function Overview({ caller, features }: { caller: Caller; features: Reado
             {daily.data ? (
               <Chart
                 option={volumeOverTime(daily.data.records)}
-                label="Messages per day, stacked: passed DMARC, and failed by what the receiver did"
+                label={`Messages per ${bucket}, stacked: passed DMARC, and failed by what the receiver did`}
               />
-            ) : (
+            ) : daily.error ? (
               <ErrorNotice error={daily.error} />
+            ) : (
+              <Loading what="the volume over time" />
             )}
           </Card>
         ) : (

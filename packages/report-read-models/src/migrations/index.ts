@@ -11,6 +11,7 @@ import { rankingExtentsAsOffsets } from "./009_ranking_extents_as_offsets.js";
 import { sourceChangeCounter } from "./010_source_change_counter.js";
 import { sourceIpAnswers } from "./011_source_ip_answers.js";
 import { rankingUpkeepByChange } from "./012_ranking_upkeep_by_change.js";
+import { aggDomainDay } from "./013_agg_domain_day.js";
 
 /**
  * The report read models' tables (schema.ts). Until the read models were split (issue 22) the
@@ -32,6 +33,7 @@ export const reportReadModelMigrations: MigrationSet = {
     "010_source_change_counter": sourceChangeCounter,
     "011_source_ip_answers": sourceIpAnswers,
     "012_ranking_upkeep_by_change": rankingUpkeepByChange,
+    "013_agg_domain_day": aggDomainDay,
   },
   formerly: {
     set: "read_models",

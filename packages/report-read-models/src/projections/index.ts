@@ -1,5 +1,6 @@
 import type { Projection } from "@dmarc-ledger/projection-engine";
 import type { ReportSchema } from "../schema.js";
+import { aggregateByDateProjection } from "./aggregate-by-date.js";
 import { aggregateByDomainProjection } from "./aggregate-by-domain.js";
 import { aggregateByOrganizationProjection } from "./aggregate-by-organization.js";
 import { aggregateBySourceProjection } from "./aggregate-by-source.js";
@@ -11,6 +12,7 @@ export { dkimDomainOf, spfDomainOf } from "./aggregate-by-source.js";
 export { cutHeaders, maxHeaderCharacters } from "./forensic-reports.js";
 export { sourceDomainOf } from "./source-ip-names.js";
 export {
+  aggregateByDateProjection,
   aggregateByDomainProjection,
   aggregateByOrganizationProjection,
   aggregateBySourceProjection,
@@ -27,4 +29,5 @@ export const reportProjections: readonly Projection<ReportSchema>[] = [
   forensicReportsProjection,
   reportDomainsProjection,
   sourceIpNamesProjection,
+  aggregateByDateProjection,
 ];
