@@ -20,6 +20,7 @@ export async function publishAlerts(
   store: EventStore,
   db: Kysely<AlertsSchema>,
   limit = 200,
+  parallel = 8,
 ): Promise<number> {
   const reached = await readModelsReached(db);
   const rows = await db
@@ -31,7 +32,9 @@ export async function publishAlerts(
     .orderBy("alert_id")
     .limit(limit)
     .execute();
-  for (const row of rows) {
+  // Alerts are independent of each other: several at once, each step still idempotent.
+  let next = 0;
+  const publishOne = async (row: (typeof rows)[number]) => {
     const alert = JSON.parse(row.payload) as AlertRaised;
     try {
       await store.append(
@@ -49,7 +52,12 @@ export async function publishAlerts(
       if (!(error instanceof WrongExpectedVersionError)) throw error;
     }
     await fanOut(db, alert, row.created_at);
-  }
+  };
+  await Promise.all(
+    Array.from({ length: Math.min(parallel, rows.length) }, async () => {
+      while (next < rows.length) await publishOne(rows[next++]!);
+    }),
+  );
   return rows.length;
 }
 
