@@ -7,6 +7,7 @@ import {
   RefusedAddressError,
   type RunningAlerts,
   redeliver,
+  scheduleDigests,
   sendWebhook,
   startAlerts,
 } from "@dmarc-ledger/alerts";
@@ -316,6 +317,35 @@ describe("deliveries under failure", () => {
       [["ops@mailed-example.com"], "[dmarc-ledger] new sender for mailed-example.com"],
     ]);
     expect(smtp.mails.at(-1)!.to).toEqual(["ops@mailed-example.com"]);
+  });
+
+  it("makes each person's digest of a period once, and sends it once", async () => {
+    const before = smtp.mails.length;
+    // The week that holds today is the last whole week a week from now.
+    const later = new Date(Date.now() + 7 * day * 1000);
+    // The people of the two tenants with people: broken's owner and mailed's ops.
+    expect(await scheduleDigests(runtime.db, "weekly", later)).toBe(2);
+    expect(await scheduleDigests(runtime.db, "weekly", later)).toBe(0);
+    await eventually(() => smtp.mails.length === before + 2, "two digests");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const digests = smtp.mails.slice(before);
+    expect(digests.map((mail) => mail.to[0]).sort()).toEqual([
+      "ops@mailed-example.com",
+      "owner@broken-example.com",
+    ]);
+    expect(digests.every((mail) => /weekly digest/.test(mail.header("subject") ?? ""))).toBe(true);
+    const owners = digests.find((mail) => mail.to[0] === "owner@broken-example.com")!;
+    // broken's reports: 5 + 5 messages, all passing, begun yesterday; its two senders first seen today.
+    const yesterdayInWeek = new Date().getUTCDay() !== 1;
+    const text = owners.raw.replace(/=\r?\n/g, "");
+    expect(text).toContain(
+      yesterdayInWeek
+        ? "broken-example.com: 10 messages, 100.0% passing DMARC, 2 new sender(s): 192.0.2.1, 203.0.113.77"
+        : "broken-example.com: 0 messages, no messages, 2 new sender(s): 192.0.2.1, 203.0.113.77",
+    );
+    expect(text).toContain("The webhook endpoint");
+    expect(text).not.toContain("mailed-example.com");
+    expect(owners.raw).toMatch(/text\/html/);
   });
 
   it("refuses an endpoint on a private address unless allowed", async () => {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { AlertRaised } from "@dmarc-ledger/events";
 import { type Kysely, sql } from "kysely";
 import nodemailer from "nodemailer";
@@ -21,6 +22,15 @@ export interface RunningEmailWorker {
   stop(): Promise<void>;
 }
 
+interface PendingDigest {
+  digest_id: string;
+  address: string;
+  attempts: number;
+  subject: string;
+  text: string;
+  html: string;
+}
+
 interface PendingMail {
   email_id: string;
   address: string;
@@ -29,7 +39,7 @@ interface PendingMail {
 }
 
 /**
- * Sends the alert mail through the relay, one message at a time (a relay is one connection, and
+ * Sends the alert mail, then the digests, through the relay, one message at a time (a relay is one connection, and
  * alert mail is rare). A relay that is down or refuses leaves the mail pending for a retry later,
  * backing off as the webhooks do; the mail is leased while it is sent, like a delivery.
  */
@@ -100,12 +110,70 @@ export function startEmailWorker(options: EmailWorkerOptions): RunningEmailWorke
     }
   };
 
+  const claimDigest = async (): Promise<PendingDigest | undefined> => {
+    const now = new Date();
+    const result = await sql<PendingDigest>`
+      update alert_digest set lease_until = ${new Date(now.getTime() + leaseMs)}
+      where digest_id = (
+        select digest_id from alert_digest
+        where status = 'pending' and next_attempt_at <= ${now}
+          and (lease_until is null or lease_until < ${now})
+        order by next_attempt_at limit 1
+        for update skip locked
+      )
+      returning digest_id, address, attempts, subject, text, html`.execute(db);
+    return result.rows[0];
+  };
+
+  const sendDigest = async (digest: PendingDigest) => {
+    try {
+      await transport.sendMail({
+        from: options.from,
+        to: digest.address,
+        subject: digest.subject,
+        text: digest.text,
+        html: digest.html,
+        // The same on a resend after a crash between the relay's acceptance and our record of it.
+        messageId: `<${createHash("sha256").update(digest.digest_id).digest("hex").slice(0, 32)}@dmarc-ledger.digest>`,
+      });
+      await db
+        .updateTable("alert_digest")
+        .set({
+          status: "sent",
+          attempts: digest.attempts + 1,
+          sent_at: new Date(),
+          last_error: null,
+          lease_until: null,
+        })
+        .where("digest_id", "=", digest.digest_id)
+        .execute();
+    } catch (error) {
+      const attempts = digest.attempts + 1;
+      await db
+        .updateTable("alert_digest")
+        .set({
+          attempts,
+          last_error: (error instanceof Error ? error.message : String(error)).slice(0, 500),
+          next_attempt_at: new Date(
+            Date.now() + retryDelay(attempts, options.retryBaseMs, options.retryMaxMs),
+          ),
+          lease_until: null,
+        })
+        .where("digest_id", "=", digest.digest_id)
+        .execute();
+    }
+  };
+
   const loop = (async () => {
     while (!stopping) {
-      let mail: PendingMail | undefined;
+      let mail: PendingMail | PendingDigest | undefined;
       try {
         mail = await claim();
         if (mail) await send(mail);
+        else {
+          mail = await claimDigest();
+          if (mail) await sendDigest(mail);
+        }
       } catch (error) {
         options.onError?.(error);
       }

@@ -4,6 +4,7 @@ export { alertIdOf } from "./alert-id.js";
 export { alertMail } from "./alert-mail.js";
 export { alertProjections } from "./alert-projections.js";
 export { retryDelay } from "./backoff.js";
+export { buildDigest, type DigestKind, lastPeriod, scheduleDigests } from "./digest.js";
 export { alertsMigrations } from "./migrations/index.js";
 export { publishAlerts } from "./publisher.js";
 export {

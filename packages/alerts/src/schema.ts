@@ -151,7 +151,29 @@ export interface AlertEmailTable {
   sent_at: NullableTimestamp;
 }
 
+/** A digest of one period for one person of a tenant (digest.ts): made once, then sent. */
+export interface AlertDigestTable {
+  /** tenant, person, kind and period start: the key that makes it go out once. */
+  digest_id: string;
+  tenant_id: string;
+  user_id: string;
+  address: string;
+  period_start: Timestamp;
+  period_end: Timestamp;
+  subject: string;
+  text: string;
+  html: string;
+  /** pending or sent. */
+  status: string;
+  attempts: number;
+  next_attempt_at: Timestamp;
+  last_error: string | null;
+  lease_until: NullableTimestamp;
+  sent_at: NullableTimestamp;
+}
+
 export interface AlertsSchema {
+  alert_digest: AlertDigestTable;
   alert_rule: AlertRuleTable;
   webhook_endpoint: WebhookEndpointTable;
   alert: AlertTable;

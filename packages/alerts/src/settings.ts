@@ -23,7 +23,9 @@ export const alertsSettings = {
   /** The SMTP relay alert mail goes through: smtp://user:pass@host:port or smtps://…; unset: no mail. */
   ALERT_SMTP_URL: url(["smtp", "smtps"]),
   ALERT_MAIL_FROM: oneOfAddress(),
-  /** How often the silent-domain check runs (no_reports). */
+  /** The digest each person of a tenant gets by mail (with ALERT_SMTP_URL): off, daily or weekly. */
+  ALERT_DIGEST: oneOf(["off", "daily", "weekly"], "daily"),
+  /** How often the silent-domain check (no_reports) and the digest schedule run. */
   ALERT_CHECK_INTERVAL: duration({ minMs: 100, maxMs: 86_400_000, defaultMs: 3_600_000 }),
   /** Events older than this when the evaluator sees them raise nothing (a first start over a long history). */
   ALERT_MAX_EVENT_AGE: duration({ minMs: 1000, maxMs: 365 * 86_400_000, defaultMs: 2 * 86_400_000 }),
@@ -54,6 +56,7 @@ export interface AlertsSettings {
   WEBHOOK_ALLOW_PRIVATE_ADDRESSES: "no" | "yes";
   ALERT_SMTP_URL: string | undefined;
   ALERT_MAIL_FROM: string;
+  ALERT_DIGEST: "off" | "daily" | "weekly";
   ALERT_CHECK_INTERVAL: number;
   ALERT_MAX_EVENT_AGE: number;
 }

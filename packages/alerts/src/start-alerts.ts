@@ -3,6 +3,7 @@ import { startProjector } from "@dmarc-ledger/projection-engine";
 import type { Kysely } from "kysely";
 import { alertEvaluator } from "./alert-evaluator.js";
 import { startDeliveryWorker } from "./delivery-worker.js";
+import { scheduleDigests } from "./digest.js";
 import { startEmailWorker } from "./email-worker.js";
 import { publishAlerts } from "./publisher.js";
 import type { AlertsSchema } from "./schema.js";
@@ -89,9 +90,18 @@ export function startAlerts(options: AlertsOptions): RunningAlerts {
       if (published === 0 && !stopping) await pause(options.publishPollMs ?? 100);
     }
   })();
-  const silentCheck = setInterval(() => {
+  const digestKind = settings.ALERT_DIGEST;
+  const periodic = () => {
     checkSilentDomains(db).catch(onError("the silent-domain check failed"));
-  }, settings.ALERT_CHECK_INTERVAL);
+    if (mail && digestKind !== "off") {
+      scheduleDigests(db, digestKind)
+        .then((made) => {
+          if (made > 0) mail.wake();
+        })
+        .catch(onError("making the digests failed"));
+    }
+  };
+  const silentCheck = setInterval(periodic, settings.ALERT_CHECK_INTERVAL);
   silentCheck.unref();
 
   return {
