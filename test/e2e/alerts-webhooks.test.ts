@@ -2,12 +2,14 @@ import {
   type AlertsSettings,
   addEndpoint,
   alertsSettings,
+  checkDomainsDns,
   checkSilentDomains,
   type RunningAlerts,
   startAlerts,
 } from "@dmarc-ledger/alerts";
 import { parseSettings } from "@dmarc-ledger/config";
 import { type AggregateReportReceived, newEvent, streams } from "@dmarc-ledger/events";
+import { checkDomainStatus } from "@dmarc-ledger/onboarding";
 import {
   catchUp,
   type RunningProjector,
@@ -16,6 +18,8 @@ import {
 } from "@dmarc-ledger/projection-engine";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
+import { createResolver } from "@dmarc-ledger/safe-spf";
+import { startFixtureDnsServer } from "@dmarc-ledger/safe-spf/testing";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aggregateReport, appendAggregateReports, type TestRow } from "../support/aggregate-report.js";
@@ -287,6 +291,48 @@ describe("alerts delivered by signed webhooks", () => {
     const last = parsed(receiverA).at(-1)!;
     expect(last.data.rule).toBe("no_reports");
     expect(last.data.domain).toBe("alpha-example.com");
+  });
+
+  it("the periodic check of live DNS raises a changed record and a check turned bad, once each", async () => {
+    const zones = (spf: string, dmarc: boolean) => ({
+      "alpha-example.com": [{ TXT: spf }],
+      ...(dmarc
+        ? { "_dmarc.alpha-example.com": [{ TXT: "v=DMARC1; p=reject; rua=mailto:d@alpha-example.com" }] }
+        : {}),
+    });
+    const dns = await startFixtureDnsServer(zones("v=spf1 ip4:192.0.2.0/24 -all", true));
+    try {
+      const check = (domain: string) =>
+        checkDomainStatus(domain, {
+          resolver: createResolver({ nameservers: [dns.address], timeoutMs: 1000 }),
+          reportsDomain: null,
+          safeSpfZone: null,
+        });
+      const before = receiverA.acceptedIds().size;
+      // The first check is the baseline; an unchanged one raises nothing.
+      expect(await checkDomainsDns(runtime.db, check)).toBe(0);
+      expect(await checkDomainsDns(runtime.db, check)).toBe(0);
+      dns.setZones(zones("v=spf1 ip4:192.0.2.0/24 ip4:198.51.100.0/24 -all", true));
+      expect(await checkDomainsDns(runtime.db, check)).toBe(1);
+      expect(await checkDomainsDns(runtime.db, check)).toBe(0);
+      // The DMARC record gone: a changed record, and the check has a problem it did not have.
+      dns.setZones(zones("v=spf1 ip4:192.0.2.0/24 ip4:198.51.100.0/24 -all", false));
+      expect(await checkDomainsDns(runtime.db, check)).toBe(2);
+      await eventually(() => receiverA.acceptedIds().size === before + 3, "the DNS alerts");
+      const rules = parsed(receiverA)
+        .slice(-3)
+        .map((body) => body.data.rule)
+        .sort();
+      expect(rules).toEqual(["dns_record_changed", "dns_record_changed", "onboarding_bad"]);
+      const spfChange = parsed(receiverA).find((body) => body.data.rule === "dns_record_changed")!;
+      expect(spfChange.data.figures).toMatchObject({
+        spfBefore: "v=spf1 ip4:192.0.2.0/24 -all",
+        spfNow: "v=spf1 ip4:192.0.2.0/24 ip4:198.51.100.0/24 -all",
+      });
+      expect(receiverB.attempts).toHaveLength(0);
+    } finally {
+      await dns.close();
+    }
   });
 
   it("B's alerts reach B's endpoint only", async () => {

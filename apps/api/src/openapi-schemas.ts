@@ -284,6 +284,8 @@ const ruleName: Schema = {
     "safe_spf_changed",
     "safe_spf_failed",
     "spf_lookup_limit",
+    "dns_record_changed",
+    "onboarding_bad",
     "webhook_disabled",
   ],
 };

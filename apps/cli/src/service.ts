@@ -151,7 +151,16 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       sourceNames,
       resolver,
     });
-    running.push(startProjectorApp({ runtime: parts, logger, settings, resolver }), dnsApp);
+    running.push(
+      startProjectorApp({
+        runtime: parts,
+        logger,
+        settings,
+        resolver,
+        checkDomainStatus: domainStatusChecker(onboarding),
+      }),
+      dnsApp,
+    );
     startApiApp({
       server: bound,
       db: runtime.db,

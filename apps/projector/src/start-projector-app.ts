@@ -1,4 +1,4 @@
-import { type AlertsSettings, startAlerts } from "@dmarc-ledger/alerts";
+import { type AlertsSettings, type DnsStatusChecker, startAlerts } from "@dmarc-ledger/alerts";
 import type { RunningProjector } from "@dmarc-ledger/projection-engine";
 import type { Runtime } from "@dmarc-ledger/runtime";
 import type { SpfResolver } from "@dmarc-ledger/safe-spf";
@@ -17,6 +17,8 @@ export interface ProjectorAppOptions {
    * shares one with the refresher: its cache serves both).
    */
   resolver?: SpfResolver;
+  /** The onboarding check from live DNS, which the alerts run periodically; none: no DNS watch. */
+  checkDomainStatus?: DnsStatusChecker;
 }
 
 /**
@@ -41,6 +43,7 @@ export function startProjectorApp(options: ProjectorAppOptions): RunningProjecto
     store: runtime.store,
     db: runtime.db,
     settings,
+    ...(options.checkDomainStatus ? { checkDomainStatus: options.checkDomainStatus } : {}),
     onError: (error, what) => logger.error({ err: error }, what),
   });
   return {

@@ -5,6 +5,7 @@ export { alertMail } from "./alert-mail.js";
 export { alertProjections } from "./alert-projections.js";
 export { retryDelay } from "./backoff.js";
 export { buildDigest, type DigestKind, lastPeriod, scheduleDigests } from "./digest.js";
+export { checkDomainsDns, type DnsStatus, type DnsStatusChecker } from "./dns-watch.js";
 export { alertsMigrations } from "./migrations/index.js";
 export { publishAlerts } from "./publisher.js";
 export {

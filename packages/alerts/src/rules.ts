@@ -67,6 +67,14 @@ export const ruleSpecs: { readonly [K in AlertRuleKind]: RuleSpec } = {
     description: "The domain's own SPF record needs more than the 10 DNS lookups SPF allows.",
     params: { email: emailParam },
   },
+  dns_record_changed: {
+    description: "A domain's published DMARC or SPF record changed (the periodic check of live DNS).",
+    params: { email: emailParam },
+  },
+  onboarding_bad: {
+    description: "A domain's onboarding check (live DNS) turned bad: it has problems it did not have.",
+    params: { email: emailParam },
+  },
   webhook_disabled: {
     description: "A webhook endpoint was disabled after its deliveries failed for too long.",
     params: { email: emailParam },

@@ -172,7 +172,19 @@ export interface AlertDigestTable {
   sent_at: NullableTimestamp;
 }
 
+/** What the last check of live DNS saw for a domain (dns-watch.ts). */
+export interface AlertDnsStateTable {
+  domain: string;
+  tenant_id: string;
+  dmarc_record: string | null;
+  spf_record: string | null;
+  /** JSON array of the onboarding check's problem codes. */
+  problems: string;
+  checked_at: Timestamp;
+}
+
 export interface AlertsSchema {
+  alert_dns_state: AlertDnsStateTable;
   alert_digest: AlertDigestTable;
   alert_rule: AlertRuleTable;
   webhook_endpoint: WebhookEndpointTable;

@@ -27,6 +27,8 @@ export const alertsSettings = {
   ALERT_DIGEST: oneOf(["off", "daily", "weekly"], "daily"),
   /** How often the silent-domain check (no_reports) and the digest schedule run. */
   ALERT_CHECK_INTERVAL: duration({ minMs: 100, maxMs: 86_400_000, defaultMs: 3_600_000 }),
+  /** How often every domain's DMARC and SPF records are checked in live DNS (dns_record_changed, onboarding_bad). */
+  ALERT_DNS_CHECK_INTERVAL: duration({ minMs: 100, maxMs: 7 * 86_400_000, defaultMs: 6 * 3_600_000 }),
   /** Events older than this when the evaluator sees them raise nothing (a first start over a long history). */
   ALERT_MAX_EVENT_AGE: duration({ minMs: 1000, maxMs: 365 * 86_400_000, defaultMs: 2 * 86_400_000 }),
 };
@@ -58,5 +60,6 @@ export interface AlertsSettings {
   ALERT_MAIL_FROM: string;
   ALERT_DIGEST: "off" | "daily" | "weekly";
   ALERT_CHECK_INTERVAL: number;
+  ALERT_DNS_CHECK_INTERVAL: number;
   ALERT_MAX_EVENT_AGE: number;
 }

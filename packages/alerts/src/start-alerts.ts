@@ -4,6 +4,7 @@ import type { Kysely } from "kysely";
 import { alertEvaluator } from "./alert-evaluator.js";
 import { startDeliveryWorker } from "./delivery-worker.js";
 import { scheduleDigests } from "./digest.js";
+import { checkDomainsDns, type DnsStatusChecker } from "./dns-watch.js";
 import { startEmailWorker } from "./email-worker.js";
 import { publishAlerts } from "./publisher.js";
 import type { AlertsSchema } from "./schema.js";
@@ -16,6 +17,8 @@ export interface AlertsOptions {
   db: Kysely<any>;
   settings: AlertsSettings;
   onError?: (error: unknown, what: string) => void;
+  /** The onboarding check from live DNS (packages/onboarding); without it, no DNS watch. */
+  checkDomainStatus?: DnsStatusChecker;
   /** How often the outbox is looked at for alerts to publish. */
   publishPollMs?: number;
 }
@@ -103,11 +106,26 @@ export function startAlerts(options: AlertsOptions): RunningAlerts {
   };
   const silentCheck = setInterval(periodic, settings.ALERT_CHECK_INTERVAL);
   silentCheck.unref();
+  let dnsRunning = false;
+  const dnsWatch = options.checkDomainStatus
+    ? setInterval(() => {
+        // One round at a time: a round over many domains may outlast the interval.
+        if (dnsRunning) return;
+        dnsRunning = true;
+        checkDomainsDns(db, options.checkDomainStatus!)
+          .catch(onError("the DNS check of the domains failed"))
+          .finally(() => {
+            dnsRunning = false;
+          });
+      }, settings.ALERT_DNS_CHECK_INTERVAL)
+    : null;
+  dnsWatch?.unref();
 
   return {
     async stop() {
       stopping = true;
       clearInterval(silentCheck);
+      if (dnsWatch) clearInterval(dnsWatch);
       (sleeping as (() => void) | null)?.();
       await publisher;
       await evaluator.stop();

@@ -257,6 +257,8 @@ export type AlertRuleKind =
   | "safe_spf_changed"
   | "safe_spf_failed"
   | "spf_lookup_limit"
+  | "dns_record_changed"
+  | "onboarding_bad"
   | "webhook_disabled";
 
 /**
