@@ -364,6 +364,52 @@ describe("alerts delivered by signed webhooks", () => {
     expect(receiverA.attempts.length).toBe(beforeA);
   });
 
+  it("dmarc_failure_share also raises a share under the threshold but far above the domain's baseline", async () => {
+    await addDomain(runtime.store, { tenantId: tenantA, domain: "gamma-example.com" }, { causedBy: "test" });
+    const reportOf = (identity: string, begin: number, passing: number, failing: number) =>
+      aggregateReport({
+        identity,
+        domain: "gamma-example.com",
+        organization: "google.com",
+        begin,
+        end: begin + day - 1,
+        rows: rows([
+          ["192.0.2.9", passing, true],
+          ["192.0.2.10", failing, false],
+        ]),
+      });
+    // 1% failing ten days ago (the baseline), then 2% and 8% on the next reports' days: both
+    // under the 10% threshold; 2% is not 3 times 1%, 8% is 3 times (and 2 points over) 1.5%.
+    const before = receiverA.acceptedIds().size;
+    const reports = [
+      reportOf("g-1", today - 10 * day, 99, 1),
+      reportOf("g-2", today - 2 * day, 98, 2),
+      reportOf("g-3", today - day, 92, 8),
+    ];
+    await appendAggregateReports(runtime.store, reports);
+    await eventually(() => receiverA.acceptedIds().size === before + 1, "the baseline alert");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(receiverA.acceptedIds().size).toBe(before + 1);
+    const alert = parsed(receiverA).at(-1)!;
+    const failedOf = (report: AggregateReportReceived) =>
+      report.rows
+        .filter((row) => row.policyDkim !== "pass" && row.policySpf !== "pass")
+        .reduce((n, row) => n + row.count, 0);
+    const totalOf = (report: AggregateReportReceived) => report.rows.reduce((n, row) => n + row.count, 0);
+    expect(alert.data).toMatchObject({ rule: "dmarc_failure_share", domain: "gamma-example.com" });
+    expect(alert.data.figures).toMatchObject({
+      failed: failedOf(reports[2]!),
+      messages: totalOf(reports[2]!),
+      aboveBaseline: true,
+      // The 28 days before the window: g-1 and g-2 together.
+      baselinePercent:
+        Math.round(
+          ((failedOf(reports[0]!) + failedOf(reports[1]!)) * 10_000) /
+            (totalOf(reports[0]!) + totalOf(reports[1]!)),
+        ) / 100,
+    });
+  });
+
   it("replaying the read models raises nothing again", async () => {
     const outbox = await runtime.db.selectFrom("alert_outbox").select("alert_id").execute();
     const attempts = receiverA.attempts.length + receiverB.attempts.length;

@@ -316,21 +316,52 @@ async function aggregateReport(
     .executeTakeFirstOrThrow();
   const total = Number(window.messages);
   const failing = Number(window.failed);
-  if (total < rule.params.min_messages! || failing * 100 <= rule.params.threshold_percent! * total) return;
+  if (total < rule.params.min_messages!) return;
   const share = Math.round((failing * 10_000) / total) / 100;
+  const overThreshold = failing * 100 > rule.params.threshold_percent! * total;
+  // The domain's own baseline: its share over the baseline_days before the window.
+  const factor = rule.params.baseline_factor!;
+  let baselineShare: number | null = null;
+  if (factor > 0) {
+    const baselineFirst = utcDay(
+      new Date(Date.parse(`${first}T00:00:00Z`) - rule.params.baseline_days! * 86_400_000),
+    );
+    const baseline = await trx
+      .selectFrom("alert_domain_day")
+      .select([
+        sql<string>`coalesce(sum(messages), 0)::text`.as("messages"),
+        sql<string>`coalesce(sum(failed), 0)::text`.as("failed"),
+      ])
+      .where("domain", "=", domain)
+      .where("day", ">=", baselineFirst)
+      .where("day", "<", first)
+      .executeTakeFirstOrThrow();
+    if (Number(baseline.messages) >= rule.params.min_messages!) {
+      baselineShare = Math.round((Number(baseline.failed) * 10_000) / Number(baseline.messages)) / 100;
+    }
+  }
+  // Far above its baseline: `factor` times it, and at least 2 points more (0.1% to 0.3% is noise).
+  const overBaseline =
+    baselineShare !== null && share >= factor * baselineShare && share >= baselineShare + 2;
+  if (!overThreshold && !overBaseline) return;
+  const why = overThreshold
+    ? `threshold ${rule.params.threshold_percent}%`
+    : `${factor} times its ${baselineShare}% of the ${rule.params.baseline_days} days before`;
   await raise(trx, {
     tenantId,
     rule: "dmarc_failure_share",
     domain,
     key: `day:${day}`,
     period: { start: `${first}T00:00:00.000Z`, end: dayPeriod(day).end },
-    summary: `${share}% of ${domain}'s ${total} messages failed DMARC in the ${windowDays} day(s) to ${day} (threshold ${rule.params.threshold_percent}%).`,
+    summary: `${share}% of ${domain}'s ${total} messages failed DMARC in the ${windowDays} day(s) to ${day} (${why}).`,
     figures: {
       messages: total,
       failed: failing,
       failedPercent: share,
       thresholdPercent: rule.params.threshold_percent!,
       windowDays,
+      baselinePercent: baselineShare,
+      aboveBaseline: overBaseline,
     },
     causedBy: cause,
   });

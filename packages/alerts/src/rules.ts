@@ -31,7 +31,7 @@ export const ruleSpecs: { readonly [K in AlertRuleKind]: RuleSpec } = {
   },
   dmarc_failure_share: {
     description:
-      "The share of a domain's messages failing DMARC over a window of days ending on a report's day is above a threshold.",
+      "The share of a domain's messages failing DMARC over a window of days ending on a report's day is above a threshold, or far above the domain's own baseline.",
     params: {
       threshold_percent: { default: 10, min: 0, max: 100, description: "raise above this share, in percent" },
       window_days: { default: 1, min: 1, max: 31, description: "the window, in UTC days" },
@@ -39,7 +39,20 @@ export const ruleSpecs: { readonly [K in AlertRuleKind]: RuleSpec } = {
         default: 20,
         min: 1,
         max: 1_000_000_000,
-        description: "no alert for a window with fewer messages than this",
+        description: "no alert for a window (or a baseline) with fewer messages than this",
+      },
+      baseline_factor: {
+        default: 3,
+        min: 0,
+        max: 1000,
+        description:
+          "also raise when the share is this many times the domain's own share before the window (and 2 points more); 0: off",
+      },
+      baseline_days: {
+        default: 28,
+        min: 1,
+        max: 365,
+        description: "the days before the window that make the baseline",
       },
       email: emailParam,
     },
