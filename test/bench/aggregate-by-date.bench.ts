@@ -14,6 +14,7 @@ import { openRuntime } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import pg from "pg";
 import { pino } from "pino";
+import { testMasterKey } from "../support/master-key.js";
 import { CopyBuffer, copyInto, createFlatTables, flatColumns } from "./reporting-api/baseline.js";
 import { DAY, scaleFor, yearEnd } from "./reporting-api/generate.js";
 import { copyProjectionOutput } from "./reporting-api/output-copy.js";
@@ -146,6 +147,7 @@ async function main(): Promise<void> {
       const service = await startService({
         runtime,
         env: {
+          MASTER_KEY: testMasterKey,
           RATE_LIMIT_PER_SECOND: "100000",
           RATE_LIMIT_BURST: "100000",
           API_ANSWER_CACHE_BYTES: cacheBytes,

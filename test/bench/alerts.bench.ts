@@ -21,6 +21,7 @@ import { startProjector } from "@dmarc-ledger/projection-engine";
 import { openRuntime } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
+import { testMasterKey } from "../support/master-key.js";
 
 const ALERTS = Number(process.env.BENCH_ALERTS ?? 10_000);
 const LATENCY_REPORTS = Number(process.env.BENCH_LATENCY_REPORTS ?? 50);
@@ -116,7 +117,10 @@ async function main() {
   );
 
   const database = await createTestDatabase("dl_bench_alerts");
-  const runtime = await openRuntime({ DATABASE_URL: database.url }, { eventStoreUrl: null });
+  const runtime = await openRuntime(
+    { DATABASE_URL: database.url, MASTER_KEY: testMasterKey },
+    { eventStoreUrl: null },
+  );
   const settings = parseSettings(alertsSettings, {
     WEBHOOK_ALLOW_PRIVATE_ADDRESSES: "yes",
     WEBHOOK_CONCURRENCY: String(CONCURRENCY),

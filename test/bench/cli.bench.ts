@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createTestDatabase } from "@dmarc-ledger/db/testing";
+import { testMasterKey } from "../support/master-key.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const runs = Number(process.env.BENCH_RUNS ?? 7);
@@ -95,7 +96,7 @@ const sources = ["--import", "tsx", "apps/cli/src/main.ts"];
 const dataDir = mkdtempSync(join(tmpdir(), "dl-bench-cli-"));
 const pglite = { DMARC_LEDGER_DATA_DIR: dataDir };
 const postgres = await createTestDatabase("dl_bench_cli");
-const pg = { DATABASE_URL: postgres.url };
+const pg = { DATABASE_URL: postgres.url, MASTER_KEY: testMasterKey };
 try {
   // A tenant to list, in each backend (this also runs the migrations once, outside the timings).
   run([...bundle, "tenant", "create", "bench"], pglite);

@@ -16,6 +16,7 @@ import { addUser, setPassword, type UsersSchema } from "@dmarc-ledger/users";
 import type { Kysely } from "kysely";
 import pg from "pg";
 import { pino } from "pino";
+import { testMasterKey } from "../support/master-key.js";
 import { DAY, domainName, scaleFor, yearEnd } from "./reporting-api/generate.js";
 import { seedFailureReports, seedTenant } from "./reporting-api/seed.js";
 
@@ -121,7 +122,7 @@ async function main(): Promise<void> {
 
     service = await startService({
       runtime,
-      env: { RATE_LIMIT_PER_SECOND: "100000", RATE_LIMIT_BURST: "100000" },
+      env: { RATE_LIMIT_PER_SECOND: "100000", RATE_LIMIT_BURST: "100000", MASTER_KEY: testMasterKey },
       port: 0,
       logger: pino({ level: "silent" }),
       bootstrapTenant: false,

@@ -20,6 +20,7 @@ import { DEFAULT_MAX_MAIL_BYTES } from "@dmarc-ledger/dmarc-reports";
 import { projectionsReached } from "@dmarc-ledger/projection-engine";
 import { openRuntime } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
+import { testMasterKey } from "../support/master-key.js";
 import { hostileFiles, writeBigMail, writeHugeTextNode, writeManyRows } from "./hostile/inputs.js";
 
 const MB = 1024 * 1024;
@@ -89,7 +90,7 @@ interface Measured {
 /** A fresh database; the service started on it; the file imported beside it; the service stopped once caught up. */
 async function measure(dir: string, file: string): Promise<Measured> {
   const database = await createTestDatabase("dl_bench_hostile");
-  const env = { DATABASE_URL: database.url, PORT: String(port) };
+  const env = { DATABASE_URL: database.url, MASTER_KEY: testMasterKey, PORT: String(port) };
   const started = Date.now();
   try {
     const service = run(["start"], env, join(dir, "service.peak"));

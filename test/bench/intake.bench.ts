@@ -27,6 +27,7 @@ import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import MailComposer from "nodemailer/lib/mail-composer";
 import { pino } from "pino";
 import { aggregateCorpus, failureCorpus } from "../support/corpus.js";
+import { testMasterKey } from "../support/master-key.js";
 
 const copies = Number(process.env.BENCH_COPIES ?? 10);
 const largeRows = Number(process.env.BENCH_LARGE_ROWS ?? 20_000);
@@ -234,6 +235,7 @@ async function main(): Promise<void> {
   const database = await createTestDatabase("dl_bench_intake");
   const env: NodeJS.ProcessEnv = {
     DATABASE_URL: database.url,
+    MASTER_KEY: testMasterKey,
     REPORTS_DOMAIN: "reports.bench",
     SMTP_PORT: "0",
     SMTP_HOST: "127.0.0.1",

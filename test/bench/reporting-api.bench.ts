@@ -26,6 +26,7 @@ import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { pino } from "pino";
+import { testMasterKey } from "../support/master-key.js";
 import {
   type ComparablePage,
   CopyBuffer,
@@ -85,7 +86,11 @@ const endpoints: Endpoint[] = [
     query: aggregateByOrganization,
     comparable: (r) => ({ key: r.Organization!, volume: r.Volume! }),
   },
-  { name: "forensic", query: forensicReports, comparable: (r) => ({ key: r.Subject!, volume: r.Amount! }) },
+  {
+    name: "forensic",
+    query: (db, query) => forensicReports(db, query, { redact: false }),
+    comparable: (r) => ({ key: r.Subject!, volume: r.Amount! }),
+  },
 ];
 
 const periods = [
@@ -214,7 +219,7 @@ async function main(): Promise<void> {
     // The API over HTTP.
     service = await startService({
       runtime,
-      env: { RATE_LIMIT_PER_SECOND: "100000", RATE_LIMIT_BURST: "100000" },
+      env: { RATE_LIMIT_PER_SECOND: "100000", RATE_LIMIT_BURST: "100000", MASTER_KEY: testMasterKey },
       port: 0,
       logger: pino({ level: "silent" }),
       bootstrapTenant: false,

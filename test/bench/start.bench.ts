@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { makePgliteTemplate } from "@dmarc-ledger/db";
 import { createTestDatabase } from "@dmarc-ledger/db/testing";
+import { testMasterKey } from "../support/master-key.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const runs = Number(process.env.BENCH_RUNS ?? 3);
@@ -173,6 +174,7 @@ try {
     try {
       return await measureStart(process.execPath, ["apps/cli/bundle/dmarc-ledger.mjs", "start"], {
         DATABASE_URL: database.url,
+        MASTER_KEY: testMasterKey,
       });
     } finally {
       await database.drop();

@@ -166,14 +166,18 @@ describe("alerts delivered by signed webhooks", () => {
             feedbackType: "auth-failure",
             reportedDomain: "alpha-example.com",
             arrivalDate: new Date().toUTCString(),
-            subject: "hello",
-            sourceIp: "203.0.113.9",
             authFailure: "dmarc",
             deliveryResult: "reject",
             incidents: 1,
-            headers: "",
-            originalMailFrom: null,
-            originalRcptTo: null,
+            personal: {
+              clear: {
+                subject: "hello",
+                sourceIp: "203.0.113.9",
+                headers: "",
+                originalMailFrom: "someone@elsewhere.example",
+                originalRcptTo: null,
+              },
+            },
             source: "test",
             warnings: [],
           },
@@ -277,6 +281,10 @@ describe("alerts delivered by signed webhooks", () => {
     expect(accepted.every((attempt) => attempt.id === (JSON.parse(attempt.body) as Body).data.alertId)).toBe(
       true,
     );
+
+    // A failure report's personal fields stay out of its alert.
+    const failure = accepted.find((attempt) => attempt.body.includes('"failure_report"'))!;
+    expect(failure.body).not.toMatch(/203\.0\.113\.9|someone@elsewhere|hello/);
 
     // Tenant B's endpoint received nothing of A's.
     expect(receiverB.attempts).toHaveLength(0);

@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { apiConfigFromEnv, createApiApp } from "@dmarc-ledger/api";
 import { catchUp } from "@dmarc-ledger/projection-engine";
+import { sharedRateLimiter } from "@dmarc-ledger/rate-limits";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { createTenant } from "@dmarc-ledger/tenancy";
@@ -9,7 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Backend, postgresBackend } from "../support/service-harness.js";
 
 /** An API app on the runtime's real database, with its own configuration, on a free port. */
-async function listen(runtime: Runtime, env: NodeJS.ProcessEnv, logged: unknown[] = []) {
+async function listen(
+  runtime: Runtime,
+  env: NodeJS.ProcessEnv,
+  logged: unknown[] = [],
+  limits: "process" | "shared" = "process",
+) {
   const logger = pino({ level: "error" }, { write: (line: string) => logged.push(JSON.parse(line)) });
   const config = apiConfigFromEnv(env, 0);
   const app = createApiApp({
@@ -18,6 +24,7 @@ async function listen(runtime: Runtime, env: NodeJS.ProcessEnv, logged: unknown[
     projections: allProjections,
     config,
     logger,
+    ...(limits === "shared" ? { rateLimiter: sharedRateLimiter(runtime.db, config.rateLimit) } : {}),
   });
   const server = app.listen(0);
   await new Promise((resolve) => server.once("listening", resolve));
@@ -76,6 +83,35 @@ describe("rate limits and internal failures", () => {
       expect((await api.get("aggregate_by_domain", other.apiKey)).status).toBe(200);
     } finally {
       await api.close();
+    }
+  });
+
+  it("holds one limit for a key across API processes that share the database", async () => {
+    // Two API apps, each with its own connections, as two processes would have.
+    const other = await openRuntime(backend.env);
+    // A window of 30 s: long enough that a loaded machine's requests all fall in it.
+    const limits = { RATE_LIMIT_PER_SECOND: "1", RATE_LIMIT_BURST: "30" };
+    const first = await listen(runtime, limits, [], "shared");
+    const second = await listen(other, limits, [], "shared");
+    try {
+      const { apiKey } = await createTenant(
+        runtime.store,
+        { name: "spread", region: "global" },
+        { causedBy: "test" },
+      );
+      await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+      const statuses: number[] = [];
+      for (let i = 0; i < 60; i++) {
+        const api = i % 2 === 0 ? first : second;
+        statuses.push((await api.get("aggregate_by_domain", apiKey)).status);
+      }
+      // Per process, each would have allowed 30 (all 60); shared, the key gets 30.
+      expect(statuses.slice(0, 30)).toEqual(Array(30).fill(200));
+      expect(statuses.slice(30)).toEqual(Array(30).fill(429));
+    } finally {
+      await first.close();
+      await second.close();
+      await other.close();
     }
   });
 

@@ -240,8 +240,26 @@ describe("the reporting API over HTTP", () => {
     });
   });
 
+  it("forensic: redacted by default, addresses' local parts masked, subject removed", async () => {
+    const body = (await handle.get(`forensic?${period}`, acme)).json as {
+      total: string;
+      records: Record<string, string>[];
+    };
+    expect(body.total).toBe("3");
+    expect(body.records.map((record) => record.Subject)).toEqual(["(removed)", "(removed)", "(removed)"]);
+    for (const record of body.records) {
+      expect(record.Headers.toLowerCase()).not.toMatch(/^subject:/m);
+      expect(record.Headers).not.toMatch(/[A-Za-z0-9._%+-]*[A-Za-z0-9]@[a-z0-9-]+\./i);
+      expect(record.Headers).toContain("*****@");
+    }
+    expect(body.records[0]!.Headers).not.toContain("Payment from your account");
+  });
+
   it("forensic: the tenant's failure reports, newest first; the CRLF copy is stored once", async () => {
+    const off = await handle.put("update_personal_data_policy", acme, { redaction: "off" });
+    expect(off).toMatchObject({ status: 200, json: { redaction: "off", failure_report_days: 90 } });
     const response = await handle.get(`forensic?${period}`, acme);
+    await handle.put("update_personal_data_policy", acme, { redaction: "on" });
     const body = response.json as { total: string; records: Record<string, string>[] };
     // example.com: the Exim report (2025-04-07) and the LinkedIn report (its LF and CRLF copies are
     // one report); domain.de: one report. Netease's is for cardinal.com, not a domain of acme's.

@@ -49,6 +49,7 @@ describe("start refuses to run, and creates nothing, when it cannot serve", () =
         // Settings of the parts start runs beside the API, named in the same message.
         SMTP_PORT: "many",
         SAFE_SPF_MIN_REFRESH: "soon",
+        MASTER_KEY: "not-a-key-of-32-bytes",
       },
       "start",
     );
@@ -61,7 +62,19 @@ describe("start refuses to run, and creates nothing, when it cannot serve", () =
     expect(result.err).toContain("DATABASE_URL: must start with postgres:// or postgresql://");
     expect(result.err).toContain("SMTP_PORT:");
     expect(result.err).toContain("SAFE_SPF_MIN_REFRESH:");
+    expect(result.err).toContain("MASTER_KEY: is not 32 bytes as base64 or 64 hex digits");
+    // A secret is never echoed, even a wrong one.
+    expect(result.err).not.toContain("not-a-key-of-32-bytes");
     expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it("refuses DATABASE_URL without MASTER_KEY, naming it, before it connects", {
+    timeout: 20_000,
+  }, async () => {
+    const result = await startProcess({ DATABASE_URL: "postgres://127.0.0.1:1/nothing", MASTER_KEY: "" });
+    expect(result.code).toBe(1);
+    expect(result.err).toContain("MASTER_KEY: is required with DATABASE_URL");
+    expect(result.err).not.toContain("cannot connect");
   });
 
   it("says that the port is taken, and leaves no data directory behind", { timeout: 20_000 }, async () => {

@@ -61,7 +61,9 @@ async function serverCommand(bin: string, name: string, args: string[]): Promise
 }
 
 /** initdb (trust, user postgres) and start a cluster on a free port, tuned for tests (no fsync). */
-export async function startPostgresCluster(): Promise<PostgresCluster> {
+export async function startPostgresCluster(
+  options: { maxConnections?: number } = {},
+): Promise<PostgresCluster> {
   const bin = postgresBinDir();
   const root = mkdtempSync(join(tmpdir(), "dl-pg-"));
   const dataDir = join(root, "data");
@@ -90,7 +92,7 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
     "fsync = off",
     "synchronous_commit = off",
     "full_page_writes = off",
-    "max_connections = 100",
+    `max_connections = ${options.maxConnections ?? 100}`,
   ].join("\n");
   const conf = join(root, "extra.conf");
   writeFileSync(conf, `${settings}\n`);
@@ -137,4 +139,96 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
     throw error;
   }
   return cluster;
+}
+
+/** A streaming replica of a cluster: pg_basebackup of it, started on a free port of its own. */
+export interface StreamingReplica {
+  port: number;
+  url(database?: string): string;
+  psql(sql: string, database?: string): Promise<string>;
+  /** Waits until the replica has replayed everything the primary has written until now. */
+  caughtUp(primary: PostgresCluster): Promise<void>;
+  remove(): Promise<void>;
+}
+
+/**
+ * Starts a hot standby of `primary` (pg_basebackup -R: it streams the primary's WAL from the
+ * moment it starts, over loopback, with the replication connection initdb's pg_hba trusts).
+ */
+export async function startStreamingReplica(primary: PostgresCluster): Promise<StreamingReplica> {
+  const bin = postgresBinDir();
+  const root = mkdtempSync(join(tmpdir(), "dl-pg-replica-"));
+  const dataDir = join(root, "data");
+  if (userInfo().uid === 0) {
+    const { stdout } = await run("id", ["-u", "postgres"]);
+    const { stdout: gid } = await run("id", ["-g", "postgres"]);
+    chownSync(root, Number(stdout.trim()), Number(gid.trim()));
+  }
+  chmodSync(root, 0o700);
+  await serverCommand(bin, "pg_basebackup", [
+    "-h",
+    "127.0.0.1",
+    "-p",
+    String(primary.port),
+    "-U",
+    "postgres",
+    "-D",
+    dataDir,
+    "-R",
+    "-X",
+    "stream",
+    "--no-sync",
+  ]);
+  const port = await freePort();
+  // The primary's settings came with the copy; the last line of a setting wins.
+  const conf = join(root, "extra.conf");
+  writeFileSync(
+    conf,
+    `${[`port = ${port}`, `unix_socket_directories = '${root}'`, "hot_standby = on", "hot_standby_feedback = on"].join("\n")}\n`,
+  );
+  chmodSync(conf, 0o644);
+  const [sh, shArgs] = asServerUser("sh", ["-c", `cat '${conf}' >> '${join(dataDir, "postgresql.conf")}'`]);
+  await run(sh, shArgs);
+  const log = join(root, "server.log");
+  const psql = async (sql: string, database = "postgres") => {
+    const { stdout } = await run("psql", [
+      "-X",
+      "-At",
+      "-h",
+      "127.0.0.1",
+      "-p",
+      String(port),
+      "-U",
+      "postgres",
+      "-d",
+      database,
+      "-c",
+      sql,
+    ]);
+    return stdout.trim();
+  };
+  const replica: StreamingReplica = {
+    port,
+    url: (database = "postgres") => `postgres://postgres@127.0.0.1:${port}/${database}`,
+    psql,
+    caughtUp: async (of) => {
+      const target = await of.psql("select pg_current_wal_lsn()");
+      for (let attempt = 0; ; attempt++) {
+        if ((await psql(`select pg_last_wal_replay_lsn() >= '${target}'::pg_lsn`)) === "t") return;
+        if (attempt > 3000) throw new Error(`the replica did not replay up to ${target} in 30 s`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    },
+    remove: async () => {
+      await serverCommand(bin, "pg_ctl", ["-D", dataDir, "-m", "immediate", "-w", "stop"]).catch(() => {});
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+  try {
+    await serverCommand(bin, "pg_ctl", ["-D", dataDir, "-l", log, "-w", "-t", "60", "start"]);
+  } catch (error) {
+    rmSync(root, { recursive: true, force: true });
+    throw error;
+  }
+  return replica;
 }

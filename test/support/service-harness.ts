@@ -2,6 +2,7 @@ import { type CliIO, type RunningService, runCli, runCliHere, startService } fro
 import { createPgliteDataDir, createTestDatabase } from "@dmarc-ledger/db/testing";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { type Logger, pino } from "pino";
+import { testMasterKey } from "./master-key.js";
 
 /** One embedded (PGlite directory) or PostgreSQL (fresh database) environment for a test file. */
 export interface Backend {
@@ -18,7 +19,11 @@ export async function pgliteBackend(): Promise<Backend> {
 
 export async function postgresBackend(): Promise<Backend> {
   const database = await createTestDatabase("dl_e2e");
-  return { name: "PostgreSQL", env: { DATABASE_URL: database.url }, cleanup: database.drop };
+  return {
+    name: "PostgreSQL",
+    env: { DATABASE_URL: database.url, MASTER_KEY: testMasterKey },
+    cleanup: database.drop,
+  };
 }
 
 export const backends: [string, () => Promise<Backend>][] = [

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { builtEntry } from "./built-processes.js";
+import { testMasterKey } from "./master-key.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -22,7 +23,7 @@ export interface BuiltProcess {
 
 /**
  * One of our processes, built (`entry`, such as "apps/intake/dist/main.js"), as production runs
- * it, with `args`, with only PATH and `env` in its environment; its stdout read as JSON log lines.
+ * it, with `args`, with only PATH, the run's MASTER_KEY and `env` in its environment; its stdout read as JSON log lines.
  */
 export async function startBuiltProcess(
   entry: string,
@@ -31,7 +32,8 @@ export async function startBuiltProcess(
 ): Promise<BuiltProcess> {
   const child = spawn(process.execPath, [...(await builtEntry(entry)), ...args], {
     cwd: repoRoot,
-    env: { PATH: process.env.PATH, ...env },
+    // MASTER_KEY: required with DATABASE_URL; a test of its absence sets it to "".
+    env: { PATH: process.env.PATH, MASTER_KEY: testMasterKey, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   // A test run that dies must not leave a process behind (an intake reconnecting forever).

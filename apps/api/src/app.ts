@@ -1,3 +1,4 @@
+import { processRateLimiter } from "@dmarc-ledger/rate-limits";
 import { defaultUserSettings } from "@dmarc-ledger/users";
 import { bodyParser } from "@koa/bodyparser";
 import Router from "@koa/router";
@@ -46,6 +47,11 @@ import {
   userRoleEndpoint,
   usersEndpoint,
 } from "./routes/people.js";
+import {
+  erasePersonalDataEndpoint,
+  personalDataPolicyEndpoint,
+  setPersonalDataPolicyEndpoint,
+} from "./routes/personal-data.js";
 import { uploadReportsEndpoint } from "./routes/reports.js";
 import { rootHandler } from "./routes/root.js";
 import { safeSpfEndpoint, updateSafeSpfEndpoint } from "./routes/safe-spf.js";
@@ -71,6 +77,9 @@ export const endpoints: readonly Endpoint[] = [
   domainStatusEndpoint,
   inputsEndpoint,
   reprocessInputEndpoint,
+  personalDataPolicyEndpoint,
+  setPersonalDataPolicyEndpoint,
+  erasePersonalDataEndpoint,
   // The dashboard's: sessions, people and keys.
   signInEndpoint,
   sessionEndpoint,
@@ -171,6 +180,7 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ServedDeps }>
     const path = `/${endpoint.name}`;
     if (endpoint.method === "GET") router.get(path, requireScope(endpoint), endpoint.handler);
     else if (endpoint.method === "POST") router.post(path, requireScope(endpoint), endpoint.handler);
+    else if (endpoint.method === "DELETE") router.delete(path, requireScope(endpoint), endpoint.handler);
     else router.put(path, requireScope(endpoint), requireForm, endpoint.handler);
   }
 
@@ -191,7 +201,7 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ServedDeps }>
   app.use(publicRoutes.routes());
   if (deps.webRoot) app.use(dashboardFiles(deps.webRoot));
   app.use(identify);
-  app.use(rateLimit(deps.config.rateLimit));
+  app.use(rateLimit(deps.rateLimiter ?? processRateLimiter(deps.config.rateLimit)));
   app.use(requireAuthentication(publicPaths));
   app.use(requireCsrfToken(publicPaths));
   app.use(async (ctx, next) => {

@@ -2,7 +2,7 @@
 // `pnpm build`. It reads the read models; run the projector beside it to keep them current.
 import { parseSettings, readAllSettings } from "@dmarc-ledger/config";
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
-
+import { personalDataSettingsFromEnv } from "@dmarc-ledger/personal-data/settings";
 import {
   connectionLost,
   createLogger,
@@ -12,8 +12,8 @@ import {
   stopOnSignal,
   stopSettings,
 } from "@dmarc-ledger/process";
-
-import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
+import { openReadReplica, readReplicaSettings, replicaNeedsPrimary } from "@dmarc-ledger/read-replica";
+import { openRuntime, runtimeDataKeys, runtimeSettings } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { userSettingsFromEnv } from "@dmarc-ledger/users/settings";
 import { apiConfigFrom } from "./config.js";
@@ -25,9 +25,14 @@ import { startApiApp } from "./start-api-app.js";
 const { settings, onboarding, users } = exitOnStartFailure(() =>
   readAllSettings({
     settings: () =>
-      parseSettings({ ...runtimeSettings, ...apiSettings, ...loggingSettings, ...stopSettings }, process.env),
+      parseSettings(
+        { ...runtimeSettings, ...apiSettings, ...readReplicaSettings, ...loggingSettings, ...stopSettings },
+        process.env,
+      ),
+    replica: () => replicaNeedsPrimary(process.env),
     onboarding: () => onboardingSettingsFromEnv(process.env),
     users: () => userSettingsFromEnv(process.env),
+    personalData: () => personalDataSettingsFromEnv(process.env),
   }),
 );
 const logger = createLogger(settings, "api");
@@ -42,8 +47,19 @@ const server = await exitOnStartFailure(() =>
 const runtime = await exitOnStartFailure(() =>
   openRuntime(process.env, { onConnectionError: connectionLost(logger), service: true }),
 );
+const replica = settings.DATABASE_REPLICA_URL
+  ? await exitOnStartFailure(() =>
+      openReadReplica(settings.DATABASE_REPLICA_URL!, {
+        waitMs: settings.REPLICA_WAIT_MS,
+        statementTimeoutMs: settings.DATABASE_STATEMENT_TIMEOUT_MS,
+        onConnectionError: connectionLost(logger),
+      }),
+    )
+  : null;
+const dataKeys = await exitOnStartFailure(() => runtimeDataKeys(runtime));
 const config = apiConfigFrom(settings, server.port);
 startApiApp({
+  dataKeys,
   server,
   db: runtime.db,
   store: runtime.store,
@@ -54,6 +70,8 @@ startApiApp({
   registry,
   users,
   webRoot: builtDashboard(),
+  sharedRateLimits: runtime.database.concurrentSessions,
+  replica,
 });
 logger.info({ apiRoot: config.publicBaseUrl, data: runtime.description }, "listening");
 
@@ -61,6 +79,7 @@ stopOnSignal(
   logger,
   async () => {
     await server.close();
+    await replica?.close();
     await runtime.close();
   },
   { timeoutMs: settings.STOP_TIMEOUT_MS, cancelQueries: () => runtime.database.cancelQueries() },

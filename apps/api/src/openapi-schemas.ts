@@ -349,8 +349,23 @@ const alertSchemas: Record<string, Schema> = {
   ),
   redeliver_webhook: successOnly,
 };
+const personalDataPolicy: Schema = record({
+  status: { const: "SUCCESS" },
+  failure_report_days: { type: "integer", minimum: 1 },
+  raw_input_days: { type: "integer", minimum: 1 },
+  aggregate_days: { type: ["integer", "null"], minimum: 1 },
+  redaction: { enum: ["on", "off"] },
+});
 
 export const responseSchemas: Record<string, Schema> = {
+  personal_data_policy: personalDataPolicy,
+  update_personal_data_policy: personalDataPolicy,
+  personal_data: record({
+    status: { const: "SUCCESS" },
+    keys_shredded: { type: "integer", minimum: 0 },
+    failure_reports: { type: "integer", minimum: 0 },
+    raw_inputs: { type: "integer", minimum: 0 },
+  }),
   ...dashboardSchemas,
   ...alertSchemas,
   domain_status: domainStatusSchema,

@@ -87,10 +87,26 @@ const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   webhook_deliveries: { query: ["webhook_id", "page", "per_page"] },
   redeliver_webhook: { form: ["delivery_id"] },
   aggregate_by_date: { query: ["start", "end", "page", "per_page", "domain", "bucket", "group"] },
+  personal_data_policy: { query: [] },
+  personal_data: { query: ["confirm"] },
+  update_personal_data_policy: {
+    form: ["failure_report_days", "raw_input_days", "aggregate_days", "redaction"],
+  },
 };
 
 /** Form fields that may be left out. */
-const optionalFields = new Set(["group", "everywhere", "scopes", "params", "alert_types", "description"]);
+const optionalFields = new Set([
+  "group",
+  "everywhere",
+  "scopes",
+  "failure_report_days",
+  "raw_input_days",
+  "aggregate_days",
+  "redaction",
+  "params",
+  "alert_types",
+  "description",
+]);
 /** Fields optional in one endpoint only. */
 const optionalIn: Record<string, string[]> = { change_webhook: ["url", "enabled"] };
 
@@ -171,27 +187,34 @@ function errorResponses(statuses: readonly string[]) {
 function operation(endpoint: Endpoint) {
   const extra = extraParameters[endpoint.name];
   const parameters =
-    endpoint.method === "GET"
-      ? extra?.query
-        ? extra.query.map((name) =>
-            name === "status"
-              ? {
-                  name,
-                  in: "query",
-                  schema: { enum: ["received", "stored", "duplicate", "rejected"] },
-                }
-              : name === "rule" || (name === "domain" && endpoint.name === "alerts")
-                ? { name, in: "query", schema: { type: "string" } }
-                : name === "webhook_id"
-                  ? { name, in: "query", required: true, schema: { type: "string" } }
-                  : name === "domain" && endpoint.name !== "inputs" && endpoint.name !== "aggregate_by_date"
+    endpoint.method === "DELETE"
+      ? (extra?.query ?? []).map((name) => ({
+          name,
+          in: "query",
+          required: true,
+          schema: { type: "string" },
+        }))
+      : endpoint.method === "GET"
+        ? extra?.query
+          ? extra.query.map((name) =>
+              name === "status"
+                ? {
+                    name,
+                    in: "query",
+                    schema: { enum: ["received", "stored", "duplicate", "rejected"] },
+                  }
+                : name === "rule" || (name === "domain" && endpoint.name === "alerts")
+                  ? { name, in: "query", schema: { type: "string" } }
+                  : name === "webhook_id"
                     ? { name, in: "query", required: true, schema: { type: "string" } }
-                    : [...listParameters, ...dateSeriesParameters].find(
-                        (parameter) => parameter.name === name,
-                      ),
-          )
-        : listParameters
-      : [];
+                    : name === "domain" && endpoint.name !== "inputs" && endpoint.name !== "aggregate_by_date"
+                      ? { name, in: "query", required: true, schema: { type: "string" } }
+                      : [...listParameters, ...dateSeriesParameters].find(
+                          (parameter) => parameter.name === name,
+                        ),
+            )
+          : listParameters
+        : [];
   const body =
     endpoint.method === "POST"
       ? {

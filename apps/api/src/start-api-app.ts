@@ -2,6 +2,8 @@ import type { AnySchema } from "@dmarc-ledger/db";
 import type { EventStore } from "@dmarc-ledger/event-store";
 import type { DomainStatusChecker } from "@dmarc-ledger/onboarding";
 import type { Projection } from "@dmarc-ledger/projection-engine";
+import { sharedRateLimiter } from "@dmarc-ledger/rate-limits";
+import type { ReadReplica } from "@dmarc-ledger/read-replica";
 import type { UserSettings } from "@dmarc-ledger/users";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
@@ -10,6 +12,7 @@ import { createApiApp } from "./app.js";
 import type { ApiConfig } from "./config.js";
 import type { BoundServer } from "./listen.js";
 import { countingAppends, createServiceMetrics, type ServiceMetrics } from "./observability/metrics.js";
+import type { ApiDeps } from "./state.js";
 
 export interface ApiAppOptions {
   /** Bound before anything was opened (bindPort): until now it answered 503 "starting". */
@@ -34,10 +37,19 @@ export interface ApiAppOptions {
   registry?: Registry;
   /** The dashboard's sessions and links (ApiDeps). */
   users?: UserSettings;
+  /** Seal uploads and open /forensic (ApiDeps). */
+  dataKeys?: ApiDeps["dataKeys"];
   /** The dashboard's built files, served at / (ApiDeps). */
   webRoot?: string | null;
   /** Where reports reach the service by mail, which the dashboard says to publish (ApiDeps). */
   reportAddresses?: readonly string[];
+  /**
+   * Whether the rate limits are the deployment's, counted in the database that every API
+   * process shares (PostgreSQL), rather than this process's (embedded PGlite: one process).
+   */
+  sharedRateLimits?: boolean;
+  /** A streaming replica the list endpoints read (ApiDeps). */
+  replica?: ReadReplica | null;
 }
 
 /**
@@ -60,6 +72,9 @@ export function startApiApp(options: ApiAppOptions): { metrics: ServiceMetrics }
     ...(options.users ? { users: options.users } : {}),
     ...(options.webRoot !== undefined ? { webRoot: options.webRoot } : {}),
     ...(options.reportAddresses ? { reportAddresses: options.reportAddresses } : {}),
+    ...(options.replica ? { replica: options.replica } : {}),
+    ...(options.sharedRateLimits ? { rateLimiter: sharedRateLimiter(db, options.config.rateLimit) } : {}),
+    ...(options.dataKeys ? { dataKeys: options.dataKeys } : {}),
   });
   server.serve(app.callback());
   return { metrics };

@@ -2,7 +2,10 @@ import type { AnySchema } from "@dmarc-ledger/db";
 import type { EventStore } from "@dmarc-ledger/event-store";
 import type { Scope } from "@dmarc-ledger/events";
 import type { DomainStatusChecker } from "@dmarc-ledger/onboarding";
+import type { DataKeys } from "@dmarc-ledger/personal-data";
 import type { Projection } from "@dmarc-ledger/projection-engine";
+import type { RateLimiter } from "@dmarc-ledger/rate-limits";
+import type { ReadReplica } from "@dmarc-ledger/read-replica";
 import type { Session, UserSettings } from "@dmarc-ledger/users";
 import type { DefaultContext, ParameterizedContext } from "koa";
 import type { Kysely } from "kysely";
@@ -26,6 +29,13 @@ export interface ApiDeps {
   answers?: AnswerCache;
   /** Session and set-password link lifetimes; the defaults when absent. */
   users?: UserSettings;
+  /**
+   * Counts requests per caller: the deployment's (sharedRateLimiter, through the database) when
+   * several API processes share one; this process's alone when absent.
+   */
+  rateLimiter?: RateLimiter;
+  /** A streaming replica the list endpoints read (DATABASE_REPLICA_URL); the primary when absent. */
+  replica?: ReadReplica;
   /** The dashboard's built files (apps/web/dist), served at /; none when absent. */
   webRoot?: string | null;
   /**
@@ -33,6 +43,12 @@ export interface ApiDeps {
    * publish. Empty when no SMTP intake runs here.
    */
   reportAddresses?: readonly string[];
+  /**
+   * The data keys of personal data (docs/privacy.md): uploads seal with them, /forensic opens
+   * with them. Every process of the service passes them; without, uploads are stored in clear
+   * and sealed fields read as removed.
+   */
+  dataKeys?: DataKeys;
 }
 
 /**

@@ -21,7 +21,7 @@ import {
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
 import { catchUp } from "@dmarc-ledger/projection-engine";
 import { projectorSettings, startProjectorApp } from "@dmarc-ledger/projector";
-import type { Runtime } from "@dmarc-ledger/runtime";
+import { type Runtime, runtimeDataKeys } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { resolverFrom, safeSpfRefreshSettingsFromEnv, safeSpfSettings } from "@dmarc-ledger/safe-spf-service";
 import { sourceIpResolverSettingsFromEnv } from "@dmarc-ledger/source-names";
@@ -93,6 +93,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const sourceNames = sourceIpResolverSettingsFromEnv(env);
   const onboarding = onboardingSettingsFromEnv(env);
   const users = userSettingsFromEnv(env);
+  // A wrong MASTER_KEY is refused before the port is bound (a missing one is made, embedded).
+  const dataKeys = await runtimeDataKeys(runtime, env);
   const bound =
     options.server ??
     (await bindPort(options.port, undefined, { maxConnectionsPerIp: settings.MAX_CONNECTIONS_PER_IP }));
@@ -162,6 +164,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       dnsApp,
     );
     startApiApp({
+      dataKeys,
       server: bound,
       db: runtime.db,
       store,
@@ -173,8 +176,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       users,
       webRoot,
       reportAddresses: intakeChannels.smtp?.reportAddresses ?? [],
+      sharedRateLimits: runtime.database.concurrentSessions,
     });
     const intake = await startIntakeApp({
+      dataKeys,
       store,
       database: runtime.database,
       limits: intakeLimitsOfStart,

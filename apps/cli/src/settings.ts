@@ -6,6 +6,7 @@ import { dnsSettingsFromEnv } from "@dmarc-ledger/dns/settings";
 import { intakeSettingsFromEnv } from "@dmarc-ledger/intake/settings";
 import { intakeChannelSettingsFromEnv } from "@dmarc-ledger/intake-process/settings";
 import { onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding/settings";
+import { personalDataSettingsFromEnv } from "@dmarc-ledger/personal-data/settings";
 import { loggingSettings, stopSettings } from "@dmarc-ledger/process/settings";
 import { projectorSettings } from "@dmarc-ledger/projector/settings";
 import { runtimeSettings } from "@dmarc-ledger/runtime/settings";
@@ -29,7 +30,7 @@ export const serviceSettings = {
 
 /**
  * Every setting `start` reads: its own and those of the parts it runs beside the API (intake,
- * DNS server, refresher, source names, onboarding, the dashboard's users), every wrong variable of every part named in
+ * DNS server, refresher, source names, onboarding, the dashboard's users, the master key), every wrong variable of every part named in
  * one ConfigError (a variable several parts read, once). Light modules only: main.ts runs this
  * before it loads the service, and `start` again before it binds the port.
  */
@@ -46,6 +47,7 @@ export function startSettings(env: NodeJS.ProcessEnv) {
     () => sourceIpResolverSettingsFromEnv(env),
     () => onboardingSettingsFromEnv(env),
     () => userSettingsFromEnv(env),
+    () => personalDataSettingsFromEnv(env),
   ];
   const problems: SettingProblem[] = [];
   for (const read of readers) {

@@ -1,3 +1,4 @@
+import { runLeasedJob } from "@dmarc-ledger/projection-engine";
 import type { Runtime } from "@dmarc-ledger/runtime";
 import type { SpfResolver } from "@dmarc-ledger/safe-spf";
 import {
@@ -42,30 +43,53 @@ export async function startDnsApp(options: DnsAppOptions): Promise<RunningDnsApp
   const server = options.dns
     ? await startDnsServer({ store: runtime.store, settings: options.dns, logger })
     : null;
-  const refresher = startSafeSpfRefresher({
-    store: runtime.store,
+  const resolver = options.resolver ?? resolverFrom(settings);
+  // One refresher per deployment (its resolver's cache serves every domain), in whichever DNS
+  // process holds its lease; its per-domain leases keep two from computing one domain regardless.
+  const refresher = runLeasedJob({
     db: runtime.db,
-    resolver: options.resolver ?? resolverFrom(settings),
-    settings: options.refresh,
-    ...(settings.SAFE_SPF_ZONE ? { publishZone: settings.SAFE_SPF_ZONE } : {}),
-    onError: (error) => logger.error({ err: error }, "Safe SPF refresher failed; retrying"),
-    onRefreshed: (domain, outcome) => {
-      if (outcome.kind === "changed")
-        logger.info({ domain, added: outcome.added, removed: outcome.removed }, "Safe SPF record changed");
-      else if (outcome.kind === "failed" && outcome.appended)
-        logger.warn(
-          { domain, failure: outcome.failure },
-          "Safe SPF refresh failed; the last good record stays",
-        );
-    },
+    name: "safe_spf_refresher",
+    onError: (error) =>
+      logger.error({ err: error }, "renewing the Safe SPF refresher's lease failed; retrying"),
+    start: () =>
+      startSafeSpfRefresher({
+        store: runtime.store,
+        db: runtime.db,
+        resolver,
+        settings: options.refresh,
+        ...(settings.SAFE_SPF_ZONE ? { publishZone: settings.SAFE_SPF_ZONE } : {}),
+        onError: (error) => logger.error({ err: error }, "Safe SPF refresher failed; retrying"),
+        onRefreshed: (domain, outcome) => {
+          if (outcome.kind === "changed")
+            logger.info(
+              { domain, added: outcome.added, removed: outcome.removed },
+              "Safe SPF record changed",
+            );
+          else if (outcome.kind === "failed" && outcome.appended)
+            logger.warn(
+              { domain, failure: outcome.failure },
+              "Safe SPF refresh failed; the last good record stays",
+            );
+        },
+      }),
   });
   // Off unless DNS_NAMESERVERS is set or SOURCE_IP_RESOLVER=on (packages/source-names/README.md).
-  const sourceIpResolver = startSourceIpResolverFromSettings(options.sourceNames, {
-    store: runtime.store,
-    db: runtime.db,
-    onError: (error) => logger.error({ err: error }, "source-IP resolver failed; retrying"),
-    onResolved: (answer) => logger.debug({ sourceIp: answer }, "source IP resolved"),
-  });
+  // One per deployment too (its lease, job:source_ip_resolver): two would ask the same names.
+  const sourceIpResolver = options.sourceNames.enabled
+    ? runLeasedJob({
+        db: runtime.db,
+        name: "source_ip_resolver",
+        onError: (error) =>
+          logger.error({ err: error }, "renewing the source-IP resolver's lease failed; retrying"),
+        start: () =>
+          startSourceIpResolverFromSettings(options.sourceNames, {
+            store: runtime.store,
+            db: runtime.db,
+            onError: (error) => logger.error({ err: error }, "source-IP resolver failed; retrying"),
+            onResolved: (answer) => logger.debug({ sourceIp: answer }, "source IP resolved"),
+          })!,
+      })
+    : null;
   return {
     server,
     async stop() {

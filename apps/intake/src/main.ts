@@ -4,6 +4,7 @@
 import { ConfigError, parseSettings, readAllSettings } from "@dmarc-ledger/config";
 import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/intake";
 import { createIntakeMetrics } from "@dmarc-ledger/intake/metrics";
+import { personalDataSettingsFromEnv } from "@dmarc-ledger/personal-data/settings";
 import {
   connectionLost,
   createLogger,
@@ -13,7 +14,7 @@ import {
   stopOnSignal,
   stopSettings,
 } from "@dmarc-ledger/process";
-import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
+import { openRuntime, runtimeDataKeys, runtimeSettings } from "@dmarc-ledger/runtime";
 import { pino } from "pino";
 import { Registry } from "prom-client";
 import { intakeChannelSettingsFromEnv } from "./settings.js";
@@ -39,6 +40,7 @@ const { settings, channels, limits } = (() => {
         ),
       channels: () => intakeChannelSettingsFromEnv(process.env),
       limits: () => intakeSettingsFromEnv(process.env),
+      personalData: () => personalDataSettingsFromEnv(process.env),
     });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
@@ -86,7 +88,12 @@ started.metrics = await serveProcessMetrics(settings, logger, registry).catch(as
   await runtime.close();
   return fail(`cannot serve metrics: ${reason(error)}`);
 });
+const dataKeys = await runtimeDataKeys(runtime).catch(async (error: unknown) => {
+  await runtime.close();
+  return fail(error instanceof ConfigError ? error.message : `cannot open the data keys: ${reason(error)}`);
+});
 started.intake = await startIntakeApp({
+  dataKeys,
   store: runtime.store,
   database: runtime.database,
   limits: intakeLimits(limits),

@@ -1,7 +1,8 @@
-import type { Database } from "@dmarc-ledger/db";
+import type { AnySchema, Database } from "@dmarc-ledger/db";
 import type { EventStore } from "@dmarc-ledger/event-store";
 import { defaultParseThreads, type IntakeDeps, receiveInput, startParseWorkers } from "@dmarc-ledger/intake";
 import type { IntakeMetrics } from "@dmarc-ledger/intake/metrics";
+import { runLeasedJob } from "@dmarc-ledger/projection-engine";
 import type { Logger } from "pino";
 import { describeImap, type ImapIntake, openImapProgressStore, startImapIntake } from "./imap/index.js";
 import type { IntakeChannelSettings } from "./settings.js";
@@ -19,6 +20,8 @@ export interface IntakeAppOptions {
   deliver?: DeliverMessage;
   /** Counters of what the channels received, when the process serves metrics. */
   metrics?: IntakeMetrics;
+  /** Seals personal data (docs/privacy.md); the processes always pass them. */
+  dataKeys?: IntakeDeps["dataKeys"];
 }
 
 export interface RunningIntake {
@@ -40,7 +43,13 @@ export async function startIntakeApp(options: IntakeAppOptions): Promise<Running
     (channel: "smtp" | "imap"): DeliverMessage =>
     async (input, source) => {
       const received = await receiveInput(
-        { store, db: options.database.db, ...options.limits, metrics: options.metrics },
+        {
+          store,
+          db: options.database.db,
+          ...options.limits,
+          metrics: options.metrics,
+          dataKeys: options.dataKeys,
+        },
         input,
         { channel, source, metadata: { causedBy: `process:${channel}`, correlationId: source } },
       );
@@ -62,14 +71,40 @@ export async function startIntakeApp(options: IntakeAppOptions): Promise<Running
     : null;
   let imap: ImapIntake | null = null;
   try {
-    imap = settings.imap
-      ? await startImapIntake({
-          settings: settings.imap,
+    if (settings.imap) {
+      const imapSettings = settings.imap;
+      const progress = await openImapProgressStore(options.database);
+      const startImap = () =>
+        startImapIntake({
+          settings: imapSettings,
           deliver: options.deliver ?? deliverBy("imap"),
-          progress: await openImapProgressStore(options.database),
+          progress,
           logger: logger.child({ channel: "imap" }),
-        })
-      : null;
+        });
+      // On PostgreSQL several intake processes may share the mailbox's settings: one of them
+      // reads it at a time (its lease, job:imap:<mailbox>), another takes over when it dies.
+      // Two readers would store nothing twice, but would race to move the same messages.
+      imap = options.database.concurrentSessions
+        ? runLeasedJob({
+            db: options.database.withSchema<AnySchema>(),
+            name: `imap:${describeImap(imapSettings)}`,
+            start: () => {
+              const started = startImap();
+              started.catch((error) => logger.error({ err: error }, "the IMAP intake did not start"));
+              return { stop: async () => (await started).stop() };
+            },
+            onError: (error) =>
+              logger.error({ err: error }, "renewing the IMAP reader's lease failed; retrying"),
+            onRunning: (running) =>
+              logger.info(
+                { channel: "imap" },
+                running
+                  ? "reading the mailbox (this process holds its lease)"
+                  : "no longer reading the mailbox",
+              ),
+          })
+        : await startImap();
+    }
   } catch (error) {
     await smtp?.stop();
     stopTellingWorkerFailures();

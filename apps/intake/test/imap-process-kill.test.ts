@@ -225,3 +225,41 @@ describe("the intake process killed in the middle of an IMAP batch", () => {
     for (const line of secondRun.slice(1)) expect(line.items).toMatchObject([{ status: "stored" }]);
   });
 });
+
+describe("two intake processes on one mailbox", () => {
+  it("read it one at a time, and the other takes over when the reader is killed", async () => {
+    database = await createTestDatabase("dl_imaptwo");
+    [dovecot, runtime] = await Promise.all([
+      startTestDovecot(),
+      openRuntime({ DATABASE_URL: database.url }, { eventStoreUrl: null }),
+    ]);
+    const batch = await reportBatch();
+    const half = Math.floor(batch.mails.length / 2);
+    mailbox = await openMailbox(dovecot);
+    const inInbox = async () => {
+      const status = await mailbox!.status("INBOX", { messages: true });
+      if (status === false || status.messages === undefined) throw new Error("STATUS INBOX failed");
+      return status.messages;
+    };
+    const env = { DATABASE_URL: database.url, IMAP_URL: dovecot.url, LOG_LEVEL: "info" };
+    const intakes = [await start(env), await start(env)];
+    await append(dovecot, "INBOX", batch.mails.slice(0, half));
+    await waitFor(async () => ((await inInbox()) === 0 ? true : undefined), "INBOX to be emptied");
+    const readers = intakes.filter((intake) => handledLines(intake).length > 0);
+    expect(readers).toHaveLength(1);
+    const [reader] = readers;
+    const other = intakes.find((intake) => intake !== reader)!;
+
+    reader!.child.kill("SIGKILL");
+    await reader!.exited;
+    await append(dovecot, "INBOX", batch.mails.slice(half));
+    // The reader's lease runs out (5 s), then the other reads the rest.
+    await waitFor(async () => ((await inInbox()) === 0 ? true : undefined), "the other to empty INBOX");
+    expect(handledLines(other).length).toBeGreaterThan(0);
+
+    const events: RecordedEvent[] = await runtime.store.readAll("start", 100_000);
+    const aggregates = events.filter((event) => event.type === "AggregateReportReceived");
+    expect(new Set(aggregates.map((event) => event.stream)).size).toBe(aggregateMails);
+    expect(aggregates).toHaveLength(aggregateMails);
+  });
+});

@@ -8,6 +8,7 @@ import { openRuntime } from "@dmarc-ledger/runtime";
 import nodemailer from "nodemailer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtEntry } from "../../../test/support/built-processes.js";
+import { testMasterKey } from "../../../test/support/master-key.js";
 import { startIntakeProcess, waitFor } from "./support/intake-process.js";
 
 const report = fileURLToPath(
@@ -93,7 +94,13 @@ describe("apps/intake/src/main.ts as a process", () => {
   it("writes human lines with LOG_FORMAT=pretty, honours LOG_LEVEL, and stops on SIGTERM", async () => {
     const run = async (env: NodeJS.ProcessEnv) => {
       const child = spawn(process.execPath, await builtEntry("apps/intake/dist/main.js"), {
-        env: { PATH: process.env.PATH, DATABASE_URL: database.url, REPORTS_DOMAIN: "reports.test", ...env },
+        env: {
+          PATH: process.env.PATH,
+          DATABASE_URL: database.url,
+          MASTER_KEY: testMasterKey,
+          REPORTS_DOMAIN: "reports.test",
+          ...env,
+        },
         stdio: ["ignore", "pipe", "pipe"],
       });
       let out = "";

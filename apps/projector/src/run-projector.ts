@@ -1,4 +1,4 @@
-import { type RunningProjector, startProjector } from "@dmarc-ledger/projection-engine";
+import { type RunningProjector, startLeasedProjector } from "@dmarc-ledger/projection-engine";
 import type { Runtime } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import type { Logger } from "pino";
@@ -6,7 +6,8 @@ import { claimExistingDomains } from "./claim-existing-domains.js";
 import { rankingMaintenanceFromEnv, startRankingMaintenance } from "./ranking-maintenance.js";
 
 /**
- * Runs every projection on the runtime's event store until stopped, and beside them the upkeep
+ * Runs its share of the projections (those whose lease it holds: all of them when it is the only
+ * projector) on the runtime's event store until stopped, and beside them the upkeep
  * of the by-source rankings. Stopping waits for the batch being applied.
  */
 export function runProjector(
@@ -14,11 +15,13 @@ export function runProjector(
   logger: Logger,
   upkeep: ReturnType<typeof rankingMaintenanceFromEnv> = rankingMaintenanceFromEnv(process.env),
 ): RunningProjector {
-  const projector = startProjector({
+  // Any number of projector processes share the projections, each run by one at a time.
+  const projector = startLeasedProjector({
     store: runtime.store,
     db: runtime.db,
     projections: allProjections,
     onError: (error) => logger.error({ err: error }, "projection batch failed; retrying from the checkpoint"),
+    onOwnership: (projections) => logger.info({ projections }, "running these projections"),
   });
   const rankings = startRankingMaintenance({ db: runtime.db, logger, ...upkeep });
   let stopping = false;

@@ -1,10 +1,11 @@
 import { type AlertsSettings, type DnsStatusChecker, startAlerts } from "@dmarc-ledger/alerts";
-import type { RunningProjector } from "@dmarc-ledger/projection-engine";
+import { type RunningProjector, runLeasedJob } from "@dmarc-ledger/projection-engine";
 import type { Runtime } from "@dmarc-ledger/runtime";
 import type { SpfResolver } from "@dmarc-ledger/safe-spf";
 import { resolverFrom, type SafeSpfSettings, startSafeSpfWorker } from "@dmarc-ledger/safe-spf-service";
 import type { Logger } from "pino";
 import { rankingMaintenanceFrom } from "./ranking-maintenance.js";
+import { startRetentionJob } from "./retention-job.js";
 import { runProjector } from "./run-projector.js";
 import type { ProjectorSettings } from "./settings.js";
 
@@ -23,8 +24,10 @@ export interface ProjectorAppOptions {
 
 /**
  * The projector app: every projection and the upkeep of the by-source rankings (runProjector),
- * and beside them the Safe SPF process and the alerts (their evaluator, outbox and deliveries:
- * packages/alerts), which follow the event store in the background too.
+ * the retention of personal data (retention-job.ts: once per deployment, by its own lease), and
+ * beside them the Safe SPF process, which follows the event store in the background too (in one
+ * projector process of the deployment at a time: its lease, `job:safe_spf`), and the alerts
+ * (their evaluator, outbox and deliveries: packages/alerts), safe to run in several processes.
  * What apps/projector/src/main.ts runs as a process of its own, and `dmarc-ledger start` in its
  * one process. Stopping stops the alerts and the Safe SPF process first (they append events the
  * projector applies), then the projector, after the batch it is applying.
@@ -32,12 +35,29 @@ export interface ProjectorAppOptions {
 export function startProjectorApp(options: ProjectorAppOptions): RunningProjector {
   const { runtime, logger, settings } = options;
   const projector = runProjector(runtime, logger, rankingMaintenanceFrom(settings));
-  const safeSpf = startSafeSpfWorker({
-    store: runtime.store,
+  const retention = startRetentionJob({
     db: runtime.db,
-    resolver: options.resolver ?? resolverFrom(settings),
-    ...(settings.SAFE_SPF_ZONE ? { publishZone: settings.SAFE_SPF_ZONE } : {}),
-    onError: (error) => logger.error({ err: error }, "Safe SPF process failed; retrying"),
+    store: runtime.store,
+    logger,
+    intervalMs: settings.RETENTION_INTERVAL_MS,
+  });
+  const resolver = options.resolver ?? resolverFrom(settings);
+  // One Safe SPF process per deployment, in whichever projector holds its lease.
+  const safeSpf = runLeasedJob({
+    db: runtime.db,
+    name: "safe_spf",
+    start: () =>
+      startSafeSpfWorker({
+        store: runtime.store,
+        db: runtime.db,
+        resolver,
+        ...(settings.SAFE_SPF_ZONE ? { publishZone: settings.SAFE_SPF_ZONE } : {}),
+        onError: (error) => logger.error({ err: error }, "Safe SPF process failed; retrying"),
+      }),
+    onError: (error) =>
+      logger.error({ err: error }, "renewing the Safe SPF process's lease failed; retrying"),
+    onRunning: (running) =>
+      logger.info(running ? "running the Safe SPF process" : "no longer running the Safe SPF process"),
   });
   const alerts = startAlerts({
     store: runtime.store,
@@ -51,6 +71,7 @@ export function startProjectorApp(options: ProjectorAppOptions): RunningProjecto
     async stop() {
       await alerts.stop();
       await safeSpf.stop();
+      await retention.stop();
       await projector.stop();
     },
   };

@@ -388,15 +388,15 @@ async function failureReport(
     domain: owner.domain,
     key: `report:${report.identity}`,
     period: { start: at, end: at },
-    summary: `A failure report for ${report.reportedDomain}: ${report.authFailure ?? "authentication failure"} from ${report.sourceIp ?? "an unknown source"}.`,
+    // Its personal fields (source, addresses, subject) stay sealed in the event: an alert goes to
+    // webhooks and mail, which retention and erasure cannot reach; GET forensic shows them.
+    summary: `A failure report for ${report.reportedDomain}: ${report.authFailure ?? "authentication failure"}, ${report.incidents} incident(s).`,
     figures: {
       reportedDomain: report.reportedDomain,
-      sourceIp: report.sourceIp,
       authFailure: report.authFailure,
       feedbackType: report.feedbackType,
       deliveryResult: report.deliveryResult,
       incidents: report.incidents,
-      originalMailFrom: report.originalMailFrom,
     },
     causedBy: cause,
   });

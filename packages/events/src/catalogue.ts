@@ -147,24 +147,49 @@ export interface AggregateReportReceived {
   warnings: string[];
 }
 
+/**
+ * A person's data in an event, sealed or (encryption off, or an event written before encryption)
+ * in clear. Sealed: AES-256-GCM under the data key `keyId` (packages/personal-data), of the tenant
+ * the data belongs to (`-` when no tenant owns it) and the month it arrived; deleting that key
+ * makes it unreadable for good without rewriting the event (docs/privacy.md).
+ */
+export type Personal<T> = { sealed: SealedData } | { clear: T };
+
+export interface SealedData {
+  keyId: string;
+  /** The tenant the key is kept for, `-` for data no tenant owns: who may erase it. */
+  tenantId: string;
+  /** base64 of the 12-byte nonce, the ciphertext of the JSON of the fields, and the 16-byte tag. */
+  data: string;
+}
+
+/** The fields of a failure report that can identify a person (docs/privacy.md). */
+export interface ForensicPersonalFields {
+  subject: string;
+  sourceIp: string | null;
+  headers: string;
+  originalMailFrom: string | null;
+  originalRcptTo: string | null;
+}
+
+/** Version 1 held the personal fields in clear beside the others (upcast to `personal.clear`). */
 export interface ForensicReportReceived {
   identity: string;
   feedbackType: string;
   reportedDomain: string;
   arrivalDate: string | null;
-  subject: string;
-  sourceIp: string | null;
   authFailure: string | null;
   deliveryResult: string | null;
   incidents: number;
-  headers: string;
-  originalMailFrom: string | null;
-  originalRcptTo: string | null;
+  personal: Personal<ForensicPersonalFields>;
   source: string;
   warnings: string[];
 }
 
-/** Input we could not process, kept with the reason so it can be re-processed after a fix. */
+/**
+ * Input we could not process, kept with the reason so it can be re-processed after a fix.
+ * Version 1 held the raw bytes in clear (`rawBase64`): they can hold a failure report's message.
+ */
 export interface ReportRejected {
   source: string;
   reason: string;
@@ -172,7 +197,7 @@ export interface ReportRejected {
   sha256: string;
   bytes: number;
   /** The raw input, base64, when it is at most rawKeepLimit bytes; otherwise null. */
-  rawBase64: string | null;
+  raw: Personal<{ base64: string }> | null;
 }
 
 /**
@@ -319,6 +344,71 @@ export interface WebhookEndpointDisabled {
   reason: string;
 }
 
+/**
+ * How long a tenant's personal data lives, and how /forensic shows it (stream `tenant-<id>`).
+ * Until the first one, the defaults of packages/personal-data (90 days, 90 days, aggregates
+ * kept, redaction on).
+ */
+export interface PersonalDataPolicySet {
+  tenantId: string;
+  /** Days a failure report's personal fields and its /forensic row are kept. */
+  failureReportDays: number;
+  /** Days the raw archive keeps the bytes of an input naming the tenant's domains. */
+  rawInputDays: number;
+  /** Days the aggregate facts are kept; null: kept (they count messages, not people). */
+  aggregateDays: number | null;
+  /** /forensic masks addresses' local parts and removes the subject. */
+  redaction: boolean;
+}
+
+/**
+ * A run of the retention job for one tenant (stream `personal-data-<tenant id>`): what it removed
+ * and how much, so that the history shows it. Projections drop the rows it names: a replay
+ * drops them again.
+ */
+export interface RetentionApplied {
+  /**
+   * Whose data: a tenant's id, a domain's own scope (`domain:<name>`: reports about a domain no
+   * tenant had when they arrived) or `-` (rejected inputs nobody sent).
+   */
+  tenantId: string;
+  /** ISO-8601: failure reports received before this are gone (rows dropped, keys shredded). */
+  failureReportsBefore: string;
+  /** ISO-8601: raw inputs last received before this lost their bytes. */
+  rawInputsBefore: string;
+  /** ISO-8601, or null when the tenant keeps its aggregate facts. */
+  aggregatesBefore: string | null;
+  /** The data keys deleted, by month (YYYY-MM). */
+  keysShredded: { keyId: string; month: string }[];
+  /** Rows removed: /forensic rows, raw inputs' bytes, aggregate facts (null when kept). */
+  removed: { failureReports: number; rawInputs: number; aggregateRows: number | null };
+}
+
+/**
+ * One run of the retention job, whatever it found (stream `retention-runs`): the record that it
+ * ran, for an audit, and the totals; what it removed of whom is in the scopes' RetentionApplied.
+ */
+export interface RetentionRun {
+  /** ISO-8601: the time the cutoffs were measured from. */
+  ranAt: string;
+  /** Key scopes looked at: tenants, domains' own scopes, `-`. */
+  scopes: number;
+  removed: { keys: number; failureReports: number; rawInputs: number };
+}
+
+/**
+ * Everything of a tenant that can identify a person was removed at its request (stream
+ * `personal-data-<tenant id>`): its data keys shredded, its /forensic rows and raw inputs' bytes
+ * gone, its people's sign-in data deleted. Projections drop the tenant's personal rows.
+ */
+export interface TenantErased {
+  tenantId: string;
+  /** The own scopes (`domain:<name>`) of the tenant's report domains, erased with it. */
+  scopes: string[];
+  keysShredded: number;
+  removed: { failureReports: number; rawInputs: number; users: number };
+}
+
 export interface EventPayloads {
   TenantCreated: TenantCreated;
   ApiKeyIssued: ApiKeyIssued;
@@ -347,6 +437,10 @@ export interface EventPayloads {
   WebhookEndpointAdded: WebhookEndpointAdded;
   WebhookEndpointChanged: WebhookEndpointChanged;
   WebhookEndpointDisabled: WebhookEndpointDisabled;
+  PersonalDataPolicySet: PersonalDataPolicySet;
+  RetentionApplied: RetentionApplied;
+  RetentionRun: RetentionRun;
+  TenantErased: TenantErased;
 }
 
 export type EventType = keyof EventPayloads;
@@ -365,8 +459,8 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   SafeSpfRecordComputed: 1,
   SafeSpfComputationFailed: 1,
   AggregateReportReceived: 1,
-  ForensicReportReceived: 1,
-  ReportRejected: 1,
+  ForensicReportReceived: 2,
+  ReportRejected: 2,
   SourceIpResolved: 1,
   UserCreated: 1,
   UserRoleGranted: 1,
@@ -380,6 +474,10 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   WebhookEndpointAdded: 1,
   WebhookEndpointChanged: 1,
   WebhookEndpointDisabled: 1,
+  PersonalDataPolicySet: 1,
+  RetentionApplied: 1,
+  RetentionRun: 1,
+  TenantErased: 1,
 };
 
 export const eventTypes = Object.keys(currentSchemaVersion) as EventType[];

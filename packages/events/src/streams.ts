@@ -20,6 +20,10 @@ export const streams = {
   /** One alert; the id is deterministic, so the stream's existence says it was raised. */
   alert: (alertId: string) => `alert-${alertId}`,
   webhook: (endpointId: string) => `webhook-${endpointId}`,
+  /** What retention and erasure removed of a tenant's personal data. */
+  personalData: (tenantId: string) => `personal-data-${tenantId}`,
+  /** Every run of the retention job. */
+  retentionRuns: () => "retention-runs",
 } as const;
 
 export type StreamCategory =
@@ -33,7 +37,9 @@ export type StreamCategory =
   | "user"
   | "alert-rules"
   | "alert"
-  | "webhook";
+  | "webhook"
+  | "personal-data"
+  | "retention-runs";
 
 export function streamCategory(stream: string): StreamCategory | null {
   for (const category of [
@@ -43,6 +49,8 @@ export function streamCategory(stream: string): StreamCategory | null {
     "alert",
     "webhook",
     "rejected-input",
+    "personal-data",
+    "retention-runs",
     "registrable-domain",
     "source-ip",
     "tenant",

@@ -3,10 +3,28 @@ import { currentSchemaVersion, type EventPayloads, type EventType } from "./cata
 /**
  * Lifts an event payload from the version it was written with to the current one, one version at
  * a time. Register a step as `upcasters[type][fromVersion] = (old) => next` when a payload changes.
- * All types are at version 1 today, so no step is registered yet.
  */
 type Step = (data: unknown) => unknown;
-const upcasters: { [K in EventType]?: Record<number, Step> } = {};
+const upcasters: { [K in EventType]?: Record<number, Step> } = {
+  ForensicReportReceived: {
+    1: (old) => {
+      const { subject, sourceIp, headers, originalMailFrom, originalRcptTo, ...rest } = old as Record<
+        string,
+        unknown
+      >;
+      return {
+        ...rest,
+        personal: { clear: { subject, sourceIp, headers, originalMailFrom, originalRcptTo } },
+      };
+    },
+  },
+  ReportRejected: {
+    1: (old) => {
+      const { rawBase64, ...rest } = old as Record<string, unknown>;
+      return { ...rest, raw: typeof rawBase64 === "string" ? { clear: { base64: rawBase64 } } : null };
+    },
+  },
+};
 
 export class UnknownSchemaVersionError extends Error {
   override readonly name = "UnknownSchemaVersionError";

@@ -42,9 +42,59 @@ describe("event codec", () => {
     );
   });
 
+  it("lifts failure reports and rejected inputs written in clear (v1) to the personal envelope", () => {
+    const v1 = {
+      identity: "f1",
+      feedbackType: "auth-failure",
+      reportedDomain: "example.com",
+      arrivalDate: null,
+      subject: "Hello",
+      sourceIp: "192.0.2.1",
+      authFailure: "dmarc",
+      deliveryResult: null,
+      incidents: 1,
+      headers: "From: a@example.com",
+      originalMailFrom: "a@example.com",
+      originalRcptTo: null,
+      source: "import:x",
+      warnings: [],
+    };
+    const lifted = decodeEvent(recorded("ForensicReportReceived", v1, { schemaVersion: 1 }));
+    expect(lifted?.data).toEqual({
+      identity: "f1",
+      feedbackType: "auth-failure",
+      reportedDomain: "example.com",
+      arrivalDate: null,
+      authFailure: "dmarc",
+      deliveryResult: null,
+      incidents: 1,
+      source: "import:x",
+      warnings: [],
+      personal: {
+        clear: {
+          subject: "Hello",
+          sourceIp: "192.0.2.1",
+          headers: "From: a@example.com",
+          originalMailFrom: "a@example.com",
+          originalRcptTo: null,
+        },
+      },
+    });
+    const rejected = { source: "s", reason: "r", code: "c", sha256: "h", bytes: 2 };
+    expect(decodeEvent(recorded("ReportRejected", { ...rejected, rawBase64: "aGk=" }, {}))?.data).toEqual({
+      ...rejected,
+      raw: { clear: { base64: "aGk=" } },
+    });
+    expect(decodeEvent(recorded("ReportRejected", { ...rejected, rawBase64: null }, {}))?.data).toEqual({
+      ...rejected,
+      raw: null,
+    });
+  });
+
   it("names streams by category", () => {
     expect(streamCategory(streams.aggregateReport("abc"))).toBe("aggregate-report");
     expect(streamCategory(streams.tenant("t1"))).toBe("tenant");
+    expect(streamCategory(streams.personalData("t1"))).toBe("personal-data");
     expect(streamCategory("$system")).toBeNull();
   });
 });

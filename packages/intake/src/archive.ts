@@ -212,8 +212,7 @@ async function recordDomains(
   sha256: string,
   items: readonly IngestedItem[],
 ): Promise<void> {
-  const domains = new Set<string>();
-  for (const item of items) if (item.kind !== "rejected") domains.add(item.domain.toLowerCase());
+  const domains = domainsOf(items);
   if (domains.size === 0) return;
   await db
     .insertInto("raw_input_domain")
@@ -244,4 +243,87 @@ export async function recordOutcome(
     .where("sha256", "=", sha256)
     .execute();
   await recordDomains(db, sha256, items);
+}
+
+/** One input of a group commit, to archive with its outcome (archiveManyWithOutcome). */
+export interface ArchiveEntry {
+  material: ArchiveMaterial;
+  receipt: Receipt;
+  items: readonly IngestedItem[];
+}
+
+/**
+ * archiveWithOutcome for several inputs of one transaction in two statements, not two each: the
+ * rows (inserted, or counted again), then every receipt and every domain. The inputs' SHA-256s
+ * must be distinct (one statement cannot insert and then count the same row).
+ */
+export async function archiveManyWithOutcome(
+  trx: Transaction<IntakeSchema>,
+  entries: readonly ArchiveEntry[],
+): Promise<ArchivedInput[]> {
+  if (entries.length === 0) return [];
+  if (entries.length === 1) {
+    const [entry] = entries;
+    return [await archiveWithOutcome(trx, entry!.material, entry!.receipt, entry!.items)];
+  }
+  if (new Set(entries.map((entry) => entry.material.sha256)).size !== entries.length)
+    throw new Error("archiveManyWithOutcome: the inputs must be distinct");
+  const archived = await trx
+    .insertInto("raw_input")
+    .values(
+      entries.map(({ material, receipt, items }) => ({
+        sha256: material.sha256,
+        size: material.size,
+        compression: material.kept ? "gzip" : null,
+        content: material.kept ? material.kept.compressed : null,
+        channel: receipt.channel,
+        source: receipt.source,
+        ...outcomeColumns(items),
+      })),
+    )
+    .onConflict((oc) =>
+      oc.column("sha256").doUpdateSet({
+        last_seen: sql<Date>`now()`,
+        times_received: sql<number>`raw_input.times_received + 1`,
+        status: sql<ArchiveStatus>`case when excluded.status = 'duplicate' and raw_input.status = 'stored'
+          then 'stored' else excluded.status end`,
+        code: sql<string | null>`excluded.code`,
+        reason: sql<string | null>`excluded.reason`,
+        items: sql<string>`excluded.items`,
+        rows_dropped: sql<number>`excluded.rows_dropped`,
+        dropped: sql<string>`excluded.dropped`,
+        processed_at: sql<Date>`now()`,
+      }),
+    )
+    .returning(["sha256", sql<boolean>`xmax = 0`.as("inserted")])
+    .execute();
+  const inserted = new Map(archived.map((row) => [row.sha256, row.inserted]));
+  const receipts = entries.map(({ material, receipt }) => ({
+    sha256: material.sha256,
+    channel: receipt.channel,
+    source: receipt.source,
+    tenant_id: receipt.tenantId,
+  }));
+  const domains = entries.flatMap(({ material, items }) =>
+    [...domainsOf(items)].map((domain) => ({ domain, sha256: material.sha256 })),
+  );
+  if (domains.length === 0) await trx.insertInto("raw_input_receipt").values(receipts).execute();
+  else
+    await trx
+      .with("receipts", (db) => db.insertInto("raw_input_receipt").values(receipts))
+      .insertInto("raw_input_domain")
+      .values(domains)
+      .onConflict((oc) => oc.columns(["domain", "sha256"]).doNothing())
+      .execute();
+  return entries.map(({ material }) => ({
+    sha256: material.sha256,
+    size: material.size,
+    archive: inserted.get(material.sha256) ? "new" : "seen",
+  }));
+}
+
+function domainsOf(items: readonly IngestedItem[]): Set<string> {
+  const domains = new Set<string>();
+  for (const item of items) if (item.kind !== "rejected") domains.add(item.domain.toLowerCase());
+  return domains;
 }

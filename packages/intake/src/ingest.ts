@@ -26,6 +26,7 @@ import {
 } from "@dmarc-ledger/events";
 import type { InputBytes } from "./input-bytes.js";
 import { type ParsedInput, parseInput, rowBytes } from "./parse-input.js";
+import { clearSealer, type PersonalSealer } from "./personal-sealer.js";
 
 /** About 1 MiB of JSON per event at the size real rows have. */
 export const rowsPerChunk = 2000;
@@ -46,6 +47,8 @@ export interface IngestOptions {
   parseOptions?: ParseOptions;
   /** See holdMaxBytes; smaller in tests of the two-pass path. */
   holdMaxBytes?: number;
+  /** How personal data is stored (personal-sealer.ts); in clear without one. */
+  sealer?: PersonalSealer;
 }
 
 export type IngestedItem =
@@ -259,10 +262,11 @@ async function storeFailureReport(
   options: IngestOptions,
   track: (position: bigint) => void,
 ): Promise<IngestedItem> {
-  const { warnings, ...fields } = report;
+  const { warnings, subject, sourceIp, headers, originalMailFrom, originalRcptTo, ...fields } = report;
+  const personal = await (options.sealer ?? clearSealer).failureReport(report);
   const event = newEvent(
     "ForensicReportReceived",
-    { ...fields, source: options.source, warnings },
+    { ...fields, personal, source: options.source, warnings },
     options.metadata,
   );
   try {
@@ -296,7 +300,7 @@ async function storeRejection(
       code,
       sha256,
       bytes: size,
-      rawBase64: raw ? Buffer.from(raw).toString("base64") : null,
+      raw: raw ? await (options.sealer ?? clearSealer).rejectedInput(raw) : null,
     },
     options.metadata,
   );

@@ -1,12 +1,12 @@
 import type { DroppedRows, ParseOptions } from "@dmarc-ledger/dmarc-reports";
 import type { EventStore, PostgresEventStore } from "@dmarc-ledger/event-store";
 import type { EventMetadata } from "@dmarc-ledger/events";
+import type { DataKeys } from "@dmarc-ledger/personal-data";
 import type { Kysely } from "kysely";
 import {
   type ArchivedInput,
   type ArchiveMaterial,
   archiveInput,
-  archiveWithOutcome,
   heldMaterial,
   readForArchive,
   recordOutcome,
@@ -20,6 +20,7 @@ import { bytesInput, type InputBytes } from "./input-bytes.js";
 import type { IntakeMetrics } from "./intake-metrics.js";
 import { holdMaxBytes, type ParsedInput, parseInput } from "./parse-input.js";
 import { ParseWorkerFailedError, parsePool } from "./parse-pool.js";
+import { keySealer, presealed } from "./personal-sealer.js";
 import { prepareInput } from "./prepare.js";
 import { prepareHere } from "./prepare-here.js";
 import type { ArchiveStatus, IntakeSchema } from "./schema.js";
@@ -45,6 +46,11 @@ export interface IntakeDeps {
   parseThreads?: number;
   /** Counts each input by channel and outcome, and the rows it dropped, where the process serves metrics. */
   metrics?: Pick<IntakeMetrics, "inputs" | "rowsDropped">;
+  /**
+   * Seal personal data under these keys (docs/privacy.md). Every process of the service passes
+   * them; without, personal fields are stored in clear (tests of other parts, bench baselines).
+   */
+  dataKeys?: DataKeys;
 }
 
 export interface ReceiveOptions {
@@ -134,26 +140,38 @@ async function receiveUncounted(
   };
   const budget = holdBudgetOf(deps.store);
   const { material, parsed } = await readAndParse(deps, input, budget);
+  const keys = deps.dataKeys;
+  const sealedAt = new Date();
+  const uploader = options.tenantId ?? null;
+  // Outside a transaction of ours: its seals may make their keys.
+  const withSealer = keys
+    ? { ...ingestOptions, sealer: keySealer(keys, db, uploader, sealedAt) }
+    : ingestOptions;
   let archived: ArchivedInput;
   let outcome: IngestOutcome;
   if (parsed) {
     try {
       const store = transactionalStore(deps);
       if (store && parsed.kind !== "large") {
-        ({ archived, outcome } = await commitGroupOf(store, db).commit(async (writer, trx) => {
-          const outcome = await storeParsed(writer, material.parseable, parsed, ingestOptions);
-          return { outcome, archived: await archiveWithOutcome(trx, material, receipt, outcome.items) };
+        // Sealed before the group's transaction: it holds the append lock for every input in it.
+        const sealerIn = keys
+          ? await presealed(keys, db, parsed, material.parseable, uploader, sealedAt)
+          : undefined;
+        ({ archived, outcome } = await commitGroupOf(store, db).commit(async (writer, trx, archive) => {
+          const sealer = sealerIn?.(trx);
+          const outcome = await storeParsed(writer, material.parseable, parsed, { ...ingestOptions, sealer });
+          return { outcome, archived: await archive({ material, receipt, items: outcome.items }) };
         }));
         return received(archived, outcome);
       }
       archived = await archiveInput(db, material, receipt);
-      outcome = await storeParsed(deps.store, material.parseable, parsed, ingestOptions);
+      outcome = await storeParsed(deps.store, material.parseable, parsed, withSealer);
     } finally {
       if (parsed.kind === "held") budget.give(parsed.bytes);
     }
   } else {
     archived = await archiveInput(db, material, receipt);
-    outcome = await ingest(deps.store, material.parseable, ingestOptions);
+    outcome = await ingest(deps.store, material.parseable, withSealer);
   }
   await recordOutcome(db, archived.sha256, outcome.items);
   return received(archived, outcome);

@@ -268,6 +268,14 @@ describe.each(backends)("receiveInput and the raw archive on %s", (_name, open) 
     );
     expect(transactions.size).toBeLessThan(together.length);
 
+    // The same bytes twice in one group: its writes are batched per group, one per stream and
+    // row in a statement; the second copy finds the first's and is a duplicate, counted again.
+    const twins = await Promise.all(["twin", "twin"].map(receive));
+    expect(twins.map((received) => received.status).sort()).toEqual(["duplicate", "stored"]);
+    expect((await row(twins[0]!.sha256)).times_received).toBe(2);
+    const twinIdentity = (twins[0]!.items[0] as { identity: string }).identity;
+    expect(await store.readStream(streams.aggregateReport(twinIdentity))).toHaveLength(1);
+
     await sql`alter table raw_input add constraint poison_refused check (source <> 'smtp:poison') not valid`.execute(
       database.db,
     );

@@ -8,7 +8,17 @@ export interface ProjectionCheckpointTable {
   updated_at: ColumnType<Date, Date | string, Date | string>;
 }
 
-/** The engine's own table. */
+export interface ProjectionLeaseTable {
+  /** "projection:<name>", "job:<name>" or "member:<owner>" (a projector process's heartbeat). */
+  name: string;
+  owner: string;
+  /** A bigint as a decimal string; grows at every change of owner. */
+  token: ColumnType<string, string | number | bigint, string | number | bigint>;
+  expires_at: ColumnType<Date, Date | string, Date | string>;
+}
+
+/** The engine's own tables. */
 export interface ProjectionCheckpointSchema {
   projection_checkpoint: ProjectionCheckpointTable;
+  projection_lease: ProjectionLeaseTable;
 }

@@ -1,3 +1,4 @@
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { type AnySchema, type Database, migrateToLatest, openDatabase } from "@dmarc-ledger/db";
 import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
 import {
@@ -132,4 +133,45 @@ export async function checkpointOf(db: Kysely<AnySchema>, projection: string): P
   const { rows } = await sql<{ position: string }>`select position::text from projection_checkpoint
     where projection = ${projection}`.execute(db);
   return rows[0] ? BigInt(rows[0].position) : null;
+}
+
+export interface CuttableLink {
+  /** `url` with its host and port replaced by the link's. */
+  url: string;
+  /** Drops every connection through the link and refuses new ones: the host behind it is gone. */
+  cut(): Promise<void>;
+}
+
+/**
+ * A TCP relay on loopback between one process's connections and the server, that a test cuts:
+ * to the server, the process behind it is dead (its connections end, its transactions roll
+ * back), and the process can no longer reach the database.
+ */
+export async function cuttableLink(url: string): Promise<CuttableLink> {
+  const target = new URL(url);
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on("close", () => sockets.delete(socket));
+      socket.on("error", () => {});
+    }
+    client.pipe(upstream).pipe(client);
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  const linked = new URL(url);
+  linked.hostname = "127.0.0.1";
+  linked.port = String(port);
+  return {
+    url: linked.toString(),
+    async cut() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+  };
 }

@@ -1,5 +1,8 @@
-import { inDomains, tenantReportDomains } from "@dmarc-ledger/report-read-models";
+import type { ForensicPersonalFields, Personal } from "@dmarc-ledger/events";
+import type { DataKeys } from "@dmarc-ledger/personal-data";
+import { cutHeaders, inDomains, tenantReportDomains } from "@dmarc-ledger/report-read-models";
 import { type Kysely, sql } from "kysely";
+import { redactHeaders, removed } from "./forensic-redaction.js";
 import { offsetOf, type PageQuery } from "./page.js";
 import type { QuerySchema } from "./schema.js";
 
@@ -14,17 +17,28 @@ export interface ForensicRecord {
 
 interface ForensicRow {
   forensic_id: string;
-  subject: string;
   domain: string;
   received: string;
   amount: string;
-  headers: string;
+  personal: string;
 }
 
-/** GET forensic: the failure reports that arrived in the period, newest first. */
+export interface ForensicOptions {
+  /** Opens sealed fields; without, every sealed field reads as removed. */
+  keys?: DataKeys | undefined;
+  /** Addresses masked, subject removed (the tenant's setting; on by default). */
+  redact: boolean;
+}
+
+/**
+ * GET forensic: the failure reports that arrived in the period, newest first. Their personal
+ * fields are opened here, page by page: a report whose data key was shredded stays listed and
+ * counted, its Subject and Headers `(removed)`.
+ */
 export async function forensicReports(
   db: Kysely<QuerySchema>,
   query: PageQuery,
+  options: ForensicOptions = { redact: true },
 ): Promise<{ total: number; records: ForensicRecord[] }> {
   const domains = await tenantReportDomains(db, query.tenantId, query.domain);
   const inPeriod = sql`f.received >= ${query.start} and f.received <= ${query.end}
@@ -34,26 +48,34 @@ export async function forensicReports(
   const { rows } = await sql<ForensicRow & { total: string }>`
     with counted as (select count(*)::text as total from forensic_report f where ${inPeriod}),
     page as (
-      select f.forensic_id, f.received as received_at, f.subject, f.domain, f.amount, f.headers
+      select f.forensic_id, f.received as received_at, f.domain, f.amount, f.personal
       from forensic_report f where ${inPeriod}
       order by f.received desc, f.forensic_id desc
       limit ${query.perPage} offset ${offsetOf(query)})
-    select counted.total, page.forensic_id::text as forensic_id, page.subject, page.domain,
+    select counted.total, page.forensic_id::text as forensic_id, page.domain,
       to_char(to_timestamp(page.received_at) at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS') as received,
-      page.amount::text as amount, page.headers
+      page.amount::text as amount, page.personal
     from counted left join page on true
     order by page.received_at desc, page.forensic_id desc`.execute(db);
   const total = Number(rows[0]?.total ?? 0);
   const onPage = rows.filter((row) => row.forensic_id !== null);
+  const envelopes = onPage.map((row) => JSON.parse(row.personal) as Personal<ForensicPersonalFields>);
+  const opened = options.keys
+    ? await options.keys.open(db, envelopes)
+    : envelopes.map((envelope) => ("clear" in envelope ? envelope.clear : null));
   return {
     total,
-    records: onPage.map((row) => ({
-      ForensicId: row.forensic_id,
-      Subject: row.subject,
-      Domain: row.domain,
-      Received: row.received,
-      Amount: row.amount,
-      Headers: row.headers,
-    })),
+    records: onPage.map((row, index) => {
+      const fields = opened[index];
+      const headers = fields ? cutHeaders(fields.headers) : null;
+      return {
+        ForensicId: row.forensic_id,
+        Subject: fields && !options.redact ? fields.subject : removed,
+        Domain: row.domain,
+        Received: row.received,
+        Amount: row.amount,
+        Headers: headers === null ? removed : options.redact ? redactHeaders(headers) : headers,
+      };
+    }),
   };
 }

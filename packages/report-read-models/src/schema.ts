@@ -164,9 +164,13 @@ export interface ForensicReportTable {
   domain: string;
   /** Arrival of the reported message, Unix seconds (the event's time when the report lacks it). */
   received: Int8;
-  subject: string;
   amount: Int8;
-  headers: string;
+  /** JSON of the event's `personal` envelope (sealed: read through the data keys). */
+  personal: string;
+  /** The tenant whose data key sealed it; null for a report in clear. */
+  tenant_id: string | null;
+  /** When it was stored, Unix seconds: what retention counts from. */
+  recorded: Int8;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { alertProjections } from "@dmarc-ledger/alerts/projections";
+import { personalDataPolicyProjection } from "@dmarc-ledger/personal-data";
 import type { Projection } from "@dmarc-ledger/projection-engine";
 import { reportProjections } from "@dmarc-ledger/report-read-models";
 import { safeSpfProjections } from "@dmarc-ledger/safe-spf-service/projections";
@@ -16,4 +17,5 @@ export const allProjections: readonly Projection[] = [
   ...safeSpfProjections,
   ...usersProjections,
   ...(alertProjections as readonly Projection[]),
+  personalDataPolicyProjection,
 ];

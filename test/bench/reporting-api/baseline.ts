@@ -57,10 +57,11 @@ export function forensicCopyChunk(
   const escaped = (text: string) => text.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/\t/g, "\\t");
   return Buffer.from(
     reports
-      .map(
-        (r) =>
-          `${r.identity}\t${r.reportedDomain.toLowerCase()}\t${receivedOf(r)}\t${escaped(r.subject)}\t${r.incidents}\t${escaped(r.headers)}\n`,
-      )
+      .map((r) => {
+        // The generator writes them in clear (generate.ts).
+        const fields = "clear" in r.personal ? r.personal.clear : { subject: "", headers: "" };
+        return `${r.identity}\t${r.reportedDomain.toLowerCase()}\t${receivedOf(r)}\t${escaped(fields.subject)}\t${r.incidents}\t${escaped(fields.headers)}\n`;
+      })
       .join(""),
   );
 }

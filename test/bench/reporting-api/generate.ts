@@ -308,14 +308,18 @@ export class TrafficGenerator {
       feedbackType: "auth-failure",
       reportedDomain: domain,
       arrivalDate: new Date(received * 1000).toISOString(),
-      subject: `Bench failure ${String(index).padStart(6, "0")} for ${domain}`,
-      sourceIp: this.senders[this.pickIp(r())]!.ip,
       authFailure: "dmarc",
       deliveryResult: "reject",
       incidents: 1 + Math.floor(r() * 3),
-      headers: `From: <someone@${domain}>\nTo: <victim@example.net>\nSubject: Bench failure ${index}\nMessage-ID: <${index}@bench>\n${"X-Filler: lorem ipsum dolor sit amet\n".repeat(8)}`,
-      originalMailFrom: `bounce@spoof${index % 30}.example`,
-      originalRcptTo: "victim@example.net",
+      personal: {
+        clear: {
+          subject: `Bench failure ${String(index).padStart(6, "0")} for ${domain}`,
+          sourceIp: this.senders[this.pickIp(r())]!.ip,
+          headers: `From: <someone@${domain}>\nTo: <victim@example.net>\nSubject: Bench failure ${index}\nMessage-ID: <${index}@bench>\n${"X-Filler: lorem ipsum dolor sit amet\n".repeat(8)}`,
+          originalMailFrom: `bounce@spoof${index % 30}.example`,
+          originalRcptTo: "victim@example.net",
+        },
+      },
       source: "import:bench",
       warnings: [],
     };

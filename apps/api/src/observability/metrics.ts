@@ -16,6 +16,8 @@ export interface ServiceMetrics {
   intake: IntakeMetrics;
   /** List answers served from the answer cache (hit), computed (miss), or computed with it off. */
   answers: Counter<"outcome">;
+  /** List reads by where they went, with a replica: the replica, or the primary (behind a write). */
+  listReads: Counter<"from">;
 }
 
 /**
@@ -56,10 +58,24 @@ export function createServiceMetrics(
     registers: [registry],
   });
 
+  const listReads = new Counter({
+    name: "api_list_reads_total",
+    help: "List reads with a replica configured, by where they went: the replica, or the primary while the replica was behind the caller's write.",
+    labelNames: ["from"] as const,
+    registers: [registry],
+  });
+
   registerProjectionGauges(registry, sources);
   registerSafeSpfGauges(registry, sources.db);
 
-  return { registry, httpRequestDuration, eventsAppended, intake: createIntakeMetrics(registry), answers };
+  return {
+    registry,
+    httpRequestDuration,
+    eventsAppended,
+    intake: createIntakeMetrics(registry),
+    answers,
+    listReads,
+  };
 }
 
 /**
@@ -92,6 +108,13 @@ export function countingAppends<S extends EventStore>(store: S, counter: Counter
       const result = await store.appendWithin(trx, stream, events, expected, options);
       count(stream, events.length);
       return result;
+    },
+    appendNewStreamsWithin: async (trx, appends, options) => {
+      const results = await store.appendNewStreamsWithin(trx, appends, options);
+      // Counted as appended when they were, as appendWithin counts its own.
+      for (const [index, result] of results.entries())
+        if (!(result instanceof Error)) count(appends[index]!.stream, appends[index]!.events.length);
+      return results;
     },
     readStreamWithin: (trx, stream, options) => store.readStreamWithin(trx, stream, options),
     holdsEventsIn: (db) => store.holdsEventsIn(db),

@@ -30,8 +30,10 @@ export const aggregateByDateEndpoint: Endpoint = {
     }
     // The key holds the buckets (first day and count) and the period's end as answerOnce cuts it.
     const asked = { ...query, first: range.first, count: range.count };
-    await answerOnce(ctx, "aggregate_by_date", asked, async () => {
-      const page = await aggregateByDate(db, query, range);
+    // The read models answerOnce routed to (the replica's, when there is one and it has the
+    // caller's last write), which its kept answer's version was read from.
+    await answerOnce(ctx, "aggregate_by_date", asked, async (_asked, readDb) => {
+      const page = await aggregateByDate(readDb, query, range);
       return { status: "SUCCESS", total: page.total, records: page.records };
     });
   },

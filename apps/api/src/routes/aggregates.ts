@@ -1,3 +1,4 @@
+import { personalDataPolicy } from "@dmarc-ledger/personal-data";
 import {
   aggregateByDomain,
   aggregateByDomainGroup,
@@ -23,13 +24,13 @@ export const aggregateByDomainGroupEndpoint = listEndpoint({
 export const aggregateByUnalignedSourceEndpoint = listEndpoint({
   name: "aggregate_by_unaligned_source",
   summary: "Per sending source, over the messages that did not pass DMARC.",
-  query: aggregateByUnalignedSource,
+  query: (db, query) => aggregateByUnalignedSource(db, query),
 });
 
 export const aggregateBySourceEndpoint = listEndpoint({
   name: "aggregate_by_source",
   summary: "Per sending source: policy domain, source IP and reporting organisation.",
-  query: aggregateBySource,
+  query: (db, query) => aggregateBySource(db, query),
 });
 
 export const aggregateByOrganizationEndpoint = listEndpoint({
@@ -41,6 +42,11 @@ export const aggregateByOrganizationEndpoint = listEndpoint({
 export const forensicEndpoint = listEndpoint({
   name: "forensic",
   summary: "The DMARC failure (forensic) reports that arrived in the period, newest first.",
-  query: forensicReports,
+  query: async (db, query, ctx) =>
+    forensicReports(db, query, {
+      keys: ctx.deps.dataKeys,
+      redact: (await personalDataPolicy(ctx.deps.db, query.tenantId)).redaction,
+    }),
   totalAsString: true,
+  keepAnswers: false,
 });

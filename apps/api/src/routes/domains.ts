@@ -5,7 +5,7 @@ import type { Endpoint } from "../endpoints.js";
 import { domainParam, notYourDomain } from "../params/domain-param.js";
 import { requiredField } from "../params/form-field.js";
 import { parsePageParams } from "../params/page-params.js";
-import { awaitProjection } from "../read-your-writes.js";
+import { awaitProjection, readRoute } from "../read-your-writes.js";
 
 export const domainsEndpoint: Endpoint = {
   name: "domains",
@@ -14,7 +14,8 @@ export const domainsEndpoint: Endpoint = {
   summary: "The tenant's domains with their group and Safe SPF status.",
   handler: async (ctx) => {
     const { page, perPage } = parsePageParams(ctx.query);
-    const result = await listDomains(ctx.deps.db, { tenantId: ctx.state.holder!.tenantId, page, perPage });
+    const { db } = await readRoute(ctx);
+    const result = await listDomains(db, { tenantId: ctx.state.holder!.tenantId, page, perPage });
     ctx.body = { status: "SUCCESS", total: result.total, records: result.records };
   },
 };

@@ -94,6 +94,7 @@ export const reprocessInputEndpoint: Endpoint = {
         parseOptions: { maxDecompressedBytes: config.maxDecompressedBytes },
         parseThreads: 0,
         ...(metrics ? { metrics: metrics.intake } : {}),
+        ...(ctx.deps.dataKeys ? { dataKeys: ctx.deps.dataKeys } : {}),
       },
       sha256,
       { causedBy: ctx.state.holder!.causedBy, correlationId: ctx.state.requestId },

@@ -1,3 +1,4 @@
+import type { AnySchema } from "@dmarc-ledger/db";
 import { readModelVersion } from "@dmarc-ledger/projection-engine";
 import { newestFactTime, type Page, type PageQuery, type QuerySchema } from "@dmarc-ledger/queries";
 import { findDomain } from "@dmarc-ledger/tenancy";
@@ -5,6 +6,7 @@ import type { Kysely } from "kysely";
 import type { Endpoint } from "../endpoints.js";
 import { notYourDomain } from "../params/domain-param.js";
 import { parseListParams } from "../params/list-params.js";
+import { readRoute } from "../read-your-writes.js";
 import type { ApiContext } from "../state.js";
 
 /**
@@ -19,13 +21,16 @@ export async function answerOnce<Query extends { end: number }>(
   ctx: ApiContext,
   endpoint: string,
   query: Query,
-  compute: (query: Query) => Promise<object>,
+  compute: (query: Query, db: Kysely<AnySchema>) => Promise<object>,
 ): Promise<void> {
-  const { answers, metrics, db, projections } = ctx.deps;
+  const { answers, metrics, projections } = ctx.deps;
+  // The replica's or the primary's read models (readRoute); the version below is read from the
+  // same, so a kept answer is one of the state it was computed from, wherever that was.
+  const { db } = await readRoute(ctx);
   ctx.type = "application/json";
   if (!answers?.enabled) {
     metrics?.answers.inc({ outcome: "off" });
-    ctx.body = JSON.stringify(await compute(query));
+    ctx.body = JSON.stringify(await compute(query, db));
     return;
   }
   const version = await readModelVersion(db, projections);
@@ -34,7 +39,7 @@ export async function answerOnce<Query extends { end: number }>(
   const { body, outcome } = await answers.answer(
     `${endpoint}\u0000${JSON.stringify(asked)}`,
     version,
-    async () => JSON.stringify(await compute(asked)),
+    async () => JSON.stringify(await compute(asked, db)),
   );
   metrics?.answers.inc({ outcome });
   ctx.body = body;
@@ -47,8 +52,13 @@ export async function answerOnce<Query extends { end: number }>(
 export function listEndpoint<Record>(options: {
   name: string;
   summary: string;
-  query: (db: Kysely<QuerySchema>, query: PageQuery) => Promise<Page<Record>>;
+  query: (db: Kysely<QuerySchema>, query: PageQuery, ctx: ApiContext) => Promise<Page<Record>>;
   totalAsString?: boolean;
+  /**
+   * false: computed for every request, never kept. /forensic: its answer holds personal data,
+   * opened with data keys that retention or erasure may shred between two requests.
+   */
+  keepAnswers?: boolean;
 }): Endpoint {
   return {
     name: options.name,
@@ -63,14 +73,22 @@ export function listEndpoint<Record>(options: {
       ) {
         throw notYourDomain(query.domain);
       }
-      await answerOnce(ctx, options.name, query, async (asked) => {
-        const page = await options.query(ctx.deps.db, asked);
+      const compute = async (asked: PageQuery, db: Kysely<AnySchema>) => {
+        const page = await options.query(db, asked, ctx);
         return {
           status: "SUCCESS",
           total: options.totalAsString ? String(page.total) : page.total,
           records: page.records,
         };
-      });
+      };
+      if (options.keepAnswers === false) {
+        // Personal data is read from the primary only: a replica behind it could still show
+        // what retention or an erasure removed a moment ago.
+        ctx.type = "application/json";
+        ctx.body = JSON.stringify(await compute(query, ctx.deps.db));
+        return;
+      }
+      await answerOnce(ctx, options.name, query, compute);
     },
   };
 }

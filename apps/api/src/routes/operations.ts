@@ -1,4 +1,5 @@
 import { projectionLags } from "@dmarc-ledger/projection-engine";
+import { replicaLag } from "@dmarc-ledger/read-replica";
 import Router from "@koa/router";
 import { sql } from "kysely";
 import type { Registry } from "prom-client";
@@ -16,6 +17,17 @@ function withTimeout<T>(work: Promise<T>, what: string): Promise<T> {
     );
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The replica's lag for /readyz: reads go on from the primary while it cannot be asked. */
+async function replicaState(deps: ApiDeps) {
+  if (!deps.replica) return null;
+  try {
+    const lag = await withTimeout(replicaLag(deps.db, deps.replica.db), "the replica");
+    return { status: "streaming", lagBytes: lag.bytes, lagSeconds: lag.seconds };
+  } catch {
+    return { status: "unreachable" };
+  }
 }
 
 /** Why the service is not ready, or null when it is. */
@@ -59,8 +71,12 @@ export function operationsRouter(metrics: Registry | null) {
       ctx.deps.logger.warn({ err: error }, "readiness check failed");
       reason = "the readiness check failed";
     }
+    const replica = await replicaState(ctx.deps);
     ctx.status = reason ? 503 : 200;
-    ctx.body = reason ? { status: "not_ready", reason } : { status: "ready" };
+    ctx.body = {
+      ...(reason ? { status: "not_ready", reason } : { status: "ready" }),
+      ...(replica ? { replica } : {}),
+    };
   });
   if (metrics) {
     router.get("/metrics", async (ctx) => {

@@ -49,6 +49,7 @@ function receive(ctx: ApiContext, input: InputBytes, source: string): Promise<Re
       parseOptions: { maxDecompressedBytes: ctx.deps.config.maxDecompressedBytes },
       parseThreads: ctx.deps.config.parseThreads,
       metrics: ctx.deps.metrics?.intake,
+      dataKeys: ctx.deps.dataKeys,
     },
     input,
     {

@@ -47,8 +47,10 @@ export function registerReprocessCommand(program: Command, io: CliIO, env: NodeJ
     const settings = intakeSettingsFromEnv(env);
     const counts = { stored: 0, duplicate: 0, rejected: 0, skipped: 0 };
     await withBulkRuntime(env, async (runtime) => {
+      const { runtimeDataKeys } = await import("@dmarc-ledger/runtime");
+      const dataKeys = await runtimeDataKeys(runtime, env);
       const results = reprocessArchived(
-        { store: runtime.store, db: runtime.db, ...intakeLimits(settings) },
+        { store: runtime.store, db: runtime.db, ...intakeLimits(settings), dataKeys },
         { metadata: { causedBy: "process:cli-reprocess" }, ...(since ? { since } : {}) },
       );
       for await (const result of results) {

@@ -3,6 +3,7 @@ import { type Command, Option } from "commander";
 import { CliError, type CliIO, jsonDocument } from "../io.js";
 import { catchUpTenantTables, resolveTenant } from "../tenant-ref.js";
 import { withRuntime } from "../with-runtime.js";
+import { registerPersonalDataCommands } from "./personal-data.js";
 
 const cli = { causedBy: "process:cli" };
 
@@ -45,7 +46,10 @@ async function asCliErrors<T>(work: () => Promise<T>): Promise<T> {
 }
 
 export function registerTenantCommands(program: Command, io: CliIO, env: NodeJS.ProcessEnv): void {
-  const tenant = program.command("tenant").description("create and list tenants, manage their API keys");
+  const tenant = program
+    .command("tenant")
+    .description("create and list tenants, manage their API keys and their personal data");
+  registerPersonalDataCommands(program, tenant, io, env);
 
   tenant
     .command("create")

@@ -71,6 +71,7 @@ export async function* readMail(bytes: Uint8Array, readNested: ReadNested): Asyn
   }
   throw new ReportParseError(
     "no_report_in_mail",
-    `mail "${(mail.subject ?? "").slice(0, 120)}" carries no aggregate or failure report`,
+    // Not its subject: a rejection's reason is kept in clear, and a subject can name a person.
+    "the mail carries no aggregate or failure report",
   );
 }

@@ -146,3 +146,91 @@ async function currentRevision(trx: QueryExecutorProvider, stream: string): Prom
     select revision::text as revision from streams where stream = ${stream}`.execute(trx);
   return rows[0] ? BigInt(rows[0].revision) : null;
 }
+
+/** One new stream's first events, for appendNewStreamsWithin. */
+export interface NewStreamAppend {
+  stream: string;
+  events: readonly NewEvent[];
+}
+
+/**
+ * Creates several streams ("no stream" expected of each) with their first events in one statement,
+ * inside the caller's transaction: for the intake's group commit, where each input's first append
+ * is a new report's stream, and a statement per input was what its time went to. Each result is
+ * the append's, or the WrongExpectedVersionError a single append would have thrown (the stream
+ * exists). The streams must be distinct; the transaction's state is as for appendWithin.
+ */
+export async function appendNewStreamsWithin(
+  trx: QueryExecutorProvider,
+  appends: readonly NewStreamAppend[],
+  known: KnownTransactionState = "unknown",
+): Promise<(AppendResult | WrongExpectedVersionError)[]> {
+  if (appends.length === 0) return [];
+  if (new Set(appends.map((append) => append.stream)).size !== appends.length)
+    throw new Error("appendNewStreamsWithin: the streams must be distinct");
+  const total = appends.reduce((sum, append) => sum + append.events.length, 0);
+  if (total > eventsPerInsert || known === "unknown") {
+    // Past one statement's parameters, or in a transaction whose state must be checked first:
+    // one by one (the first takes the lock, the next know it is held).
+    const results: (AppendResult | WrongExpectedVersionError)[] = [];
+    let state = known;
+    for (const append of appends) {
+      try {
+        results.push(await appendWithin(trx, append.stream, append.events, "no_stream", state));
+      } catch (error) {
+        if (!(error instanceof WrongExpectedVersionError)) throw error;
+        results.push(error);
+      }
+      state = "locked";
+    }
+    return results;
+  }
+  for (const append of appends) assertAppendable(append.stream, append.events);
+  if (known === "fresh") {
+    await sql`select pg_advisory_xact_lock(${appendLockNamespace}::int4, ${appendLockKey}::int4)`.execute(
+      trx,
+    );
+  }
+  const claims = appends.map(
+    (append) => sql`(${append.stream}, ${String(append.events.length - 1)}::bigint)`,
+  );
+  let order = 0;
+  const values = appends.flatMap((append) =>
+    append.events.map(
+      (event, revision) => sql`(
+        ${append.stream}, ${String(revision)}::bigint, ${event.type}::text,
+        ${toJsonText(event.data)}::json, ${toJsonText(event.metadata ?? {})}::json,
+        ${event.id ?? randomUUID()}::uuid, ${order++}::int)`,
+    ),
+  );
+  // Rows take their sequence values in insert order: the appends' order, each in revision order.
+  const { rows } = await sql<{ stream: string; position: string; own: string }>`
+    with claim as (
+      insert into streams (stream, revision) values ${sql.join(claims)}
+      on conflict (stream) do nothing returning stream)
+    insert into events (stream, revision, type, data, metadata, id)
+    select v.stream, v.revision, v.type, v.data, v.metadata, v.id
+    from (values ${sql.join(values)}) as v (stream, revision, type, data, metadata, id, ord)
+    where v.stream in (select stream from claim)
+    order by v.ord
+    returning stream, position::text as position, pg_current_xact_id()::text as own`.execute(trx);
+  const last = new Map<string, bigint>();
+  for (const row of rows) {
+    const position = BigInt(row.position);
+    if (position > (last.get(row.stream) ?? -1n)) last.set(row.stream, position);
+  }
+  const own = rows[0]?.own;
+  const results: (AppendResult | WrongExpectedVersionError)[] = [];
+  for (const append of appends) {
+    const position = last.get(append.stream);
+    results.push(
+      position === undefined || own === undefined
+        ? new WrongExpectedVersionError(append.stream, "no_stream", await currentRevision(trx, append.stream))
+        : {
+            nextRevision: BigInt(append.events.length - 1),
+            position: encodeGlobalPosition({ transactionId: BigInt(own), position }),
+          },
+    );
+  }
+  return results;
+}

@@ -9,9 +9,15 @@ import type {
   ReadStreamOptions,
   RecordedEvent,
   Subscription,
+  WrongExpectedVersionError,
 } from "../port.js";
 import { assertAppendable, assertLimit } from "../validate.js";
-import { appendWithin, type KnownTransactionState } from "./append.js";
+import {
+  appendNewStreamsWithin,
+  appendWithin,
+  type KnownTransactionState,
+  type NewStreamAppend,
+} from "./append.js";
 import { eventStoreMigrations } from "./migrations/index.js";
 import { defaultMaxPageBytes, headPosition, readAll, readStream } from "./read.js";
 
@@ -47,6 +53,16 @@ export interface PostgresEventStore extends EventStore {
     expected: ExpectedRevision,
     options?: AppendWithinOptions,
   ): Promise<AppendResult>;
+  /**
+   * Several new streams with their first events, in one statement inside the caller's
+   * transaction (appendNewStreamsWithin in append.ts): each result is the append's, or the
+   * WrongExpectedVersionError of a stream that exists.
+   */
+  appendNewStreamsWithin<Schema>(
+    trx: Transaction<Schema>,
+    appends: readonly NewStreamAppend[],
+    options?: AppendWithinOptions,
+  ): Promise<(AppendResult | WrongExpectedVersionError)[]>;
   /** readStream inside the caller's transaction, which sees that transaction's own appends. */
   readStreamWithin<Schema>(
     trx: Transaction<Schema>,
@@ -84,6 +100,8 @@ export function createPostgresEventStore(
     },
     appendWithin: (trx, stream, events, expected, appendOptions) =>
       appendWithin(trx, stream, events, expected, appendOptions?.transaction ?? "unknown"),
+    appendNewStreamsWithin: (trx, appends, appendOptions) =>
+      appendNewStreamsWithin(trx, appends, appendOptions?.transaction ?? "unknown"),
     readStreamWithin: (trx, stream, readOptions) => readStream(trx, stream, readOptions),
     holdsEventsIn: (other) => other === database.db,
     readStream: (stream, readOptions) => readStream(db, stream, readOptions),

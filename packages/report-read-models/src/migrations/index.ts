@@ -12,6 +12,8 @@ import { sourceChangeCounter } from "./010_source_change_counter.js";
 import { sourceIpAnswers } from "./011_source_ip_answers.js";
 import { rankingUpkeepByChange } from "./012_ranking_upkeep_by_change.js";
 import { aggDomainDay } from "./013_agg_domain_day.js";
+// 014 is the senders branch's (issue 23): numbered apart so that both merge.
+import { forensicPersonal } from "./015_forensic_personal.js";
 
 /**
  * The report read models' tables (schema.ts). Until the read models were split (issue 22) the
@@ -34,6 +36,7 @@ export const reportReadModelMigrations: MigrationSet = {
     "011_source_ip_answers": sourceIpAnswers,
     "012_ranking_upkeep_by_change": rankingUpkeepByChange,
     "013_agg_domain_day": aggDomainDay,
+    "015_forensic_personal": forensicPersonal,
   },
   formerly: {
     set: "read_models",

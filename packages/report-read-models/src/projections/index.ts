@@ -9,7 +9,12 @@ import { reportDomainsProjection } from "./report-domains.js";
 import { sourceIpNamesProjection } from "./source-ip-names.js";
 
 export { dkimDomainOf, spfDomainOf } from "./aggregate-by-source.js";
-export { cutHeaders, maxHeaderCharacters } from "./forensic-reports.js";
+export {
+  countPersonalRows,
+  cutHeaders,
+  maxHeaderCharacters,
+  personalRowScopes,
+} from "./forensic-reports.js";
 export { sourceDomainOf } from "./source-ip-names.js";
 export {
   aggregateByDateProjection,

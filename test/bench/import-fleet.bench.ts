@@ -1,0 +1,265 @@
+/**
+ * Issue 27: the import of many small reports (20 rows each, the usual shape), end to end to
+ * queryable, against Debian's dmarcts-report-parser (Perl, into PostgreSQL) on the same files in
+ * the same run (target: ours >= 10x its rate); then the same reports by SMTP into one, two and
+ * four intake processes beside one projector process, until the read models show them.
+ *
+ * Ours: `dmarc-ledger import DIR` (the built CLI, on PostgreSQL), which returns once the read
+ * models show everything it stored. Theirs: `dmarcts-report-parser -x 'DIR/*.xml'` into a
+ * database of its own (apt-get install dmarcts-report-parser libdbd-pg-perl, as root). Each run
+ * has a fresh database. `BENCH_REPORTS` (default 10,000), `BENCH_ROWS` (default 20),
+ * `BENCH_SMTP_CONNECTIONS` (per intake process, default 4).
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Worker } from "node:worker_threads";
+import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
+import { projectionsReached } from "@dmarc-ledger/projection-engine";
+import { openRuntime } from "@dmarc-ledger/runtime";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
+import MailComposer from "nodemailer/lib/mail-composer";
+import { builtEntry } from "../support/built-processes.js";
+import { testMasterKey } from "../support/master-key.js";
+import { aggregateReportXml } from "../support/report-xml.js";
+import { type BuiltProcess, startBuiltProcess, waitFor } from "../support/start-built-process.js";
+
+const reports = Number(process.env.BENCH_REPORTS ?? 10_000);
+const rowsPerReport = Number(process.env.BENCH_ROWS ?? 20);
+const connections = Number(process.env.BENCH_SMTP_CONNECTIONS ?? 4);
+const target = 10;
+const dmarcts = "/usr/sbin/dmarcts-report-parser";
+
+const log = (line: string) => console.log(line);
+const progress = (line: string) => process.stderr.write(`  … ${line}\n`);
+const rate = (count: number, seconds: number) => Math.round(count / seconds).toLocaleString("en");
+
+/** `count` reports of `rows` rows, spread over 50 domains, 40 reporters and 30 days. */
+function writeReports(dir: string, count: number, rows: number, tag: string): string[] {
+  mkdirSync(dir, { recursive: true });
+  const day = 86_400;
+  const base = 1_790_000_000 - (1_790_000_000 % day);
+  const files: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const xml = aggregateReportXml({
+      reportId: `${tag}-${i}`,
+      domain: `bench-${i % 50}.com`,
+      organization: `receiver${i % 40}.example`,
+      begin: base + (i % 30) * day,
+      end: base + (i % 30) * day + day - 1,
+      rows: Array.from({ length: rows }, (_, j) => ({
+        sourceIp: `10.${i % 200}.${Math.floor(i / 200) % 250}.${j}`,
+        count: ((i + j) % 40) + 1,
+        dkim: j % 3 === 0 ? "fail" : "pass",
+        spf: j % 4 === 0 ? "fail" : "pass",
+      })),
+    });
+    const file = join(dir, `${tag}-${String(i).padStart(6, "0")}.xml`);
+    writeFileSync(file, xml);
+    files.push(file);
+  }
+  return files;
+}
+
+async function timeOurs(dir: string): Promise<number> {
+  const database = await createTestDatabase("dl_bench_ours");
+  try {
+    // A deployment's database exists already: its tables are made before the clock starts.
+    await (
+      await openRuntime({}, { database: { kind: "postgres", url: database.url }, eventStoreUrl: null })
+    ).close();
+    const entry = await builtEntry("apps/cli/dist/main.js");
+    const started = performance.now();
+    // Its output is a line per report for a person: not read (startBuiltProcess reads JSON).
+    const run = spawn(process.execPath, [...entry, "import", dir], {
+      env: { PATH: process.env.PATH, MASTER_KEY: testMasterKey, DATABASE_URL: database.url },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let errors = "";
+    run.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+      errors += chunk;
+    });
+    const [code] = (await once(run, "close")) as [number | null];
+    const seconds = (performance.now() - started) / 1000;
+    if (code !== 0) throw new Error(`dmarc-ledger import exited ${code}: ${errors}`);
+    return seconds;
+  } finally {
+    await database.drop();
+  }
+}
+
+function timeTheirs(dir: string, database: TestDatabase): number {
+  const url = new URL(database.url);
+  const conf = mkdtempSync(join(tmpdir(), "dl-dmarcts-"));
+  writeFileSync(
+    join(conf, "dmarcts-report-parser.conf"),
+    [
+      "$debug = 0;",
+      "$delete_reports = 0;",
+      "$dbtype = 'Pg';",
+      `$dbname = '${url.pathname.slice(1)}';`,
+      `$dbuser = '${decodeURIComponent(url.username) || "postgres"}';`,
+      `$dbpass = '${decodeURIComponent(url.password)}';`,
+      `$dbhost = '${url.hostname}';`,
+      `$dbport = '${url.port || "5432"}';`,
+      "$imapreadfolder = 'dmarc';",
+      "$maxsize_xml = 50000;",
+      "$compress_xml = 0;",
+      "$delete_failed = 0;",
+      "1;",
+      "",
+    ].join("\n"),
+  );
+  try {
+    const started = performance.now();
+    // It globs the pattern itself: 10,000 names need not fit in one command line.
+    const result = spawnSync(dmarcts, ["-x", join(dir, "*.xml")], { cwd: conf, encoding: "utf8" });
+    const seconds = (performance.now() - started) / 1000;
+    if (result.status !== 0)
+      throw new Error(`dmarcts-report-parser exited ${result.status}: ${result.stderr}`);
+    return seconds;
+  } finally {
+    rmSync(conf, { recursive: true, force: true });
+  }
+}
+
+async function theirRows(database: TestDatabase): Promise<number> {
+  const runtime = await openRuntime(
+    {},
+    { database: { kind: "postgres", url: database.url }, eventStoreUrl: null },
+  );
+  try {
+    const { rows } = await (await import("kysely")).sql<{
+      n: string;
+    }>`select count(*)::text as n from rptrecord`.execute(runtime.db);
+    return Number(rows[0]!.n);
+  } finally {
+    await runtime.close();
+  }
+}
+
+function compose(file: string): Promise<Buffer> {
+  return new MailComposer({
+    from: "noreply-dmarc@receiver.example",
+    to: "rua@reports.bench",
+    subject: "Report",
+    attachments: [{ filename: "report.xml", content: readFileSync(file) }],
+  })
+    .compile()
+    .build();
+}
+
+function send(port: number, mails: Buffer[]): Promise<{ seconds: number; responses: string[] }> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL("./intake/smtp-sender.mjs", import.meta.url), {
+      workerData: { port, connections, mails: mails.map((mail) => new Uint8Array(mail)) },
+    });
+    worker.once("message", resolve);
+    worker.once("error", reject);
+  });
+}
+
+/** Reports by SMTP into `intakes` intake processes beside one projector, until queryable. */
+async function timeIntakes(intakes: number, mails: Buffer[]): Promise<number> {
+  const database = await createTestDatabase(`dl_bench_fleet_${intakes}`);
+  const processes: BuiltProcess[] = [];
+  try {
+    const runtime = await openRuntime(
+      {},
+      { database: { kind: "postgres", url: database.url }, eventStoreUrl: null },
+    );
+    try {
+      const env = { DATABASE_URL: database.url, LOG_LEVEL: "warn" };
+      processes.push(
+        await startBuiltProcess("apps/projector/dist/main.js", { ...env, DNS_NAMESERVERS: "127.0.0.1:9" }),
+      );
+      const ports: number[] = [];
+      for (let i = 0; i < intakes; i++) {
+        const intake = await startBuiltProcess("apps/intake/dist/main.js", {
+          ...env,
+          LOG_LEVEL: "info",
+          REPORTS_DOMAIN: "reports.bench",
+          SMTP_HOST: "127.0.0.1",
+          SMTP_PORT: "0",
+        });
+        processes.push(intake);
+        const listening = await waitFor(
+          () => intake.lines.find((line) => line.msg === "SMTP intake listening"),
+          "an SMTP intake to listen",
+        );
+        ports.push(listening.port as number);
+      }
+      const started = performance.now();
+      const shares = ports.map((_, i) => mails.filter((_, n) => n % intakes === i));
+      const sent = await Promise.all(ports.map((port, i) => send(port, shares[i]!)));
+      const refused = sent.flatMap((s) => s.responses).filter((response) => !response.startsWith("250"));
+      if (refused.length > 0) throw new Error(`${refused.length} mails refused: ${refused[0]}`);
+      const head = (await runtime.store.headPosition())!;
+      while (!(await projectionsReached(runtime.db, allProjections, head)))
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      return (performance.now() - started) / 1000;
+    } finally {
+      await runtime.close();
+    }
+  } finally {
+    for (const process of processes) {
+      process.child.kill("SIGTERM");
+      await process.exited;
+    }
+    await database.drop();
+  }
+}
+
+async function main(): Promise<void> {
+  if (!existsSync(dmarcts))
+    throw new Error(
+      "dmarcts-report-parser is not installed: apt-get install -y dmarcts-report-parser libdbd-pg-perl (as root)",
+    );
+  const work = mkdtempSync(join(tmpdir(), "dl-bench-fleet-"));
+  try {
+    const rows = reports * rowsPerReport;
+    log(
+      `${reports.toLocaleString("en")} reports of ${rowsPerReport} rows (${rows.toLocaleString("en")} rows)`,
+    );
+    const dir = join(work, "reports");
+    const files = writeReports(dir, reports, rowsPerReport, "bench");
+    progress("dmarcts-report-parser");
+    const theirsDb = await createTestDatabase("dl_bench_dmarcts");
+    let theirs: number;
+    try {
+      theirs = timeTheirs(dir, theirsDb);
+      const stored = await theirRows(theirsDb);
+      if (stored !== rows) throw new Error(`dmarcts-report-parser stored ${stored} rows of ${rows}`);
+    } finally {
+      await theirsDb.drop();
+    }
+    progress("dmarc-ledger import");
+    const ours = await timeOurs(dir);
+    log(
+      `dmarcts-report-parser: ${theirs.toFixed(1)} s, ${rate(reports, theirs)} reports/s, ${rate(rows, theirs)} rows/s`,
+    );
+    log(
+      `dmarc-ledger import:   ${ours.toFixed(1)} s, ${rate(reports, ours)} reports/s, ${rate(rows, ours)} rows/s`,
+    );
+    const ratio = theirs / ours;
+    log(
+      `ratio: ${ratio.toFixed(1)}x dmarcts-report-parser's rate (target >= ${target}x): ${ratio >= target ? "met" : "NOT met"}`,
+    );
+
+    progress("composing mails");
+    const mails = await Promise.all(files.map(compose));
+    for (const intakes of [1, 2, 4]) {
+      progress(`${intakes} intake process(es)`);
+      const seconds = await timeIntakes(intakes, mails);
+      log(
+        `SMTP into ${intakes} intake process(es) + 1 projector, to queryable: ${seconds.toFixed(1)} s, ${rate(reports, seconds)} reports/s, ${rate(rows, seconds)} rows/s`,
+      );
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+await main();
