@@ -12,6 +12,7 @@ import {
   startAlerts,
 } from "@dmarc-ledger/alerts";
 import { parseSettings } from "@dmarc-ledger/config";
+import { newEvent } from "@dmarc-ledger/events";
 import { type RunningProjector, startProjector } from "@dmarc-ledger/projection-engine";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
@@ -346,6 +347,60 @@ describe("deliveries under failure", () => {
     expect(text).toContain("The webhook endpoint");
     expect(text).not.toContain("mailed-example.com");
     expect(owners.raw).toMatch(/text\/html/);
+  });
+
+  it("forgets the addresses its mail went to when the tenant is erased", async () => {
+    const mailed = await runtime.db
+      .selectFrom("alert_email")
+      .select(["tenant_id", "address"])
+      .where("address", "=", "ops@mailed-example.com")
+      .executeTakeFirstOrThrow();
+    const others = await runtime.db
+      .selectFrom("alert_email")
+      .select("email_id")
+      .where("tenant_id", "!=", mailed.tenant_id)
+      .execute();
+    await runtime.store.append(
+      `personal-data-${mailed.tenant_id}`,
+      [
+        newEvent(
+          "TenantErased",
+          {
+            tenantId: mailed.tenant_id,
+            scopes: [],
+            keysShredded: 0,
+            removed: { failureReports: 0, rawInputs: 0, users: 1 },
+          },
+          { causedBy: "test" },
+        ),
+      ],
+      "any",
+    );
+    await eventually(
+      async () =>
+        (
+          await runtime.db
+            .selectFrom("alert_email")
+            .select("email_id")
+            .where("tenant_id", "=", mailed.tenant_id)
+            .execute()
+        ).length === 0 &&
+        (
+          await runtime.db
+            .selectFrom("alert_digest")
+            .select("digest_id")
+            .where("tenant_id", "=", mailed.tenant_id)
+            .execute()
+        ).length === 0,
+      "the erased tenant's mail rows gone",
+    );
+    expect(
+      await runtime.db
+        .selectFrom("alert_email")
+        .select("email_id")
+        .where("tenant_id", "!=", mailed.tenant_id)
+        .execute(),
+    ).toHaveLength(others.length);
   });
 
   it("refuses an endpoint on a private address unless allowed", async () => {

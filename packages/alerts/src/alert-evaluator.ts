@@ -43,6 +43,8 @@ export function alertEvaluator(options: EvaluatorOptions): Projection<AlertsSche
       "alert_domain_day",
       "alert_safe_spf",
       "alert_outbox",
+      "alert_email",
+      "alert_digest",
     ],
     handles: new Set([
       "DomainAdded",
@@ -51,6 +53,7 @@ export function alertEvaluator(options: EvaluatorOptions): Projection<AlertsSche
       "ForensicReportReceived",
       "SafeSpfRecordComputed",
       "SafeSpfComputationFailed",
+      "TenantErased",
     ]),
     async apply(trx, events) {
       const oldest = now().getTime() - options.maxEventAgeMs;
@@ -75,6 +78,11 @@ async function evaluate(trx: Trx, event: DomainEvent, raising: boolean): Promise
       return;
     case "DomainRemoved":
       await forgetDomain(trx, event.data.domain);
+      return;
+    case "TenantErased":
+      // The people's addresses the mail outboxes hold go with the tenant's other personal data.
+      await trx.deleteFrom("alert_email").where("tenant_id", "=", event.data.tenantId).execute();
+      await trx.deleteFrom("alert_digest").where("tenant_id", "=", event.data.tenantId).execute();
       return;
     case "AggregateReportReceived":
       return aggregateReport(trx, event.data, event.recordedAt, event.position, cause, raising);
