@@ -518,16 +518,25 @@ describe("the reporting API over HTTP", () => {
       const get = doc.paths[path]!.get as { "x-scope"?: string } | undefined;
       // domain_status reads live DNS: domain-status-api.test.ts validates it with fixture zones.
       // The admin's endpoints answer signed-in admins only: dashboard-api.test.ts validates them.
+      // A delivery log needs a webhook: alerts-api.test.ts validates it.
       if (
         !get ||
         get["x-scope"] === "admin" ||
-        ["/", "/openapi.json", "/healthz", "/readyz", "/metrics", "/domain_status"].includes(path)
+        [
+          "/",
+          "/openapi.json",
+          "/healthz",
+          "/readyz",
+          "/metrics",
+          "/domain_status",
+          "/webhook_deliveries",
+        ].includes(path)
       )
         continue;
       const query =
         path === "/history" || path === "/safe_spf"
           ? "?domain=example.com"
-          : path === "/domains"
+          : ["/domains", "/alerts", "/alert_rules", "/webhooks"].includes(path)
             ? "?per_page=5"
             : path === "/aggregate_by_date"
               ? `?${period}&bucket=month&per_page=5` // by day, the period is refused (over 1,000 days)

@@ -24,6 +24,16 @@ import {
   aggregateByUnalignedSourceEndpoint,
   forensicEndpoint,
 } from "./routes/aggregates.js";
+import {
+  addWebhookEndpoint,
+  alertRulesEndpoint,
+  alertsEndpoint,
+  changeWebhookEndpoint,
+  redeliverWebhookEndpoint,
+  setAlertRuleEndpoint,
+  webhookDeliveriesEndpoint,
+  webhooksEndpoint,
+} from "./routes/alerts.js";
 import { apiKeysEndpoint, issueApiKeyEndpoint, revokeApiKeyEndpoint } from "./routes/api-keys.js";
 import { domainStatusEndpoint } from "./routes/domain-status.js";
 import { domainGroupEndpoint, domainsEndpoint, historyEndpoint } from "./routes/domains.js";
@@ -90,6 +100,15 @@ export const endpoints: readonly Endpoint[] = [
   apiKeysEndpoint,
   issueApiKeyEndpoint,
   revokeApiKeyEndpoint,
+  // Alerts: rules, what they raised, and the webhooks that carry them (docs/alerts.md).
+  alertRulesEndpoint,
+  setAlertRuleEndpoint,
+  alertsEndpoint,
+  webhooksEndpoint,
+  addWebhookEndpoint,
+  changeWebhookEndpoint,
+  webhookDeliveriesEndpoint,
+  redeliverWebhookEndpoint,
 ];
 
 function requireScope(endpoint: Endpoint) {

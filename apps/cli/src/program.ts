@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
+import { registerAlertCommands } from "./commands/alerts.js";
 import { registerDomainCommands } from "./commands/domain.js";
 import { registerHistoryCommand } from "./commands/history.js";
 import { registerImportCommand } from "./commands/import.js";
@@ -36,6 +37,7 @@ export function createProgram(io: CliIO, env: NodeJS.ProcessEnv): Command {
   registerSendersCommand(program, io, env);
   registerStartCommand(program, io, env);
   registerSpfCommands(program, io, env);
+  registerAlertCommands(program, io, env);
   for (const command of program.commands) applyOutput(command, io);
   return program;
 }

@@ -309,6 +309,77 @@ export interface UserSignedOut {
   everywhere: boolean;
 }
 
+/** The kinds of alert rule a tenant has (docs/alerts.md). Every one is on for a new tenant. */
+export type AlertRuleKind =
+  | "new_sender"
+  | "dmarc_failure_share"
+  | "no_reports"
+  | "failure_report"
+  | "safe_spf_changed"
+  | "safe_spf_failed"
+  | "spf_lookup_limit"
+  | "dns_record_changed"
+  | "onboarding_bad"
+  | "webhook_disabled";
+
+/**
+ * A tenant set one of its alert rules (stream `alert-rules-<tenant id>`): on or off, and its
+ * parameters, whole (what is not named takes its default, docs/alerts.md).
+ */
+export interface AlertRuleSet {
+  tenantId: string;
+  rule: AlertRuleKind;
+  enabled: boolean;
+  params: Record<string, number>;
+}
+
+/**
+ * An alert (stream `alert-<id>`, appended with "no stream": the id is derived from the tenant,
+ * rule, domain and period, so deciding it twice records it once).
+ */
+export interface AlertRaised {
+  alertId: string;
+  tenantId: string;
+  rule: AlertRuleKind;
+  /** The tenant's domain it is about; null for an alert about the tenant's setup (a webhook). */
+  domain: string | null;
+  /** What makes it one alert: the period (a day, a window) or the thing (a source IP, a report). */
+  period: { start: string; end: string; key: string };
+  summary: string;
+  figures: Record<string, string | number | boolean | null>;
+  /** The events that caused it: their stream and position in the global order. */
+  causedBy: { stream: string; position: string }[];
+}
+
+/**
+ * A webhook endpoint of a tenant (stream `webhook-<endpoint id>`). Its signing secret is not in
+ * the events (they are never erased): it is shown once when the endpoint is made and kept apart.
+ */
+export interface WebhookEndpointAdded {
+  tenantId: string;
+  endpointId: string;
+  url: string;
+  /** The rules whose alerts it receives; empty means all. */
+  alertTypes: AlertRuleKind[];
+  description: string;
+}
+
+export interface WebhookEndpointChanged {
+  tenantId: string;
+  endpointId: string;
+  url: string;
+  alertTypes: AlertRuleKind[];
+  description: string;
+  enabled: boolean;
+}
+
+/** Disabled by the service after its deliveries failed for too long (or removed by the tenant). */
+export interface WebhookEndpointDisabled {
+  tenantId: string;
+  endpointId: string;
+  reason: string;
+}
+
 /**
  * How long a tenant's personal data lives, and how /forensic shows it (stream `tenant-<id>`).
  * Until the first one, the defaults of packages/personal-data (90 days, 90 days, aggregates
@@ -398,6 +469,11 @@ export interface EventPayloads {
   UserPasswordSet: UserPasswordSet;
   UserSignedIn: UserSignedIn;
   UserSignedOut: UserSignedOut;
+  AlertRuleSet: AlertRuleSet;
+  AlertRaised: AlertRaised;
+  WebhookEndpointAdded: WebhookEndpointAdded;
+  WebhookEndpointChanged: WebhookEndpointChanged;
+  WebhookEndpointDisabled: WebhookEndpointDisabled;
   PersonalDataPolicySet: PersonalDataPolicySet;
   RetentionApplied: RetentionApplied;
   RetentionRun: RetentionRun;
@@ -431,6 +507,11 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   UserPasswordSet: 1,
   UserSignedIn: 1,
   UserSignedOut: 1,
+  AlertRuleSet: 1,
+  AlertRaised: 1,
+  WebhookEndpointAdded: 1,
+  WebhookEndpointChanged: 1,
+  WebhookEndpointDisabled: 1,
   PersonalDataPolicySet: 1,
   RetentionApplied: 1,
   RetentionRun: 1,

@@ -224,3 +224,24 @@ export interface PolicyImpactAnswer extends ListAnswer<PolicyImpactRecord> {
     AbuseStopped: string;
   };
 }
+
+/** GET alert_rules (docs/alerts.md). */
+export interface AlertRuleRecord {
+  rule: string;
+  enabled: boolean;
+  params: Record<string, number>;
+  set: boolean;
+  description: string;
+}
+
+/** GET webhooks: never the secret. */
+export interface WebhookRecord {
+  id: string;
+  url: string;
+  alert_types: string[];
+  description: string;
+  enabled: boolean;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
