@@ -10,6 +10,7 @@ import { sql, type Transaction } from "kysely";
 import { alertIdOf } from "./alert-id.js";
 import { tenantRule } from "./rules.js";
 import type { AlertsSchema } from "./schema.js";
+import { sourceNamed, unapprovedSenders } from "./unapproved-senders.js";
 
 export interface EvaluatorOptions {
   /**
@@ -42,6 +43,10 @@ export function alertEvaluator(options: EvaluatorOptions): Projection<AlertsSche
       "alert_known_sender",
       "alert_domain_day",
       "alert_safe_spf",
+      "alert_source_name",
+      "alert_sender_approval",
+      "alert_sender_day",
+      "alert_unnamed_failing",
       "alert_outbox",
       "alert_email",
       "alert_digest",
@@ -53,19 +58,21 @@ export function alertEvaluator(options: EvaluatorOptions): Projection<AlertsSche
       "ForensicReportReceived",
       "SafeSpfRecordComputed",
       "SafeSpfComputationFailed",
+      "SourceIpResolved",
+      "SenderApprovalSet",
       "TenantErased",
     ]),
     async apply(trx, events) {
-      const oldest = now().getTime() - options.maxEventAgeMs;
+      const oldest = new Date(now().getTime() - options.maxEventAgeMs);
       for (const event of events) {
-        const raising = event.recordedAt.getTime() >= oldest;
-        await evaluate(trx, event, raising);
+        const raising = event.recordedAt >= oldest;
+        await evaluate(trx, event, raising, oldest);
       }
     },
   };
 }
 
-async function evaluate(trx: Trx, event: DomainEvent, raising: boolean): Promise<void> {
+async function evaluate(trx: Trx, event: DomainEvent, raising: boolean, oldest: Date): Promise<void> {
   const cause = [{ stream: event.stream, position: event.position.toString() }];
   switch (event.type) {
     case "DomainAdded":
@@ -85,7 +92,29 @@ async function evaluate(trx: Trx, event: DomainEvent, raising: boolean): Promise
       await trx.deleteFrom("alert_digest").where("tenant_id", "=", event.data.tenantId).execute();
       return;
     case "AggregateReportReceived":
-      return aggregateReport(trx, event.data, event.recordedAt, event.position, cause, raising);
+      return aggregateReport(trx, event.data, event.recordedAt, event.position, cause, raising, oldest);
+    case "SourceIpResolved":
+      return sourceNamed(trx, event.data, cause, oldest);
+    case "SenderApprovalSet": {
+      const { domain, service, range, approved } = event.data;
+      const kind = service !== null ? "service" : "range";
+      const sender = service ?? range ?? "";
+      if (approved === null) {
+        await trx
+          .deleteFrom("alert_sender_approval")
+          .where("domain", "=", domain)
+          .where("kind", "=", kind)
+          .where("sender", "=", sender)
+          .execute();
+      } else {
+        await trx
+          .insertInto("alert_sender_approval")
+          .values({ domain, kind, sender, approved })
+          .onConflict((oc) => oc.columns(["domain", "kind", "sender"]).doUpdateSet({ approved }))
+          .execute();
+      }
+      return;
+    }
     case "ForensicReportReceived":
       return failureReport(trx, event.data, event.recordedAt, cause, raising);
     case "SafeSpfRecordComputed": {
@@ -166,6 +195,9 @@ async function forgetDomain(trx: Trx, domain: string): Promise<void> {
   await trx.deleteFrom("alert_known_sender").where("domain", "=", domain).execute();
   await trx.deleteFrom("alert_domain_day").where("domain", "=", domain).execute();
   await trx.deleteFrom("alert_safe_spf").where("domain", "=", domain).execute();
+  await trx.deleteFrom("alert_sender_approval").where("domain", "=", domain).execute();
+  await trx.deleteFrom("alert_sender_day").where("domain", "=", domain).execute();
+  await trx.deleteFrom("alert_unnamed_failing").where("domain", "=", domain).execute();
 }
 
 async function owns(trx: Trx, tenantId: string, domain: string): Promise<boolean> {
@@ -202,6 +234,7 @@ async function aggregateReport(
   position: bigint,
   cause: AlertRaised["causedBy"],
   raising: boolean,
+  oldest: Date,
 ): Promise<void> {
   const owner = await ownerOf(trx, report.policy.domain);
   if (!owner) return;
@@ -295,8 +328,16 @@ async function aggregateReport(
     }
   }
 
-  // The failure share of the window ending on the report's day.
   const day = utcDay(new Date(report.begin * 1000));
+  if (raising) {
+    const failedByIp = new Map<string, number>();
+    for (const [ip, figures] of bySource) {
+      if (figures.messages > figures.passed) failedByIp.set(ip, figures.messages - figures.passed);
+    }
+    await unapprovedSenders(trx, { domain, tenantId, day, failedByIp, recordedAt, cause }, oldest);
+  }
+
+  // The failure share of the window ending on the report's day.
   await trx
     .insertInto("alert_domain_day")
     .values({ domain, day, messages, failed })

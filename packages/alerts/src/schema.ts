@@ -183,7 +183,49 @@ export interface AlertDnsStateTable {
   checked_at: Timestamp;
 }
 
+/** What names a source IP, from its latest SourceIpResolved (as source_ip_name shows it). */
+export interface AlertSourceNameTable {
+  source_ip: string;
+  service: string | null;
+  base_domain: string | null;
+  asn: ColumnType<string | null, string | number | null, string | number | null>;
+}
+
+/** A tenant's decision on a sender (kind `service`: its name; `range`: a CIDR) for its domain. */
+export interface AlertSenderApprovalTable {
+  domain: string;
+  kind: "service" | "range";
+  sender: string;
+  approved: boolean;
+}
+
+/** Messages failing DMARC from a sender not approved for the domain, per UTC day of the reports. */
+export interface AlertSenderDayTable {
+  domain: string;
+  sender: string;
+  day: string;
+  failed: ColumnType<string, string | number, string | number>;
+}
+
+/**
+ * Failing messages of source IPs not named yet (the resolver names an IP after its first report),
+ * decided when its SourceIpResolved comes; dropped after ALERT_MAX_EVENT_AGE.
+ */
+export interface AlertUnnamedFailingTable {
+  domain: string;
+  source_ip: string;
+  day: string;
+  failed: ColumnType<string, string | number, string | number>;
+  recorded_at: Timestamp;
+  stream: string;
+  position: string;
+}
+
 export interface AlertsSchema {
+  alert_source_name: AlertSourceNameTable;
+  alert_sender_approval: AlertSenderApprovalTable;
+  alert_sender_day: AlertSenderDayTable;
+  alert_unnamed_failing: AlertUnnamedFailingTable;
   alert_dns_state: AlertDnsStateTable;
   alert_digest: AlertDigestTable;
   alert_rule: AlertRuleTable;
