@@ -57,6 +57,8 @@ describe("alerts over HTTP: rules, alerts, webhooks; reports imported through th
     handle = await startTestService({
       ...backend.env,
       WEBHOOK_ALLOW_PRIVATE_ADDRESSES: "yes",
+      // Not waiting for the resolver to name a new sender: new_sender by its address at once.
+      ALERT_NAME_WAIT: "0s",
       WEBHOOK_RETRY_BASE: "50ms",
       WEBHOOK_RETRY_MAX: "100ms",
       DNS_NAMESERVERS: "127.0.0.1:9",

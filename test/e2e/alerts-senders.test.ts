@@ -3,6 +3,7 @@ import {
   type AlertsSettings,
   addEndpoint,
   alertsSettings,
+  decideUnnamedSenders,
   type RunningAlerts,
   setAlertRule,
   startAlerts,
@@ -41,6 +42,12 @@ const naming: Record<string, { service?: string; baseDomain?: string; asn: numbe
   "198.51.100.70": { baseDomain: "rangey.example", asn: 64503 },
   "203.0.113.5": { asn: 64500 },
   "203.0.113.6": { asn: 64500 },
+  // new_sender by name (the second test); 203.0.113.8 is never named.
+  "192.0.2.11": { service: "Good Mail", baseDomain: "goodmail.example", asn: 64501 },
+  "192.0.2.22": { service: "Bad Mail", baseDomain: "badmail.example", asn: 64502 },
+  "192.0.2.30": { service: "Fresh Mail", baseDomain: "freshmail.example", asn: 64504 },
+  "198.51.100.71": { baseDomain: "rangey.example", asn: 64503 },
+  "203.0.113.7": { asn: 64500 },
 };
 const senderOf = (ip: string) => {
   const name = naming[ip]!;
@@ -108,6 +115,24 @@ function expectedAlerts(
     .sort();
 }
 
+/**
+ * The keys new_sender must raise, computed apart from the evaluator: each report's addresses
+ * after the domain's first, by their service or base domain when they have one, else by the
+ * address, less those the first report had; whatever order the names came in.
+ */
+function expectedNewSenders(reports: AggregateReportReceived[]): string[] {
+  const keyOf = (ip: string) => {
+    const name = naming[ip];
+    if (name?.service) return `sender:${name.service}`;
+    if (name?.baseDomain) return `sender:${name.baseDomain}`;
+    return `ip:${ip}`;
+  };
+  const [first, ...rest] = reports;
+  const baseline = new Set(first!.rows.map((row) => keyOf(row.sourceIp)));
+  const keys = new Set(rest.flatMap((report) => report.rows.map((row) => keyOf(row.sourceIp))));
+  return [...keys].filter((key) => !baseline.has(key)).sort();
+}
+
 interface Body {
   data: {
     tenantId: string;
@@ -133,6 +158,8 @@ describe("unapproved senders failing DMARC", () => {
   let settings: AlertsSettings;
   let tenantA: string;
   let tenantB: string;
+  let tenantC: string;
+  let receiverC: WebhookReceiver;
   let receiverA: WebhookReceiver;
   let receiverB: WebhookReceiver;
   const decisions = {
@@ -179,6 +206,8 @@ describe("unapproved senders failing DMARC", () => {
     tenantB = (await createTenant(runtime.store, { name: "B", region: "global" }, meta)).tenantId;
     await addDomain(runtime.store, { tenantId: tenantA, domain: "gamma-example.com" }, meta);
     await addDomain(runtime.store, { tenantId: tenantB, domain: "delta-example.com" }, meta);
+    tenantC = (await createTenant(runtime.store, { name: "C", region: "global" }, meta)).tenantId;
+    await addDomain(runtime.store, { tenantId: tenantC, domain: "epsilon-example.com" }, meta);
     for (const [service, approved] of Object.entries(decisions.services)) {
       await setSenderApproval(
         runtime.store,
@@ -201,15 +230,17 @@ describe("unapproved senders failing DMARC", () => {
     );
     receiverA = await startWebhookReceiver();
     receiverB = await startWebhookReceiver();
-    for (const [tenantId, receiver] of [
-      [tenantA, receiverA],
-      [tenantB, receiverB],
+    receiverC = await startWebhookReceiver();
+    for (const [tenantId, receiver, rule] of [
+      [tenantA, receiverA, "unapproved_sender"],
+      [tenantB, receiverB, "unapproved_sender"],
+      [tenantC, receiverC, "new_sender"],
     ] as const) {
       receiver.secret = (
         await addEndpoint(
           runtime.store,
           runtime.db,
-          { tenantId, url: receiver.url, alertTypes: ["unapproved_sender"] },
+          { tenantId, url: receiver.url, alertTypes: [rule] },
           meta,
           { allowPrivate: true },
         )
@@ -224,13 +255,21 @@ describe("unapproved senders failing DMARC", () => {
     await projector?.stop();
     await receiverA?.close();
     await receiverB?.close();
+    await receiverC?.close();
     await runtime?.close();
     await backend?.cleanup();
   });
 
   it("raises one alert per (domain, sender, day), for addresses named before or after their report", async () => {
     // Every address but 203.0.113.5 is named before the reports; that one after.
-    for (const ip of Object.keys(naming).filter((ip) => ip !== "203.0.113.5")) {
+    for (const ip of [
+      "192.0.2.10",
+      "192.0.2.20",
+      "192.0.2.21",
+      "198.51.100.9",
+      "198.51.100.70",
+      "203.0.113.6",
+    ]) {
       await runtime.store.append(streams.sourceIp(ip), [namingEvent(ip)], "no_stream");
     }
     const reportsA = [
@@ -290,5 +329,74 @@ describe("unapproved senders failing DMARC", () => {
     // The refused range's sender says so.
     const refused = gotA.find((body) => body.data.figures.sender === "rangey.example");
     expect(refused?.data.figures.approved).toBe(false);
+  });
+
+  it("raises new_sender once per new service or base name, a new address of a known one raising nothing", async () => {
+    // Named before its report: a new address of Good Mail, which the baseline has.
+    await runtime.store.append(streams.sourceIp("192.0.2.11"), [namingEvent("192.0.2.11")], "no_stream");
+    const reports = [
+      aggregateReport({
+        identity: "e-1",
+        domain: "epsilon-example.com",
+        organization: "google.com",
+        begin: today - 2 * day,
+        end: today - day - 1,
+        rows: rows([["192.0.2.10", 20, true]]),
+      }),
+      yesterday("e-2", "epsilon-example.com", [
+        ["192.0.2.10", 5, true], // known address
+        ["192.0.2.11", 5, true], // new address of a known service
+        ["192.0.2.20", 3, true], // Bad Mail: a new service
+        ["192.0.2.21", 3, true], // Bad Mail again
+        ["198.51.100.9", 2, true], // a new base domain
+        ["203.0.113.6", 2, true], // named by its AS only: by its address
+        ["192.0.2.22", 1, true], // named later: Bad Mail, known by then
+        ["198.51.100.71", 1, true], // named later: rangey.example, known by then
+        ["192.0.2.30", 1, true], // named later: Fresh Mail, new
+        ["203.0.113.7", 1, true], // named later, by its AS only
+        ["203.0.113.8", 1, true], // never named
+      ]),
+    ];
+    await appendAggregateReports(runtime.store, reports);
+    const keys = () =>
+      receiverC.attempts
+        .filter((attempt) => attempt.accepted)
+        .map((attempt) => JSON.parse(attempt.body) as Body)
+        .map((body) => body.data.period.key)
+        .sort();
+    const namedAtOnce = ["sender:Bad Mail", "sender:rangey.example", "ip:203.0.113.6"].sort();
+    await eventually(() => keys().length >= namedAtOnce.length, "the alerts of the addresses named already");
+    // The addresses not named yet wait for their names (ALERT_NAME_WAIT, an hour by default).
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(keys()).toEqual(namedAtOnce);
+
+    for (const ip of ["192.0.2.22", "198.51.100.71", "192.0.2.30", "203.0.113.7"]) {
+      await runtime.store.append(streams.sourceIp(ip), [namingEvent(ip)], "no_stream");
+    }
+    await eventually(
+      () => keys().length >= namedAtOnce.length + 2,
+      "the alerts of the addresses named later",
+    );
+    // 203.0.113.8 has waited long enough two hours from now: decided by its address, once.
+    const later = new Date(Date.now() + 2 * 3_600_000);
+    const decide = () =>
+      decideUnnamedSenders(runtime.db, { nameWaitMs: 3_600_000, maxEventAgeMs: 3 * 86_400_000, now: later });
+    expect(await decide()).toBe(1);
+    expect(await decide()).toBe(0);
+
+    const want = expectedNewSenders(reports);
+    expect(want).toContain("ip:203.0.113.8");
+    await eventually(() => keys().length >= want.length, "every new sender's alert");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(keys()).toEqual(want);
+    expect(receiverC.attempts.every((attempt) => attempt.verified === true)).toBe(true);
+    const fresh = receiverC.attempts
+      .map((attempt) => JSON.parse(attempt.body) as Body)
+      .find((body) => body.data.period.key === "sender:Fresh Mail");
+    expect(fresh?.data.figures).toMatchObject({
+      sender: "Fresh Mail",
+      senderKind: "service",
+      sourceIp: "192.0.2.30",
+    });
   });
 });

@@ -29,6 +29,7 @@ export {
 } from "./rules.js";
 export type { AlertsSchema } from "./schema.js";
 export { type AlertsSettings, alertsSettings } from "./settings.js";
+export { decideUnnamedSenders } from "./new-senders.js";
 export { checkSilentDomains } from "./silent-domains.js";
 export { type AlertsOptions, type RunningAlerts, startAlerts } from "./start-alerts.js";
 export {

@@ -221,7 +221,35 @@ export interface AlertUnnamedFailingTable {
   position: string;
 }
 
+/** The services and base domains seen sending for a domain (new_sender by name). */
+export interface AlertKnownNameTable {
+  domain: string;
+  sender: string;
+  first_seen: Timestamp;
+}
+
+/**
+ * A source IP new for a domain and not named yet: decided by its name when its SourceIpResolved
+ * comes, else by its address after ALERT_NAME_WAIT (new-senders.ts).
+ */
+export interface AlertUnnamedNewTable {
+  domain: string;
+  source_ip: string;
+  tenant_id: string;
+  /** Seen in the domain's first report: its name becomes known, nothing is raised. */
+  baseline: boolean;
+  period_start: string;
+  period_end: string;
+  /** The new_sender alert's figures as JSON. */
+  figures: string;
+  recorded_at: Timestamp;
+  stream: string;
+  position: string;
+}
+
 export interface AlertsSchema {
+  alert_known_name: AlertKnownNameTable;
+  alert_unnamed_new: AlertUnnamedNewTable;
   alert_source_name: AlertSourceNameTable;
   alert_sender_approval: AlertSenderApprovalTable;
   alert_sender_day: AlertSenderDayTable;

@@ -6,6 +6,7 @@ import { startDeliveryWorker } from "./delivery-worker.js";
 import { scheduleDigests } from "./digest.js";
 import { checkDomainsDns, type DnsStatusChecker } from "./dns-watch.js";
 import { startEmailWorker } from "./email-worker.js";
+import { decideUnnamedSenders } from "./new-senders.js";
 import { publishAlerts } from "./publisher.js";
 import type { AlertsSchema } from "./schema.js";
 import type { AlertsSettings } from "./settings.js";
@@ -39,7 +40,9 @@ export function startAlerts(options: AlertsOptions): RunningAlerts {
   const evaluator = startProjector({
     store,
     db: options.db,
-    projections: [alertEvaluator({ maxEventAgeMs: settings.ALERT_MAX_EVENT_AGE })],
+    projections: [
+      alertEvaluator({ maxEventAgeMs: settings.ALERT_MAX_EVENT_AGE, nameWaitMs: settings.ALERT_NAME_WAIT }),
+    ],
     onError: onError("alert evaluation failed; retrying from its checkpoint"),
   });
   const deliveries = startDeliveryWorker({
@@ -96,6 +99,14 @@ export function startAlerts(options: AlertsOptions): RunningAlerts {
   const digestKind = settings.ALERT_DIGEST;
   const periodic = () => {
     checkSilentDomains(db).catch(onError("the silent-domain check failed"));
+    decideUnnamedSenders(db, {
+      nameWaitMs: settings.ALERT_NAME_WAIT,
+      maxEventAgeMs: settings.ALERT_MAX_EVENT_AGE,
+    })
+      .then((raised) => {
+        if (raised > 0) deliveries.wake();
+      })
+      .catch(onError("deciding the new senders that were not named failed"));
     if (mail && digestKind !== "off") {
       scheduleDigests(db, digestKind)
         .then((made) => {
