@@ -31,7 +31,7 @@ export {
 export type { AlertsSchema } from "./schema.js";
 export { type AlertsSettings, alertsSettings } from "./settings.js";
 export { checkSilentDomains } from "./silent-domains.js";
-export { type AlertsOptions, type RunningAlerts, startAlerts } from "./start-alerts.js";
+export { type AlertsJob, type AlertsOptions, type RunningAlerts, startAlerts } from "./start-alerts.js";
 export {
   addEndpoint,
   changeEndpoint,
