@@ -34,8 +34,12 @@ const packageName = (specifier) =>
 
 export const bundleDir = "apps/cli/bundle";
 
-/** Externals loaded by name at run time, which the bundler cannot see: pino's pretty printer. */
-const loadedByName = ["pino-pretty"];
+/**
+ * Externals loaded by name at run time, which the bundler cannot see: pino's pretty printer; the
+ * source-IP resolver's ASN and country databases (packages/source-names, found by
+ * require.resolve from the module, so from the bundle's directory).
+ */
+const loadedByName = ["pino-pretty", "@ip-location-db/asn", "@ip-location-db/geo-whois-asn-country-mmdb"];
 
 /**
  * Builds the bundle; returns the externals the CLI package does not declare (empty when fine).

@@ -491,6 +491,49 @@ describe("the dashboard in a real browser", () => {
     await page.close();
   });
 
+  it("turns an alert rule off and adds a webhook in the settings, its secret shown once", async () => {
+    const page = await open(admin, "/settings");
+    const rule = page.getByLabel("Alert: no reports");
+    await rule.waitFor();
+    expect(await rule.isChecked()).toBe(true);
+    await rule.uncheck();
+    await expect
+      .poll(
+        async () =>
+          (await api<{ records: { rule: string; enabled: boolean }[] }>(admin, "alert_rules")).records.find(
+            (record) => record.rule === "no_reports",
+          )?.enabled,
+      )
+      .toBe(false);
+    await page.getByLabel("Webhook URL").fill("https://hooks.example.com/dmarc");
+    await page.getByLabel(/Only these rules/).fill("new_sender");
+    await page.getByRole("button", { name: "Add webhook" }).click();
+    const secret = await page.getByLabel("Signing secret").inputValue();
+    expect(secret).toMatch(/^whsec_/);
+    await page.getByRole("cell", { name: "https://hooks.example.com/dmarc" }).waitFor();
+    const listed = await api<{ records: { url: string; alert_types: string[] }[] }>(admin, "webhooks");
+    expect(listed.records).toMatchObject([
+      { url: "https://hooks.example.com/dmarc", alert_types: ["new_sender"] },
+    ]);
+    // Shown once: a new page has it nowhere.
+    await page.goto(`${origin}/settings`);
+    await page.getByRole("cell", { name: "https://hooks.example.com/dmarc" }).waitFor();
+    expect(await page.content()).not.toContain(secret);
+    await page.getByRole("button", { name: "Disable" }).click();
+    await expect
+      .poll(
+        async () => (await api<{ records: { enabled: boolean }[] }>(admin, "webhooks")).records[0]?.enabled,
+      )
+      .toBe(false);
+    // A viewer sees the rules and webhooks, and nothing to change them with.
+    const viewing = await open(viewer, "/settings");
+    await viewing.getByRole("cell", { name: "https://hooks.example.com/dmarc" }).waitFor();
+    expect(await viewing.getByLabel("Webhook URL").count()).toBe(0);
+    expect(await viewing.getByLabel("Alert: no reports").count()).toBe(0);
+    await viewing.close();
+    await page.close();
+  });
+
   it("shows a session of another tenant nothing of this one", async () => {
     const page = await open(other, `/?${period}`);
     await page.locator("table#domains tbody tr").first().waitFor();

@@ -24,6 +24,16 @@ import {
   aggregateByUnalignedSourceEndpoint,
   forensicEndpoint,
 } from "./routes/aggregates.js";
+import {
+  addWebhookEndpoint,
+  alertRulesEndpoint,
+  alertsEndpoint,
+  changeWebhookEndpoint,
+  redeliverWebhookEndpoint,
+  setAlertRuleEndpoint,
+  webhookDeliveriesEndpoint,
+  webhooksEndpoint,
+} from "./routes/alerts.js";
 import { apiKeysEndpoint, issueApiKeyEndpoint, revokeApiKeyEndpoint } from "./routes/api-keys.js";
 import { domainStatusEndpoint } from "./routes/domain-status.js";
 import { domainGroupEndpoint, domainsEndpoint, historyEndpoint } from "./routes/domains.js";
@@ -42,9 +52,11 @@ import {
   personalDataPolicyEndpoint,
   setPersonalDataPolicyEndpoint,
 } from "./routes/personal-data.js";
+import { policyImpactEndpoint } from "./routes/policy-impact.js";
 import { uploadReportsEndpoint } from "./routes/reports.js";
 import { rootHandler } from "./routes/root.js";
 import { safeSpfEndpoint, updateSafeSpfEndpoint } from "./routes/safe-spf.js";
+import { aggregateBySenderEndpoint, senderApprovalEndpoint } from "./routes/senders.js";
 import { sessionEndpoint, setPasswordEndpoint, signInEndpoint, signOutEndpoint } from "./routes/session.js";
 import type { ApiContext, ApiDeps, ApiState, ServedDeps } from "./state.js";
 
@@ -67,6 +79,10 @@ export const endpoints: readonly Endpoint[] = [
   domainStatusEndpoint,
   inputsEndpoint,
   reprocessInputEndpoint,
+  // Who sends as the tenant's domains (issue 23).
+  aggregateBySenderEndpoint,
+  senderApprovalEndpoint,
+  policyImpactEndpoint,
   personalDataPolicyEndpoint,
   setPersonalDataPolicyEndpoint,
   erasePersonalDataEndpoint,
@@ -84,6 +100,15 @@ export const endpoints: readonly Endpoint[] = [
   apiKeysEndpoint,
   issueApiKeyEndpoint,
   revokeApiKeyEndpoint,
+  // Alerts: rules, what they raised, and the webhooks that carry them (docs/alerts.md).
+  alertRulesEndpoint,
+  setAlertRuleEndpoint,
+  alertsEndpoint,
+  webhooksEndpoint,
+  addWebhookEndpoint,
+  changeWebhookEndpoint,
+  webhookDeliveriesEndpoint,
+  redeliverWebhookEndpoint,
 ];
 
 function requireScope(endpoint: Endpoint) {

@@ -29,6 +29,8 @@ export interface ApiConfig {
   secureCookies: boolean;
   /** The dashboard's address as people reach it (PUBLIC_BASE_URL without /api/): links point here. */
   dashboardUrl: string;
+  /** Whether webhook endpoints may be on private, loopback and link-local addresses (WEBHOOK_ALLOW_PRIVATE_ADDRESSES). */
+  allowPrivateWebhookAddresses: boolean;
 }
 
 /** The API's configuration from validated settings; `port` is the one really listened on. */
@@ -49,6 +51,7 @@ export function apiConfigFrom(settings: ApiSettings, port: number): ApiConfig {
     answerCacheBytes: settings.API_ANSWER_CACHE_BYTES,
     secureCookies: publicBaseUrl.startsWith("https:"),
     dashboardUrl: new URL("../", publicBaseUrl).toString(),
+    allowPrivateWebhookAddresses: settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES === "yes",
   };
 }
 

@@ -46,7 +46,62 @@ const sourceRecord = record({
   SPFDomain: { type: "string" },
   DKIMDomain: { type: "string" },
   ...counters,
+  // Additions of issue 23: what names the source ("" when unknown).
+  Service: { type: "string" },
+  ServiceType: { type: "string" },
+  ASN: { type: "string", pattern: "^([0-9]+)?$" },
+  ASNOrganization: { type: "string" },
+  Country: { type: "string", pattern: "^([A-Z]{2})?$" },
 });
+
+const share: Schema = { type: "string", pattern: "^[01]\\.[0-9]{4}$" };
+
+const senderRecord = record({
+  Domain: { type: "string" },
+  Service: { type: "string" },
+  ServiceType: { type: "string" },
+  SenderKind: { enum: ["service", "base_domain", "asn", "unknown"] },
+  ASN: { type: "string", pattern: "^([0-9]+)?$" },
+  ASNOrganization: { type: "string" },
+  Country: { type: "string", pattern: "^([A-Z]{2})?$" },
+  SourceIPs: decimal,
+  ...counters,
+  DMARCShare: share,
+  SPFAlignedShare: share,
+  DKIMAlignedShare: share,
+  Approved: { type: ["boolean", "null"] },
+});
+
+const impactCounts = {
+  Stopped: decimal,
+  Forwarded: decimal,
+  LegitimateAtRisk: decimal,
+  AbuseStopped: decimal,
+};
+
+const policyImpactSchema: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["status", "policy", "total", "totals", "records"],
+  properties: {
+    status: { const: "SUCCESS" },
+    policy: { enum: ["quarantine", "reject"] },
+    total: { type: "integer", minimum: 0 },
+    totals: record({ Volume: decimal, DMARC: decimal, ...impactCounts }),
+    records: {
+      type: "array",
+      items: record({
+        Domain: { type: "string" },
+        Service: { type: "string" },
+        ServiceType: { type: "string" },
+        SenderKind: { enum: ["service", "base_domain", "asn", "unknown"] },
+        Approved: { type: ["boolean", "null"] },
+        SourceIPs: decimal,
+        ...impactCounts,
+      }),
+    },
+  },
+};
 
 export const successOnly: Schema = {
   type: "object",
@@ -275,6 +330,80 @@ const dashboardSchemas: Record<string, Schema> = {
   }),
 };
 
+const ruleName: Schema = {
+  enum: [
+    "new_sender",
+    "dmarc_failure_share",
+    "no_reports",
+    "failure_report",
+    "safe_spf_changed",
+    "safe_spf_failed",
+    "spf_lookup_limit",
+    "dns_record_changed",
+    "onboarding_bad",
+    "webhook_disabled",
+  ],
+};
+const numbers: Schema = { type: "object", additionalProperties: { type: "number" } };
+
+const alertSchemas: Record<string, Schema> = {
+  alert_rules: list(
+    record({
+      rule: ruleName,
+      enabled: { type: "boolean" },
+      params: numbers,
+      set: { type: "boolean" },
+      description: text,
+    }),
+  ),
+  set_alert_rule: successOnly,
+  alerts: list(
+    record({
+      id: text,
+      rule: ruleName,
+      domain: nullableText,
+      period: record({ start: time, end: time, key: text }),
+      summary: text,
+      figures: { type: "object", additionalProperties: { type: ["string", "number", "boolean", "null"] } },
+      caused_by: { type: "array", items: record({ stream: text, position: decimal }) },
+      raised_at: time,
+    }),
+  ),
+  webhooks: list(
+    record({
+      id: text,
+      url: text,
+      alert_types: { type: "array", items: ruleName },
+      description: text,
+      enabled: { type: "boolean" },
+      disabled_reason: nullableText,
+      created_at: time,
+      updated_at: time,
+    }),
+  ),
+  add_webhook: record({
+    status: { const: "SUCCESS" },
+    webhook_id: text,
+    secret: { type: "string", pattern: "^whsec_" },
+  }),
+  change_webhook: successOnly,
+  webhook_deliveries: list(
+    record({
+      id: text,
+      alert_id: text,
+      endpoint_id: text,
+      status: { enum: ["pending", "delivered", "failed", "endpoint_disabled"] },
+      attempts: { type: "integer", minimum: 0 },
+      last_status: { type: ["integer", "null"] },
+      last_error: nullableText,
+      next_attempt_at: nullableTime,
+      last_attempt_at: nullableTime,
+      delivered_at: nullableTime,
+      created_at: time,
+    }),
+  ),
+  redeliver_webhook: successOnly,
+};
 const personalDataPolicy: Schema = record({
   status: { const: "SUCCESS" },
   failure_report_days: { type: "integer", minimum: 1 },
@@ -293,6 +422,7 @@ export const responseSchemas: Record<string, Schema> = {
     raw_inputs: { type: "integer", minimum: 0 },
   }),
   ...dashboardSchemas,
+  ...alertSchemas,
   domain_status: domainStatusSchema,
   // A raw body is one input; a multipart/form-data body one input per file part.
   reports: {
@@ -325,6 +455,9 @@ export const responseSchemas: Record<string, Schema> = {
       DispositionReject: decimal,
     }),
   ),
+  aggregate_by_sender: list(senderRecord),
+  sender_approval: successOnly,
+  policy_impact: policyImpactSchema,
   forensic: list(
     record({
       ForensicId: decimal,

@@ -78,7 +78,17 @@ const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   revoke_api_key: { form: ["key_id"] },
   inputs: { query: ["start", "end", "page", "per_page", "domain", "status"] },
   reprocess_input: { form: ["sha256"] },
+  alert_rules: { query: [] },
+  set_alert_rule: { form: ["rule", "enabled", "params"] },
+  alerts: { query: ["page", "per_page", "rule", "domain"] },
+  webhooks: { query: [] },
+  add_webhook: { form: ["url", "alert_types", "description"] },
+  change_webhook: { form: ["webhook_id", "url", "alert_types", "description", "enabled"] },
+  webhook_deliveries: { query: ["webhook_id", "page", "per_page"] },
+  redeliver_webhook: { form: ["delivery_id"] },
   aggregate_by_date: { query: ["start", "end", "page", "per_page", "domain", "bucket", "group"] },
+  sender_approval: { form: ["domain", "service", "range", "approved"] },
+  policy_impact: { query: ["start", "end", "page", "per_page", "domain", "policy"] },
   personal_data_policy: { query: [] },
   personal_data: { query: ["confirm"] },
   update_personal_data_policy: {
@@ -95,7 +105,14 @@ const optionalFields = new Set([
   "raw_input_days",
   "aggregate_days",
   "redaction",
+  "service",
+  "range",
+  "params",
+  "alert_types",
+  "description",
 ]);
+/** Fields optional in one endpoint only. */
+const optionalIn: Record<string, string[]> = { change_webhook: ["url", "enabled"] };
 
 const errorStatuses: Record<string, string> = {
   "400": "Invalid parameter or body.",
@@ -137,7 +154,13 @@ const handlerErrors: Record<string, string[]> = {
   aggregate_by_unaligned_source: ["404"],
   aggregate_by_organization: ["404"],
   forensic: ["404"],
+  change_webhook: ["404"],
+  webhook_deliveries: ["404"],
+  redeliver_webhook: ["404"],
   aggregate_by_date: ["404"],
+  aggregate_by_sender: ["404"],
+  sender_approval: ["404"],
+  policy_impact: ["404"],
 };
 
 /** Every error an operation can really answer with, and no other. */
@@ -168,6 +191,27 @@ function errorResponses(statuses: readonly string[]) {
   );
 }
 
+/** One query parameter of an endpoint that lists its own (extraParameters). */
+function queryParameter(endpointName: string, name: string) {
+  if (name === "policy")
+    return {
+      name,
+      in: "query",
+      required: true,
+      description: "The stricter policy to weigh.",
+      schema: { enum: ["quarantine", "reject"] },
+    };
+  if (name === "status")
+    return { name, in: "query", schema: { enum: ["received", "stored", "duplicate", "rejected"] } };
+  if (name === "rule" || (name === "domain" && endpointName === "alerts"))
+    return { name, in: "query", schema: { type: "string" } };
+  if (name === "webhook_id") return { name, in: "query", required: true, schema: { type: "string" } };
+  // The domain is optional where it filters a list, required where it names the subject.
+  if (name === "domain" && !["inputs", "aggregate_by_date", "policy_impact"].includes(endpointName))
+    return { name, in: "query", required: true, schema: { type: "string" } };
+  return [...listParameters, ...dateSeriesParameters].find((parameter) => parameter.name === name);
+}
+
 function operation(endpoint: Endpoint) {
   const extra = extraParameters[endpoint.name];
   const parameters =
@@ -180,17 +224,7 @@ function operation(endpoint: Endpoint) {
         }))
       : endpoint.method === "GET"
         ? extra?.query
-          ? extra.query.map((name) =>
-              name === "status"
-                ? {
-                    name,
-                    in: "query",
-                    schema: { enum: ["received", "stored", "duplicate", "rejected"] },
-                  }
-                : name === "domain" && endpoint.name !== "inputs" && endpoint.name !== "aggregate_by_date"
-                  ? { name, in: "query", required: true, schema: { type: "string" } }
-                  : [...listParameters, ...dateSeriesParameters].find((parameter) => parameter.name === name),
-            )
+          ? extra.query.map((name) => queryParameter(endpoint.name, name))
           : listParameters
         : [];
   const body =
@@ -234,7 +268,9 @@ function operation(endpoint: Endpoint) {
                   {
                     schema: {
                       type: "object",
-                      required: extra.form!.filter((field) => !optionalFields.has(field)),
+                      required: extra.form!.filter(
+                        (field) => !optionalFields.has(field) && !optionalIn[endpoint.name]?.includes(field),
+                      ),
                       properties: Object.fromEntries(extra.form!.map((field) => [field, { type: "string" }])),
                     },
                   },

@@ -1,3 +1,4 @@
+import { alertsSettings } from "@dmarc-ledger/alerts/settings";
 import { integer, oneOf, port, url } from "@dmarc-ledger/config";
 import { intakeSettingsShape } from "@dmarc-ledger/intake/settings";
 
@@ -25,9 +26,12 @@ export const apiSettings = {
   API_ANSWER_CACHE_BYTES: integer({ min: 0, max: 4 * 1024 * 1024 * 1024, default: 64 * 1024 * 1024 }),
   /** POST /api/reports: the upload and archive limits (MAX_REPORT_BYTES, …). */
   ...intakeSettingsShape,
+  /** PUT add_webhook / change_webhook refuse private addresses unless this is "yes" (as deliveries do). */
+  WEBHOOK_ALLOW_PRIVATE_ADDRESSES: alertsSettings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES,
 };
 
 export interface ApiSettings {
+  WEBHOOK_ALLOW_PRIVATE_ADDRESSES: "no" | "yes";
   PORT: number;
   API_ANSWER_CACHE_BYTES: number;
   DMARC_LEDGER_REGION: "global" | "eu";

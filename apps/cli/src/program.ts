@@ -1,10 +1,12 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
+import { registerAlertCommands } from "./commands/alerts.js";
 import { registerDomainCommands } from "./commands/domain.js";
 import { registerHistoryCommand } from "./commands/history.js";
 import { registerImportCommand } from "./commands/import.js";
 import { registerReplayCommand } from "./commands/replay.js";
 import { registerReprocessCommand } from "./commands/reprocess.js";
+import { registerSendersCommand } from "./commands/senders.js";
 import { registerSpfCommands } from "./commands/spf.js";
 import { registerStartCommand } from "./commands/start.js";
 import { registerTenantCommands } from "./commands/tenant.js";
@@ -32,8 +34,10 @@ export function createProgram(io: CliIO, env: NodeJS.ProcessEnv): Command {
   registerReplayCommand(program, io, env);
   registerReprocessCommand(program, io, env);
   registerHistoryCommand(program, io, env);
+  registerSendersCommand(program, io, env);
   registerStartCommand(program, io, env);
   registerSpfCommands(program, io, env);
+  registerAlertCommands(program, io, env);
   for (const command of program.commands) applyOutput(command, io);
   return program;
 }

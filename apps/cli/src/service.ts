@@ -1,3 +1,4 @@
+import { alertsSettings } from "@dmarc-ledger/alerts/settings";
 import {
   type ApiConfig,
   apiConfigFrom,
@@ -80,7 +81,10 @@ export interface ServiceOptions {
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { runtime, env, logger } = options;
   // Every variable checked (ConfigError) before the port is bound or a row written.
-  const settings = parseSettings({ ...apiSettings, ...safeSpfSettings, ...projectorSettings }, env);
+  const settings = parseSettings(
+    { ...apiSettings, ...safeSpfSettings, ...projectorSettings, ...alertsSettings },
+    env,
+  );
   const intakeChannels = intakeChannelSettingsFromEnv(env);
   const intakeLimitsOfStart = intakeLimits(intakeSettingsFromEnv(env));
   // DNS_PORT defaults to 5353 here (53 needs privileges).
@@ -149,7 +153,16 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       sourceNames,
       resolver,
     });
-    running.push(startProjectorApp({ runtime: parts, logger, settings, resolver }), dnsApp);
+    running.push(
+      startProjectorApp({
+        runtime: parts,
+        logger,
+        settings,
+        resolver,
+        checkDomainStatus: domainStatusChecker(onboarding),
+      }),
+      dnsApp,
+    );
     startApiApp({
       dataKeys,
       server: bound,

@@ -1,6 +1,8 @@
 // The projector as a process of its own (production layout): `node apps/projector/dist/main.js`
 // after `pnpm build`.
+import { alertsSettings } from "@dmarc-ledger/alerts/settings";
 import { parseSettings } from "@dmarc-ledger/config";
+import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
 import {
   connectionLost,
   createLogger,
@@ -22,6 +24,7 @@ const settings = exitOnStartFailure(() =>
       ...runtimeSettings,
       ...safeSpfSettings,
       ...projectorSettings,
+      ...alertsSettings,
       ...loggingSettings,
       ...stopSettings,
       ...metricsSettings,
@@ -29,13 +32,19 @@ const settings = exitOnStartFailure(() =>
     process.env,
   ),
 );
+const onboarding = exitOnStartFailure(() => onboardingSettingsFromEnv(process.env));
 const logger = createLogger(settings, "projector");
 const runtime = await exitOnStartFailure(() =>
   openRuntime(process.env, { onConnectionError: connectionLost(logger), service: true }),
 );
 // Off unless METRICS_PORT is set: the process's own metrics and the projections' lag.
 const metrics = await exitOnStartFailure(() => serveProjectorMetrics(settings, runtime, logger));
-const projector = startProjectorApp({ runtime, logger, settings });
+const projector = startProjectorApp({
+  runtime,
+  logger,
+  settings,
+  checkDomainStatus: domainStatusChecker(onboarding),
+});
 logger.info({ data: runtime.description }, "projecting");
 
 stopOnSignal(

@@ -12,8 +12,8 @@ const leaseMs = 10 * 60_000;
 const pollMs = 60_000;
 
 export interface RetentionJob {
-  /** Runs now if no other process is running it (tests; the timer runs it otherwise). */
-  runOnce(): Promise<boolean>;
+  /** Runs now if a run is due in the deployment (none in the last interval) and nobody runs it. */
+  runIfDue(): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -70,7 +70,7 @@ export function startRetentionJob(options: {
   };
   schedule();
   return {
-    runOnce: () => run(0),
+    runIfDue: () => run(options.intervalMs),
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);

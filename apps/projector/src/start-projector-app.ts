@@ -1,3 +1,4 @@
+import { type AlertsSettings, type DnsStatusChecker, startAlerts } from "@dmarc-ledger/alerts";
 import { type RunningProjector, runLeasedJob } from "@dmarc-ledger/projection-engine";
 import type { Runtime } from "@dmarc-ledger/runtime";
 import type { SpfResolver } from "@dmarc-ledger/safe-spf";
@@ -11,22 +12,25 @@ import type { ProjectorSettings } from "./settings.js";
 export interface ProjectorAppOptions {
   runtime: Pick<Runtime, "store" | "db">;
   logger: Logger;
-  settings: ProjectorSettings & SafeSpfSettings;
+  settings: ProjectorSettings & SafeSpfSettings & AlertsSettings;
   /**
    * The resolver the Safe SPF process asks; one of its own from the settings by default (`start`
    * shares one with the refresher: its cache serves both).
    */
   resolver?: SpfResolver;
+  /** The onboarding check from live DNS, which the alerts run periodically; none: no DNS watch. */
+  checkDomainStatus?: DnsStatusChecker;
 }
 
 /**
  * The projector app: every projection and the upkeep of the by-source rankings (runProjector),
  * the retention of personal data (retention-job.ts: once per deployment, by its own lease), and
  * beside them the Safe SPF process, which follows the event store in the background too (in one
- * projector process of the deployment at a time: its lease, `job:safe_spf`).
+ * projector process of the deployment at a time: its lease, `job:safe_spf`), and the alerts
+ * (their evaluator, outbox and deliveries: packages/alerts), safe to run in several processes.
  * What apps/projector/src/main.ts runs as a process of its own, and `dmarc-ledger start` in its
- * one process. Stopping stops the Safe SPF process first (it appends events the projector
- * applies), then the projector, after the batch it is applying.
+ * one process. Stopping stops the alerts and the Safe SPF process first (they append events the
+ * projector applies), then the projector, after the batch it is applying.
  */
 export function startProjectorApp(options: ProjectorAppOptions): RunningProjector {
   const { runtime, logger, settings } = options;
@@ -55,9 +59,17 @@ export function startProjectorApp(options: ProjectorAppOptions): RunningProjecto
     onRunning: (running) =>
       logger.info(running ? "running the Safe SPF process" : "no longer running the Safe SPF process"),
   });
+  const alerts = startAlerts({
+    store: runtime.store,
+    db: runtime.db,
+    settings,
+    ...(options.checkDomainStatus ? { checkDomainStatus: options.checkDomainStatus } : {}),
+    onError: (error, what) => logger.error({ err: error }, what),
+  });
   return {
     waitFor: projector.waitFor,
     async stop() {
+      await alerts.stop();
       await safeSpf.stop();
       await retention.stop();
       await projector.stop();

@@ -67,6 +67,21 @@ export interface DomainGroupSet {
   group: string | null;
 }
 
+/**
+ * A sender approved or not for a domain, or the decision cleared (`approved` null). In the
+ * domain's stream, so the audit trail (GET history) tells who decided. The sender is a service
+ * (as aggregate_by_sender names it: a service name, or for unknown sources a base domain or
+ * "AS<number>") or an IP range (CIDR); exactly one of the two is set.
+ */
+export interface SenderApprovalSet {
+  domain: string;
+  tenantId: string;
+  service: string | null;
+  /** Normalised CIDR (network address, prefix length). */
+  range: string | null;
+  approved: boolean | null;
+}
+
 export interface SpfOriginalUpdated {
   domain: string;
   tenantId: string;
@@ -220,6 +235,27 @@ export interface SourceIpResolved {
   confirmed: boolean;
   /** ISO-8601 time of the answer. */
   resolvedAt: string;
+  /**
+   * What the answer and the offline databases say the source is (v2). null in answers written
+   * before v2 (the upcaster's value) or by a resolver run without the databases.
+   */
+  naming: SourceIpNaming | null;
+}
+
+/**
+ * The name of a report source beside its reverse DNS: the base domain of the forward-confirmed
+ * name, the service that base domain belongs to, and the address's AS and country. The versions
+ * of the maps and databases that said so are kept with it, so that a replay after an upgrade
+ * gives the same names, and an answer can be told apart from one a newer database gave.
+ */
+export interface SourceIpNaming {
+  /** The registrable domain of the forward-confirmed PTR name; null without one. */
+  baseDomain: string | null;
+  service: { name: string; type: string } | null;
+  asn: { number: number; organization: string } | null;
+  /** ISO 3166-1 alpha-2, upper-case. */
+  country: string | null;
+  sources: { serviceMap: string; asnDatabase: string; countryDatabase: string };
 }
 
 /**
@@ -271,6 +307,77 @@ export interface UserSignedOut {
   tenantId: string;
   /** Every session of the user ended, not only this one. */
   everywhere: boolean;
+}
+
+/** The kinds of alert rule a tenant has (docs/alerts.md). Every one is on for a new tenant. */
+export type AlertRuleKind =
+  | "new_sender"
+  | "dmarc_failure_share"
+  | "no_reports"
+  | "failure_report"
+  | "safe_spf_changed"
+  | "safe_spf_failed"
+  | "spf_lookup_limit"
+  | "dns_record_changed"
+  | "onboarding_bad"
+  | "webhook_disabled";
+
+/**
+ * A tenant set one of its alert rules (stream `alert-rules-<tenant id>`): on or off, and its
+ * parameters, whole (what is not named takes its default, docs/alerts.md).
+ */
+export interface AlertRuleSet {
+  tenantId: string;
+  rule: AlertRuleKind;
+  enabled: boolean;
+  params: Record<string, number>;
+}
+
+/**
+ * An alert (stream `alert-<id>`, appended with "no stream": the id is derived from the tenant,
+ * rule, domain and period, so deciding it twice records it once).
+ */
+export interface AlertRaised {
+  alertId: string;
+  tenantId: string;
+  rule: AlertRuleKind;
+  /** The tenant's domain it is about; null for an alert about the tenant's setup (a webhook). */
+  domain: string | null;
+  /** What makes it one alert: the period (a day, a window) or the thing (a source IP, a report). */
+  period: { start: string; end: string; key: string };
+  summary: string;
+  figures: Record<string, string | number | boolean | null>;
+  /** The events that caused it: their stream and position in the global order. */
+  causedBy: { stream: string; position: string }[];
+}
+
+/**
+ * A webhook endpoint of a tenant (stream `webhook-<endpoint id>`). Its signing secret is not in
+ * the events (they are never erased): it is shown once when the endpoint is made and kept apart.
+ */
+export interface WebhookEndpointAdded {
+  tenantId: string;
+  endpointId: string;
+  url: string;
+  /** The rules whose alerts it receives; empty means all. */
+  alertTypes: AlertRuleKind[];
+  description: string;
+}
+
+export interface WebhookEndpointChanged {
+  tenantId: string;
+  endpointId: string;
+  url: string;
+  alertTypes: AlertRuleKind[];
+  description: string;
+  enabled: boolean;
+}
+
+/** Disabled by the service after its deliveries failed for too long (or removed by the tenant). */
+export interface WebhookEndpointDisabled {
+  tenantId: string;
+  endpointId: string;
+  reason: string;
 }
 
 /**
@@ -348,6 +455,7 @@ export interface EventPayloads {
   DomainReleased: DomainReleased;
   DomainGroupSet: DomainGroupSet;
   SpfOriginalUpdated: SpfOriginalUpdated;
+  SenderApprovalSet: SenderApprovalSet;
   SafeSpfRecordComputed: SafeSpfRecordComputed;
   SafeSpfComputationFailed: SafeSpfComputationFailed;
   AggregateReportReceived: AggregateReportReceived;
@@ -361,6 +469,11 @@ export interface EventPayloads {
   UserPasswordSet: UserPasswordSet;
   UserSignedIn: UserSignedIn;
   UserSignedOut: UserSignedOut;
+  AlertRuleSet: AlertRuleSet;
+  AlertRaised: AlertRaised;
+  WebhookEndpointAdded: WebhookEndpointAdded;
+  WebhookEndpointChanged: WebhookEndpointChanged;
+  WebhookEndpointDisabled: WebhookEndpointDisabled;
   PersonalDataPolicySet: PersonalDataPolicySet;
   RetentionApplied: RetentionApplied;
   RetentionRun: RetentionRun;
@@ -380,12 +493,13 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   DomainReleased: 1,
   DomainGroupSet: 1,
   SpfOriginalUpdated: 1,
+  SenderApprovalSet: 1,
   SafeSpfRecordComputed: 1,
   SafeSpfComputationFailed: 1,
   AggregateReportReceived: 1,
   ForensicReportReceived: 2,
   ReportRejected: 2,
-  SourceIpResolved: 1,
+  SourceIpResolved: 2,
   UserCreated: 1,
   UserRoleGranted: 1,
   UserRoleRevoked: 1,
@@ -393,6 +507,11 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   UserPasswordSet: 1,
   UserSignedIn: 1,
   UserSignedOut: 1,
+  AlertRuleSet: 1,
+  AlertRaised: 1,
+  WebhookEndpointAdded: 1,
+  WebhookEndpointChanged: 1,
+  WebhookEndpointDisabled: 1,
   PersonalDataPolicySet: 1,
   RetentionApplied: 1,
   RetentionRun: 1,

@@ -15,6 +15,11 @@ export const streams = {
   sourceIp: (ip: string) => `source-ip-${ip}`,
   /** One person, by the SHA-256 of the address: appended with "no_stream", an address is one user. */
   user: (email: string) => `user-${sha256Hex(email)}`,
+  /** A tenant's alert rules. */
+  alertRules: (tenantId: string) => `alert-rules-${tenantId}`,
+  /** One alert; the id is deterministic, so the stream's existence says it was raised. */
+  alert: (alertId: string) => `alert-${alertId}`,
+  webhook: (endpointId: string) => `webhook-${endpointId}`,
   /** What retention and erasure removed of a tenant's personal data. */
   personalData: (tenantId: string) => `personal-data-${tenantId}`,
   /** Every run of the retention job. */
@@ -30,6 +35,9 @@ export type StreamCategory =
   | "rejected-input"
   | "source-ip"
   | "user"
+  | "alert-rules"
+  | "alert"
+  | "webhook"
   | "personal-data"
   | "retention-runs";
 
@@ -37,6 +45,9 @@ export function streamCategory(stream: string): StreamCategory | null {
   for (const category of [
     "aggregate-report",
     "failure-report",
+    "alert-rules",
+    "alert",
+    "webhook",
     "rejected-input",
     "personal-data",
     "retention-runs",

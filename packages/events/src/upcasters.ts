@@ -24,6 +24,11 @@ const upcasters: { [K in EventType]?: Record<number, Step> } = {
       return { ...rest, raw: typeof rawBase64 === "string" ? { clear: { base64: rawBase64 } } : null };
     },
   },
+  SourceIpResolved: {
+    // v2 added the source's naming (service, AS, country). An answer of v1 was given without
+    // one: it says nothing rather than what today's databases would say.
+    1: (data) => ({ ...(data as object), naming: null }),
+  },
 };
 
 export class UnknownSchemaVersionError extends Error {

@@ -19,6 +19,17 @@ export interface AggregateBySourceRecord extends CounterFields {
   LastDate: string;
   SPFDomain: string;
   DKIMDomain: string;
+  /**
+   * Additions of issue 23 (not in the spec): the source's naming, "" when unknown (the spec's
+   * convention, as SourceDomain).
+   */
+  Service: string;
+  ServiceType: string;
+  /** The AS number, as a decimal string. */
+  ASN: string;
+  ASNOrganization: string;
+  /** ISO 3166-1 alpha-2. */
+  Country: string;
 }
 
 export interface SourcePageOptions {
@@ -74,6 +85,11 @@ async function sourcePage(
         SPFDomain: picked.spf_domain ?? "",
         DKIMDomain: picked.dkim_domain ?? "",
         ...sourceCounters(row, scope === "unaligned"),
+        Service: picked.service_name ?? "",
+        ServiceType: picked.service_type ?? "",
+        ASN: picked.asn ?? "",
+        ASNOrganization: picked.asn_organization ?? "",
+        Country: picked.country ?? "",
       };
     }),
   };

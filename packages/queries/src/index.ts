@@ -8,6 +8,12 @@ export { type AggregateByDomainRecord, aggregateByDomain } from "./aggregate-by-
 export { type AggregateByDomainGroupRecord, aggregateByDomainGroup } from "./aggregate-by-domain-group.js";
 export { type AggregateByOrganizationRecord, aggregateByOrganization } from "./aggregate-by-organization.js";
 export {
+  type AggregateBySenderRecord,
+  aggregateBySender,
+  type SenderKind,
+  share,
+} from "./aggregate-by-sender.js";
+export {
   type AggregateBySourceRecord,
   aggregateBySource,
   aggregateByUnalignedSource,
@@ -28,5 +34,14 @@ export { type ForensicOptions, type ForensicRecord, forensicReports } from "./fo
 export { maskAddresses, redactHeaders, removed } from "./forensic-redaction.js";
 export { newestFactTime } from "./newest-fact.js";
 export type { Page, PageQuery } from "./page.js";
+export {
+  dispositionsStoppedBy,
+  type PolicyImpact,
+  type PolicyImpactQuery,
+  type PolicyImpactRecord,
+  type PolicyImpactTotals,
+  policyImpact,
+  type StricterPolicy,
+} from "./policy-impact.js";
 export type { QuerySchema } from "./schema.js";
 export { chooseRanking, type RankingChoice } from "./source-page-ranked.js";

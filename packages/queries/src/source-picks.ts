@@ -14,6 +14,12 @@ export interface SourcePicks {
   spf_domain: string | null;
   dkim_domain: string | null;
   source_domain: string | null;
+  service_name: string | null;
+  service_type: string | null;
+  /** As text (bigint). */
+  asn: string | null;
+  asn_organization: string | null;
+  country: string | null;
   /** The latest fact of the group in the period, Unix seconds. */
   last_t: string;
 }
@@ -25,7 +31,7 @@ type Kind = (typeof kinds)[keyof typeof kinds];
 /**
  * The picks of the page's groups over the period: of disposition, ARC, SPF and DKIM domain the
  * value with the most messages (dispositions tie reject, quarantine, none; other ties by name),
- * the date of the latest, and the source's reverse-DNS domain. Reads only the page's groups' facts (agg_source's key
+ * the date of the latest, and the source's reverse-DNS domain and naming (service, AS, country). Reads only the page's groups' facts (agg_source's key
  * starts with the group).
  *
  * Every kind of value is summed into one list and sorted once; the first of each kind and group is
@@ -88,7 +94,8 @@ export async function sourcePicks(
       group by b.domain, b.source_ip, b.organization
     )
     select p.last_t, p.domain, p.source_ip, p.organization, p.disposition,
-      p.disposition_count::text as disposition_count, p.arc, p.spf_domain, p.dkim_domain, n.source_domain
+      p.disposition_count::text as disposition_count, p.arc, p.spf_domain, p.dkim_domain, n.source_domain,
+      n.service_name, n.service_type, n.asn::text as asn, n.asn_organization, n.country
     from picks p
     left join source_ip_name n on n.source_ip = p.source_ip`.execute(db);
   return new Map(rows.map((row) => [groupId(row), row]));

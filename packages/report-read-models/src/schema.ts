@@ -79,6 +79,26 @@ export interface AggSourceTable {
   changed_seq: Int8;
 }
 
+/**
+ * The facts of aggregate_by_sender and policy_impact: messages per (policy domain, day-normalised
+ * begin, source IP, disposition, DMARC pass, forwarded), forwarded meaning ARC pass or a
+ * forwarding override reason (projections/aggregate-by-sender.ts).
+ */
+export interface AggSenderFactTable {
+  domain: string;
+  t: Int8;
+  source_ip: string;
+  disposition: string;
+  dmarc_pass: boolean;
+  forwarded: boolean;
+  volume: Int8;
+  unaligned_arc_pass: Int8;
+  dkim_aligned: Int8;
+  spf_aligned: Int8;
+  dkim_pass: Int8;
+  spf_pass: Int8;
+}
+
 /** One row: the number of the latest batch that wrote agg_source (source-change-counter.ts). */
 export interface AggSourceChangeTable {
   /** Always true: the primary key that keeps the table at one row. */
@@ -155,6 +175,16 @@ export interface SourceIpNameTable {
   resolved_at: ColumnType<Date, Date | string, Date | string>;
   /** When the latest definitive answer (not a timeout or error) was had; null before one. */
   answered_at: ColumnType<Date | null, Date | string | null, Date | string | null>;
+  /** The service behind the base domain of the forward-confirmed name; null when unknown. */
+  service_name: ColumnType<string | null, string | null | undefined, string | null>;
+  service_type: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The AS announcing the address, from the offline database; null when unknown. */
+  asn: ColumnType<string | number | null, number | null | undefined, number | null>;
+  asn_organization: ColumnType<string | null, string | null | undefined, string | null>;
+  /** ISO 3166-1 alpha-2. */
+  country: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The versions of the map and databases that named it (JSON); null before SourceIpResolved v2. */
+  naming_sources: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ForensicReportTable {
@@ -190,6 +220,7 @@ export interface ReportSchema {
   agg_source: AggSourceTable;
   agg_source_change: AggSourceChangeTable;
   agg_source_count: AggSourceCountTable;
+  agg_sender_fact: AggSenderFactTable;
   source_ranking_upkeep: SourceRankingUpkeepTable;
   source_ranking_build: SourceRankingBuildTable;
   source_ranking: SourceRankingTable;

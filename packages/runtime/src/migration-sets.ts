@@ -1,3 +1,4 @@
+import { alertsMigrations } from "@dmarc-ledger/alerts/migrations";
 import type { MigrationSet } from "@dmarc-ledger/db";
 // The subpaths, not the indexes: those would load the report parser, DNS and more for a list.
 import { intakeMigrations } from "@dmarc-ledger/intake/migrations";
@@ -15,8 +16,9 @@ import { usersMigrations } from "@dmarc-ledger/users/migrations";
  * store holds the events (the event store's own set is added when it does): the engine's
  * checkpoints, the tables of the projections in projections.ts, Safe SPF's schedule, the
  * intake's raw archive, the users' secrets and sessions, the data keys of personal data, the
- * API's shared rate limits and its callers' write marks (reads from a replica). Each set has its
- * own bookkeeping table; openRuntime migrates them all.
+ * API's shared rate limits and its callers' write marks (reads from a replica), and the
+ * alerts' (rules, endpoints, the evaluator's state and the outboxes). Each set has its own
+ * bookkeeping table; openRuntime migrates them all.
  */
 export const tableMigrations: readonly MigrationSet[] = [
   projectionEngineMigrations,
@@ -25,6 +27,7 @@ export const tableMigrations: readonly MigrationSet[] = [
   safeSpfMigrations,
   intakeMigrations,
   usersMigrations,
+  alertsMigrations,
   rateLimitMigrations,
   readReplicaMigrations,
   personalDataMigrations,

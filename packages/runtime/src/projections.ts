@@ -1,3 +1,4 @@
+import { alertProjections } from "@dmarc-ledger/alerts/projections";
 import { personalDataPolicyProjection } from "@dmarc-ledger/personal-data";
 import type { Projection } from "@dmarc-ledger/projection-engine";
 import { reportProjections } from "@dmarc-ledger/report-read-models";
@@ -15,5 +16,6 @@ export const allProjections: readonly Projection[] = [
   ...reportProjections,
   ...safeSpfProjections,
   ...usersProjections,
+  ...(alertProjections as readonly Projection[]),
   personalDataPolicyProjection,
 ];

@@ -1,5 +1,23 @@
 import { getServers } from "node:dns";
 import { hostPorts, integer, oneOf, parseSettings } from "@dmarc-ledger/config";
+import { z } from "zod";
+import { readServiceMapFile, type ServiceMapFile, ServiceMapFileError } from "./service-map-file.js";
+
+/** A service map file, read and checked where the settings are: its problems are the setting's. */
+const serviceMapFile = () =>
+  z
+    .string()
+    .optional()
+    .transform((path, ctx): ServiceMapFile | null => {
+      if (path === undefined) return null;
+      try {
+        return readServiceMapFile(path);
+      } catch (error) {
+        if (!(error instanceof ServiceMapFileError)) throw error;
+        ctx.addIssue({ code: "custom", message: error.message });
+        return z.NEVER;
+      }
+    });
 
 /** The environment variables of the source-IP resolver, for a process to compose with its own. */
 export const sourceIpResolverSettingsShape = {
@@ -15,6 +33,11 @@ export const sourceIpResolverSettingsShape = {
   SOURCE_IP_RETRY_AGE: integer({ min: 1, max: 10 * 365 * 86_400, default: 3_600 }),
   DNS_NAMESERVERS: hostPorts(53),
   DNS_TIMEOUT_MS: integer({ min: 50, max: 60_000, default: 2_000 }),
+  /**
+   * A CSV file (`base_reverse_dns,name,type`) of services to add to the shipped map, or to
+   * name differently: read and checked at start.
+   */
+  SENDER_SERVICE_MAP_FILE: serviceMapFile(),
 };
 
 export interface SourceIpResolverSettings {
@@ -27,6 +50,8 @@ export interface SourceIpResolverSettings {
   /** The resolvers to ask: DNS_NAMESERVERS, else the system's IPv4 ones on port 53. */
   nameservers: string[];
   timeoutMs: number;
+  /** The deployment's services (SENDER_SERVICE_MAP_FILE), read; null when unset. */
+  serviceMapFile: ServiceMapFile | null;
 }
 
 /**
@@ -55,5 +80,6 @@ export function sourceIpResolverSettingsFromEnv(
     retryAgeSeconds: parsed.SOURCE_IP_RETRY_AGE,
     nameservers: parsed.DNS_NAMESERVERS ?? (system.length ? system : ["127.0.0.1:53"]),
     timeoutMs: parsed.DNS_TIMEOUT_MS,
+    serviceMapFile: parsed.SENDER_SERVICE_MAP_FILE,
   };
 }

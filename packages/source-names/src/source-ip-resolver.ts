@@ -9,12 +9,18 @@ import pRetry from "p-retry";
 import { type AnswerAges, type DueIp, dueAmong, isDue, staleSourceIps } from "./due-source-ips.js";
 import { lookupSourceName, type SourceNameAnswer } from "./lookup-source-name.js";
 import type { SourceIpNameSchema } from "./schema.js";
+import type { SourceNamer } from "./source-namer.js";
 
 export interface SourceIpResolverOptions extends AnswerAges {
   store: EventStore;
   db: Kysely<SourceIpNameSchema>;
   /** One resolver for the whole process: its cache is shared by every lookup. */
   resolver: SpfResolver;
+  /**
+   * Names each answer (service, AS, country) into the event. Without one the answers carry no
+   * naming (tests of the DNS side only; a process always passes one).
+   */
+  namer?: SourceNamer;
   ratePerSecond: number;
   concurrency: number;
   /** Further attempts after a timeout, with exponential backoff (default 3). */
@@ -104,7 +110,12 @@ export function startSourceIpResolver(options: SourceIpResolverOptions): Running
     }
     const answer = await lookUp(ip);
     if (stopped) return;
-    const event: SourceIpResolved = { ip, ...answer, resolvedAt: now().toISOString() };
+    const event: SourceIpResolved = {
+      ip,
+      ...answer,
+      resolvedAt: now().toISOString(),
+      naming: options.namer?.name(ip, answer) ?? null,
+    };
     for (let attempt = 0; ; attempt++) {
       try {
         await store.append(

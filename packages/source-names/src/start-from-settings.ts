@@ -5,6 +5,7 @@ import type { Kysely } from "kysely";
 import type { SourceIpNameSchema } from "./schema.js";
 import type { SourceIpResolverSettings } from "./settings.js";
 import { type RunningSourceIpResolver, startSourceIpResolver } from "./source-ip-resolver.js";
+import { lazySourceNamer } from "./source-namer.js";
 
 /** The resolver as a process runs it from its settings; null when the settings disable it. */
 export function startSourceIpResolverFromSettings(
@@ -21,6 +22,7 @@ export function startSourceIpResolverFromSettings(
     store: deps.store,
     db: deps.db,
     resolver: createResolver({ nameservers: settings.nameservers, timeoutMs: settings.timeoutMs }),
+    namer: lazySourceNamer(settings.serviceMapFile),
     ratePerSecond: settings.ratePerSecond,
     concurrency: settings.concurrency,
     refreshAgeSeconds: settings.refreshAgeSeconds,

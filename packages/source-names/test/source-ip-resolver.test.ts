@@ -245,6 +245,7 @@ describe.each(backends)("the source-IP resolver on %s", (_name, openBackend) => 
             name: null,
             confirmed: false,
             resolvedAt: new Date().toISOString(),
+            naming: null,
           },
           meta,
         ),

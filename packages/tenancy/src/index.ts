@@ -41,4 +41,5 @@ export type {
   TenancySchema,
   TenantTable,
 } from "./schema.js";
+export { InvalidSenderApprovalError, normaliseRange, setSenderApproval } from "./sender-approval.js";
 export { readTenant, type TenantState, UnknownApiKeyError, UnknownTenantError } from "./tenant-history.js";

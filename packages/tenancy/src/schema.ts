@@ -37,6 +37,18 @@ export interface DomainClaimTable {
   tenant_id: string;
 }
 
+/**
+ * The senders a domain's owner approved or not (SenderApprovalSet; a cleared decision has no
+ * row): kind "service" (a sender as aggregate_by_sender names it) or "range" (a CIDR).
+ */
+export interface SenderApprovalTable {
+  domain: string;
+  tenant_id: string;
+  kind: "service" | "range";
+  sender: string;
+  approved: boolean;
+}
+
 /** Every event of every domain stream: the audit trail behind GET history. */
 export interface AuditEventTable {
   domain: string;
@@ -55,4 +67,5 @@ export interface TenancySchema {
   domain: DomainTable;
   domain_claim: DomainClaimTable;
   audit_event: AuditEventTable;
+  sender_approval: SenderApprovalTable;
 }

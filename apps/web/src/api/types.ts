@@ -182,24 +182,66 @@ export interface DateRecord extends Counters {
 /** GET aggregate_by_sender: the inventory of sending services, with their approval per domain. */
 export interface SenderRecord extends Counters {
   Domain: string;
+  /** The service; for an unknown source its base domain, "AS<number>" or "unknown". */
   Service: string;
+  /** "" for an unknown source. */
   ServiceType: string;
-  ASN: string | number | null;
-  ASNOrganization: string | null;
-  Country: string | null;
+  SenderKind: "service" | "base_domain" | "asn" | "unknown";
+  /** "" when unknown, like the other text fields. */
+  ASN: string;
+  ASNOrganization: string;
+  Country: string;
+  SourceIPs: string;
+  DMARCShare: string;
+  SPFAlignedShare: string;
+  DKIMAlignedShare: string;
   Approved: boolean | null;
 }
 
-/**
- * GET policy_impact: per domain, what moving to quarantine or reject would do. Issue 23 defines
- * it; this is the shape the Policy view expects until then (see docs/dashboard.md).
- */
+/** GET policy_impact: per domain and sender, the failing messages a stricter policy would stop. */
 export interface PolicyImpactRecord {
   Domain: string;
-  Policy: string | null;
-  Volume: string;
-  DMARC: string;
-  WouldQuarantine: string;
-  WouldReject: string;
-  ApprovedFailing: string;
+  Service: string;
+  ServiceType: string;
+  SenderKind: "service" | "base_domain" | "asn" | "unknown";
+  Approved: boolean | null;
+  SourceIPs: string;
+  Stopped: string;
+  Forwarded: string;
+  LegitimateAtRisk: string;
+  AbuseStopped: string;
+}
+
+/** GET policy_impact's answer: the records and their totals over every sender. */
+export interface PolicyImpactAnswer extends ListAnswer<PolicyImpactRecord> {
+  policy: "quarantine" | "reject";
+  totals: {
+    Volume: string;
+    DMARC: string;
+    Stopped: string;
+    Forwarded: string;
+    LegitimateAtRisk: string;
+    AbuseStopped: string;
+  };
+}
+
+/** GET alert_rules (docs/alerts.md). */
+export interface AlertRuleRecord {
+  rule: string;
+  enabled: boolean;
+  params: Record<string, number>;
+  set: boolean;
+  description: string;
+}
+
+/** GET webhooks: never the secret. */
+export interface WebhookRecord {
+  id: string;
+  url: string;
+  alert_types: string[];
+  description: string;
+  enabled: boolean;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
 }

@@ -1,78 +1,81 @@
-import type { ListAnswer, PolicyImpactRecord } from "../api/types.js";
+import { useState } from "preact/hooks";
+import type { PolicyImpactAnswer, PolicyImpactRecord } from "../api/types.js";
 import { useApi } from "../api/use-api.js";
 import { Card } from "../components/card.js";
 import { type Column, DataTable } from "../components/data-table.js";
 import { EmptyState } from "../components/empty-state.js";
 import { ErrorNotice, Loading } from "../components/notice.js";
 import { useFilters } from "../lib/filters.js";
-import { count, formatCount, formatShare, share } from "../lib/format.js";
+import { count, formatCount } from "../lib/format.js";
+
+const counted = (key: keyof PolicyImpactRecord, label: string): Column<PolicyImpactRecord> => ({
+  key,
+  label,
+  numeric: true,
+  value: (r) => count(r[key] as string),
+  render: (r) => formatCount(r[key] as string),
+});
 
 /**
- * What moving each domain to p=quarantine or p=reject would do to its mail, from issue 23's GET
- * policy_impact. In the navigation only once the API links that endpoint.
+ * What moving to p=quarantine or p=reject would stop, per domain and sender, from GET
+ * policy_impact: the failing mail not already stopped, split into legitimate at risk (approved
+ * senders, forwarding) and abuse stopped. In the navigation once the API links that endpoint.
  */
 export function Policy() {
   const filters = useFilters();
-  const impact = useApi<ListAnswer<PolicyImpactRecord>>("policy_impact", {
-    ...filters.query,
-    per_page: 1000,
-  });
+  const [policy, setPolicy] = useState<"quarantine" | "reject">("reject");
+  const impact = useApi<PolicyImpactAnswer>("policy_impact", { ...filters.query, policy, per_page: 1000 });
   if (impact.loading && !impact.data) return <Loading what="the policy impact" />;
   if (impact.error) return <ErrorNotice error={impact.error} />;
+  const totals = impact.data?.totals;
   const columns: Column<PolicyImpactRecord>[] = [
     { key: "domain", label: "Domain", value: (r) => r.Domain },
-    { key: "policy", label: "Policy now", value: (r) => r.Policy },
-    {
-      key: "messages",
-      label: "Messages",
-      numeric: true,
-      value: (r) => count(r.Volume),
-      render: (r) => formatCount(r.Volume),
-    },
-    {
-      key: "pass",
-      label: "DMARC pass",
-      numeric: true,
-      value: (r) => share(r.DMARC, r.Volume),
-      render: (r) => formatShare(share(r.DMARC, r.Volume)),
-    },
-    {
-      key: "quarantine",
-      label: "Quarantined at p=quarantine",
-      numeric: true,
-      value: (r) => count(r.WouldQuarantine),
-      render: (r) => formatCount(r.WouldQuarantine),
-    },
-    {
-      key: "reject",
-      label: "Rejected at p=reject",
-      numeric: true,
-      value: (r) => count(r.WouldReject),
-      render: (r) => formatCount(r.WouldReject),
-    },
+    { key: "service", label: "Sender", value: (r) => r.Service },
+    { key: "type", label: "Type", value: (r) => r.ServiceType || null },
     {
       key: "approved",
-      label: "Of them from approved senders",
-      numeric: true,
-      value: (r) => count(r.ApprovedFailing),
-      render: (r) => formatCount(r.ApprovedFailing),
+      label: "Approved",
+      value: (r) => (r.Approved === null ? null : r.Approved ? "yes" : "no"),
     },
+    counted("Stopped", "Stopped"),
+    counted("LegitimateAtRisk", "Legitimate at risk"),
+    counted("AbuseStopped", "Abuse stopped"),
+    counted("Forwarded", "Of them forwarded"),
   ];
   return (
     <Card title="Policy impact" id="policy-card" wide>
       <p class="hint">
-        Messages that would have been quarantined or rejected over the period, had the domain published a
-        stricter policy; those from approved senders are the ones to fix first.
+        Messages that failed DMARC and would have been stopped over the period at a stricter policy:
+        legitimate at risk (approved senders and forwarding) are the ones to fix first.
       </p>
+      <label>
+        Policy{" "}
+        <select
+          value={policy}
+          onChange={(event) =>
+            setPolicy((event.currentTarget as HTMLSelectElement).value as "quarantine" | "reject")
+          }
+        >
+          <option value="quarantine">p=quarantine</option>
+          <option value="reject">p=reject</option>
+        </select>
+      </label>
+      {totals ? (
+        <p id="policy-totals">
+          Of {formatCount(totals.Volume)} messages ({formatCount(totals.DMARC)} passing DMARC), p={policy}{" "}
+          would stop {formatCount(totals.Stopped)}: {formatCount(totals.LegitimateAtRisk)} legitimate at risk,{" "}
+          {formatCount(totals.AbuseStopped)} abuse.
+        </p>
+      ) : null}
       <DataTable
         id="policy"
-        caption="Per domain, the messages a stricter DMARC policy would have quarantined or rejected"
+        caption="Per domain and sender, the failing messages a stricter DMARC policy would stop"
         columns={columns}
         rows={impact.data?.records ?? []}
-        rowKey={(r) => r.Domain}
-        defaultSort="-messages"
+        rowKey={(r) => `${r.Domain}|${r.Service}`}
+        defaultSort="-Stopped"
         csvName="policy-impact.csv"
-        empty={<EmptyState title="No reports in this period">Choose a longer period.</EmptyState>}
+        empty={<EmptyState title="Nothing a stricter policy would stop">Choose a longer period.</EmptyState>}
       />
     </Card>
   );

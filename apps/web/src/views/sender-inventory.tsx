@@ -39,11 +39,12 @@ export function SenderInventory({ caller, canApprove }: { caller: Caller; canApp
   };
   const columns: Column<SenderRecord>[] = [
     { key: "service", label: "Service", value: (r) => r.Service },
-    { key: "type", label: "Type", value: (r) => r.ServiceType },
+    { key: "type", label: "Type", value: (r) => r.ServiceType || null },
     { key: "domain", label: "Domain", value: (r) => r.Domain },
-    { key: "asn", label: "ASN", value: (r) => (r.ASN === null ? null : `AS${r.ASN}`) },
-    { key: "network", label: "Network", value: (r) => r.ASNOrganization },
-    { key: "country", label: "Country", value: (r) => r.Country },
+    { key: "asn", label: "ASN", value: (r) => (r.ASN === "" ? null : `AS${r.ASN}`) },
+    { key: "network", label: "Network", value: (r) => r.ASNOrganization || null },
+    { key: "country", label: "Country", value: (r) => r.Country || null },
+    { key: "ips", label: "Source IPs", numeric: true, value: (r) => Number(r.SourceIPs) },
     messages<SenderRecord>(),
     passShare<SenderRecord>(),
     spfAligned<SenderRecord>(),

@@ -1,58 +1,13 @@
 import { useState } from "preact/hooks";
-import { type ApiError, apiWrite, asApiError } from "../api/client.js";
+import { apiWrite } from "../api/client.js";
 import type { ActivityRecord, ApiKeyRecord, Caller, ListAnswer, UserRecord } from "../api/types.js";
-import { forgetAnswers, useApi } from "../api/use-api.js";
+import { useApi } from "../api/use-api.js";
 import { Card } from "../components/card.js";
 import { type Column, DataTable } from "../components/data-table.js";
 import { ErrorNotice, Loading, Notice } from "../components/notice.js";
 import { formatTime } from "../lib/format.js";
-
-function useAction() {
-  const [error, setError] = useState<ApiError | undefined>();
-  const run = async <T,>(work: () => Promise<T>): Promise<T | null> => {
-    try {
-      const result = await work();
-      setError(undefined);
-      forgetAnswers();
-      return result;
-    } catch (caught) {
-      setError(asApiError(caught));
-      return null;
-    }
-  };
-  return { error, run };
-}
-
-/** A secret shown once (a set-password link, a new key), with a button to copy it. */
-function ShownOnce({ label, value, note }: { label: string; value: string; note: string }) {
-  const [copied, setCopied] = useState(false);
-  return (
-    <div class="shown-once" role="status">
-      <p>
-        <strong>{label}</strong> {note}
-      </p>
-      <div class="copy-row">
-        <input
-          type="text"
-          readOnly
-          value={value}
-          aria-label={label}
-          onFocus={(e) => (e.currentTarget as HTMLInputElement).select()}
-        />
-        <button
-          type="button"
-          class="button"
-          onClick={async () => {
-            await navigator.clipboard?.writeText(value).catch(() => {});
-            setCopied(true);
-          }}
-        >
-          {copied ? "Copied" : "Copy"}
-        </button>
-      </div>
-    </div>
-  );
-}
+import { AlertRules, Webhooks } from "./alert-settings.js";
+import { ShownOnce, useAction } from "./write-actions.js";
 
 function People({ caller }: { caller: Caller }) {
   const users = useApi<ListAnswer<UserRecord>>("users");
@@ -348,12 +303,14 @@ function Account({ caller, onSignedOut }: { caller: Caller; onSignedOut: () => v
   );
 }
 
-/** People and API keys (admins), and the signed-in person's own account. */
+/** The account, its alert rules and webhooks, people and API keys (admins). */
 export function Settings({ caller, onSignedOut }: { caller: Caller; onSignedOut: () => void }) {
   const admin = caller.capabilities.includes("admin");
   return (
     <div class="view">
       <Account caller={caller} onSignedOut={onSignedOut} />
+      <AlertRules canWrite={caller.capabilities.includes("write")} />
+      <Webhooks canWrite={caller.capabilities.includes("write")} />
       {admin ? (
         <>
           <People caller={caller} />

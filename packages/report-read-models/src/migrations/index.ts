@@ -12,8 +12,9 @@ import { sourceChangeCounter } from "./010_source_change_counter.js";
 import { sourceIpAnswers } from "./011_source_ip_answers.js";
 import { rankingUpkeepByChange } from "./012_ranking_upkeep_by_change.js";
 import { aggDomainDay } from "./013_agg_domain_day.js";
-// 014 is the senders branch's (issue 23): numbered apart so that both merge.
+import { sourceIpNaming } from "./014_source_ip_naming.js";
 import { forensicPersonal } from "./015_forensic_personal.js";
+import { aggSenderFact } from "./016_agg_sender_fact.js";
 
 /**
  * The report read models' tables (schema.ts). Until the read models were split (issue 22) the
@@ -36,7 +37,9 @@ export const reportReadModelMigrations: MigrationSet = {
     "011_source_ip_answers": sourceIpAnswers,
     "012_ranking_upkeep_by_change": rankingUpkeepByChange,
     "013_agg_domain_day": aggDomainDay,
+    "014_source_ip_naming": sourceIpNaming,
     "015_forensic_personal": forensicPersonal,
+    "016_agg_sender_fact": aggSenderFact,
   },
   formerly: {
     set: "read_models",

@@ -2,7 +2,7 @@ import { sql, type Transaction } from "kysely";
 import { addToSums, type CounterSums, emptySums, type RowVerdict } from "../counters.js";
 import type { ReportSchema } from "../schema.js";
 
-type SummedTable = "agg_domain" | "agg_organization" | "agg_source";
+type SummedTable = "agg_domain" | "agg_organization" | "agg_source" | "agg_sender_fact";
 type KeyValue = string | number | boolean;
 
 /** A key column and its SQL type, for the arrays the upsert unnests. */

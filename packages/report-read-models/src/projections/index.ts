@@ -3,11 +3,13 @@ import type { ReportSchema } from "../schema.js";
 import { aggregateByDateProjection } from "./aggregate-by-date.js";
 import { aggregateByDomainProjection } from "./aggregate-by-domain.js";
 import { aggregateByOrganizationProjection } from "./aggregate-by-organization.js";
+import { aggregateBySenderProjection } from "./aggregate-by-sender.js";
 import { aggregateBySourceProjection } from "./aggregate-by-source.js";
 import { forensicReportsProjection } from "./forensic-reports.js";
 import { reportDomainsProjection } from "./report-domains.js";
 import { sourceIpNamesProjection } from "./source-ip-names.js";
 
+export { isForwarded } from "./aggregate-by-sender.js";
 export { dkimDomainOf, spfDomainOf } from "./aggregate-by-source.js";
 export {
   countPersonalRows,
@@ -20,6 +22,7 @@ export {
   aggregateByDateProjection,
   aggregateByDomainProjection,
   aggregateByOrganizationProjection,
+  aggregateBySenderProjection,
   aggregateBySourceProjection,
   forensicReportsProjection,
   reportDomainsProjection,
@@ -35,4 +38,5 @@ export const reportProjections: readonly Projection<ReportSchema>[] = [
   reportDomainsProjection,
   sourceIpNamesProjection,
   aggregateByDateProjection,
+  aggregateBySenderProjection,
 ];

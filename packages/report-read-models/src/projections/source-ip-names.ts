@@ -6,18 +6,32 @@ import type { ReportSchema } from "../schema.js";
 /**
  * What the by-source records show as `SourceDomain`: the registrable domain of the PTR name, only
  * when the name is forward-confirmed. Anyone can point the PTR of their own address at
- * mail.google.com; only the owner of google.com can make that name resolve back to it.
+ * mail.google.com; only the owner of google.com can make that name resolve back to it. An answer
+ * that carries its naming (v2) says which: the public suffix list of the day it was named.
  */
-export function sourceDomainOf(answer: Pick<SourceIpResolved, "name" | "confirmed">): string {
+export function sourceDomainOf(answer: Pick<SourceIpResolved, "name" | "confirmed" | "naming">): string {
+  if (answer.naming) return answer.naming.baseDomain ?? "";
   if (!answer.confirmed || !answer.name) return "";
   return getDomain(answer.name) ?? "";
 }
 
 const isDefinitive = (outcome: SourceIpResolved["outcome"]) => outcome !== "timeout" && outcome !== "error";
 
+/** The AS and country of the address: known whatever DNS answered. */
+const networkOf = (answer: SourceIpResolved) =>
+  answer.naming
+    ? {
+        asn: answer.naming.asn?.number ?? null,
+        asn_organization: answer.naming.asn?.organization ?? null,
+        country: answer.naming.country,
+        naming_sources: JSON.stringify(answer.naming.sources),
+      }
+    : {};
+
 /**
- * The latest reverse-DNS answer per source IP. A timeout or error moves only the attempt's time
- * and outcome: the last definitive answer stays shown until a new one replaces it.
+ * The latest reverse-DNS answer per source IP, and its naming. A timeout or error moves only the
+ * attempt's time and outcome (and the AS and country, which need no DNS): the last definitive
+ * answer and its service stay shown until a new one replaces them.
  */
 export const sourceIpNamesProjection: Projection<ReportSchema> = {
   name: "source_ip_names",
@@ -27,7 +41,7 @@ export const sourceIpNamesProjection: Projection<ReportSchema> = {
     for (const event of events) {
       if (event.type !== "SourceIpResolved") continue;
       const answer = event.data;
-      const attempt = { outcome: answer.outcome, resolved_at: answer.resolvedAt };
+      const attempt = { outcome: answer.outcome, resolved_at: answer.resolvedAt, ...networkOf(answer) };
       if (isDefinitive(answer.outcome)) {
         const row = {
           ...attempt,
@@ -35,6 +49,12 @@ export const sourceIpNamesProjection: Projection<ReportSchema> = {
           ptr_name: answer.name,
           confirmed: answer.confirmed,
           answered_at: answer.resolvedAt,
+          service_name: answer.naming?.service?.name ?? null,
+          service_type: answer.naming?.service?.type ?? null,
+          asn: answer.naming?.asn?.number ?? null,
+          asn_organization: answer.naming?.asn?.organization ?? null,
+          country: answer.naming?.country ?? null,
+          naming_sources: answer.naming ? JSON.stringify(answer.naming.sources) : null,
         };
         await trx
           .insertInto("source_ip_name")

@@ -4,6 +4,7 @@ import { apiKey } from "./002_api_key.js";
 import { domain } from "./003_domain.js";
 import { auditEvent } from "./004_audit_event.js";
 import { domainClaim } from "./005_domain_claim.js";
+import { senderApproval } from "./006_sender_approval.js";
 
 /**
  * The tenancy's tables (schema.ts). Until the read models were split (issue 22) the read-model
@@ -17,6 +18,7 @@ export const tenancyMigrations: MigrationSet = {
     "003_domain": domain,
     "004_audit_event": auditEvent,
     "005_domain_claim": domainClaim,
+    "006_sender_approval": senderApproval,
   },
   formerly: {
     set: "read_models",

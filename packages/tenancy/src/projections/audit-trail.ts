@@ -9,6 +9,7 @@ export const auditTrailProjection: Projection<TenancySchema> = {
     "DomainAdded",
     "DomainRemoved",
     "DomainGroupSet",
+    "SenderApprovalSet",
     "SpfOriginalUpdated",
     "SafeSpfRecordComputed",
     "SafeSpfComputationFailed",

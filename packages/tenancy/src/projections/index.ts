@@ -3,9 +3,16 @@ import type { TenancySchema } from "../schema.js";
 import { auditTrailProjection } from "./audit-trail.js";
 import { domainClaimsProjection } from "./domain-claims.js";
 import { domainsProjection } from "./domains.js";
+import { senderApprovalsProjection } from "./sender-approvals.js";
 import { tenantsProjection } from "./tenants.js";
 
-export { auditTrailProjection, domainClaimsProjection, domainsProjection, tenantsProjection };
+export {
+  auditTrailProjection,
+  domainClaimsProjection,
+  domainsProjection,
+  senderApprovalsProjection,
+  tenantsProjection,
+};
 
 /** The tenancy's projections, in the order the engine applies them. */
 export const tenancyProjections: readonly Projection<TenancySchema>[] = [
@@ -13,4 +20,5 @@ export const tenancyProjections: readonly Projection<TenancySchema>[] = [
   domainsProjection,
   domainClaimsProjection,
   auditTrailProjection,
+  senderApprovalsProjection,
 ];

@@ -32,6 +32,12 @@ export function describeDomainEvent(
       return `removed from tenant ${data.tenantId}`;
     case "DomainGroupSet":
       return data.group === null ? "removed from its group" : `group set to "${data.group}"`;
+    case "SenderApprovalSet": {
+      const sender = data.service !== null ? `service "${data.service}"` : `range ${data.range}`;
+      return data.approved === null
+        ? `${sender}: approval cleared`
+        : `${sender} ${data.approved ? "approved" : "marked not approved"}`;
+    }
     case "SpfOriginalUpdated":
       return `original SPF record: ${data.original}`;
     case "SafeSpfRecordComputed": {

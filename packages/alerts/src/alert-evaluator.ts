@@ -1,0 +1,468 @@
+import type {
+  AggregateReportReceived,
+  AlertRaised,
+  AlertRuleKind,
+  DomainEvent,
+  ForensicReportReceived,
+} from "@dmarc-ledger/events";
+import type { Projection } from "@dmarc-ledger/projection-engine";
+import { sql, type Transaction } from "kysely";
+import { alertIdOf } from "./alert-id.js";
+import { tenantRule } from "./rules.js";
+import type { AlertsSchema } from "./schema.js";
+
+export interface EvaluatorOptions {
+  /**
+   * Events recorded longer ago than this build the evaluator's state but raise nothing: a first
+   * start over a long history (or an evaluator that was off for weeks) does not send the past.
+   */
+  maxEventAgeMs: number;
+  now?: () => Date;
+}
+
+type Trx = Transaction<AlertsSchema>;
+
+/** The evaluator's checkpoint row in projection_checkpoint. */
+export const evaluatorName = "alert_evaluator";
+
+/**
+ * Decides alerts from the events, in their order. It is run like a projection (its state, the
+ * alerts it decides and its checkpoint commit in one transaction, so a crash never decides a batch
+ * twice or half) but by a projector of its own, not in allProjections: a replay of the read models
+ * does not run it again. What it decides goes to alert_outbox under a deterministic id (alert-id.ts);
+ * the publisher records it as an AlertRaised event and fans it out (publisher.ts).
+ */
+export function alertEvaluator(options: EvaluatorOptions): Projection<AlertsSchema> {
+  const now = options.now ?? (() => new Date());
+  return {
+    name: evaluatorName,
+    tables: [
+      "alert_domain_owner",
+      "alert_domain_state",
+      "alert_known_sender",
+      "alert_domain_day",
+      "alert_safe_spf",
+      "alert_outbox",
+      "alert_email",
+      "alert_digest",
+    ],
+    handles: new Set([
+      "DomainAdded",
+      "DomainRemoved",
+      "AggregateReportReceived",
+      "ForensicReportReceived",
+      "SafeSpfRecordComputed",
+      "SafeSpfComputationFailed",
+      "TenantErased",
+    ]),
+    async apply(trx, events) {
+      const oldest = now().getTime() - options.maxEventAgeMs;
+      for (const event of events) {
+        const raising = event.recordedAt.getTime() >= oldest;
+        await evaluate(trx, event, raising);
+      }
+    },
+  };
+}
+
+async function evaluate(trx: Trx, event: DomainEvent, raising: boolean): Promise<void> {
+  const cause = [{ stream: event.stream, position: event.position.toString() }];
+  switch (event.type) {
+    case "DomainAdded":
+      await forgetDomain(trx, event.data.domain);
+      await trx
+        .insertInto("alert_domain_owner")
+        .values({ domain: event.data.domain, tenant_id: event.data.tenantId })
+        .onConflict((oc) => oc.column("domain").doUpdateSet({ tenant_id: event.data.tenantId }))
+        .execute();
+      return;
+    case "DomainRemoved":
+      await forgetDomain(trx, event.data.domain);
+      return;
+    case "TenantErased":
+      // The people's addresses the mail outboxes hold go with the tenant's other personal data.
+      await trx.deleteFrom("alert_email").where("tenant_id", "=", event.data.tenantId).execute();
+      await trx.deleteFrom("alert_digest").where("tenant_id", "=", event.data.tenantId).execute();
+      return;
+    case "AggregateReportReceived":
+      return aggregateReport(trx, event.data, event.recordedAt, event.position, cause, raising);
+    case "ForensicReportReceived":
+      return failureReport(trx, event.data, event.recordedAt, cause, raising);
+    case "SafeSpfRecordComputed": {
+      const { domain, tenantId } = event.data;
+      if (!(await owns(trx, tenantId, domain))) return;
+      const day = utcDay(event.recordedAt);
+      if (raising && event.data.lookupsBefore > 10) {
+        await raise(trx, {
+          tenantId,
+          rule: "spf_lookup_limit",
+          domain,
+          key: `original:${event.data.original}`,
+          period: dayPeriod(day),
+          summary: `The SPF record of ${domain} needs ${event.data.lookupsBefore} DNS lookups; SPF allows 10.`,
+          figures: {
+            lookups: event.data.lookupsBefore,
+            lookupsWithSafeSpf: event.data.lookupsAfter,
+            original: event.data.original,
+          },
+          causedBy: cause,
+        });
+      }
+      const records = JSON.stringify(event.data.records);
+      const before = await trx
+        .selectFrom("alert_safe_spf")
+        .select("records")
+        .where("domain", "=", domain)
+        .executeTakeFirst();
+      if (before && before.records !== records && raising) {
+        await raise(trx, {
+          tenantId,
+          rule: "safe_spf_changed",
+          domain,
+          key: `position:${event.position}`,
+          period: dayPeriod(day),
+          summary: `Safe SPF of ${domain} was computed again with a different result (+${event.data.added.length} / -${event.data.removed.length} networks).`,
+          figures: {
+            added: event.data.added.join(" "),
+            removed: event.data.removed.join(" "),
+            lookupsBefore: event.data.lookupsBefore,
+            lookupsAfter: event.data.lookupsAfter,
+          },
+          causedBy: cause,
+        });
+      }
+      await trx
+        .insertInto("alert_safe_spf")
+        .values({ domain, records })
+        .onConflict((oc) => oc.column("domain").doUpdateSet({ records }))
+        .execute();
+      return;
+    }
+    case "SafeSpfComputationFailed": {
+      const { domain, tenantId } = event.data;
+      if (!raising || !(await owns(trx, tenantId, domain))) return;
+      const day = utcDay(event.recordedAt);
+      // One a day: a refresh that keeps failing is retried often.
+      await raise(trx, {
+        tenantId,
+        rule: "safe_spf_failed",
+        domain,
+        key: `day:${day}`,
+        period: dayPeriod(day),
+        summary: `Safe SPF of ${domain} could not be computed: ${event.data.message}`,
+        figures: { code: event.data.code, message: event.data.message, retrying: event.data.retrying },
+        causedBy: cause,
+      });
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+async function forgetDomain(trx: Trx, domain: string): Promise<void> {
+  await trx.deleteFrom("alert_domain_owner").where("domain", "=", domain).execute();
+  await trx.deleteFrom("alert_domain_state").where("domain", "=", domain).execute();
+  await trx.deleteFrom("alert_known_sender").where("domain", "=", domain).execute();
+  await trx.deleteFrom("alert_domain_day").where("domain", "=", domain).execute();
+  await trx.deleteFrom("alert_safe_spf").where("domain", "=", domain).execute();
+}
+
+async function owns(trx: Trx, tenantId: string, domain: string): Promise<boolean> {
+  const row = await trx
+    .selectFrom("alert_domain_owner")
+    .select("tenant_id")
+    .where("domain", "=", domain)
+    .executeTakeFirst();
+  return row?.tenant_id === tenantId;
+}
+
+/** The tenant's domain a report domain counts for: itself or its nearest owned parent. */
+async function ownerOf(trx: Trx, reportDomain: string): Promise<{ domain: string; tenantId: string } | null> {
+  const name = reportDomain.toLowerCase().replace(/\.$/, "");
+  const suffixes: string[] = [];
+  for (let at = 0; at !== -1; at = name.indexOf(".", at) + 1 || -1) suffixes.push(name.slice(at));
+  if (suffixes.length === 0) return null;
+  const rows = await trx
+    .selectFrom("alert_domain_owner")
+    .select(["domain", "tenant_id"])
+    .where("domain", "in", suffixes)
+    .execute();
+  const best = rows.sort((a, b) => b.domain.length - a.domain.length)[0];
+  return best ? { domain: best.domain, tenantId: best.tenant_id } : null;
+}
+
+const dmarcPass = (row: { policyDkim: string; policySpf: string }) =>
+  row.policyDkim === "pass" || row.policySpf === "pass";
+
+async function aggregateReport(
+  trx: Trx,
+  report: AggregateReportReceived,
+  recordedAt: Date,
+  position: bigint,
+  cause: AlertRaised["causedBy"],
+  raising: boolean,
+): Promise<void> {
+  const owner = await ownerOf(trx, report.policy.domain);
+  if (!owner) return;
+  const { domain, tenantId } = owner;
+  const end = new Date(report.end * 1000);
+  const period = { start: new Date(report.begin * 1000).toISOString(), end: end.toISOString() };
+
+  const state = await trx
+    .selectFrom("alert_domain_state")
+    .selectAll()
+    .where("domain", "=", domain)
+    .executeTakeFirst();
+  const baseline = !state || state.first_report === report.identity;
+  if (!state) {
+    await trx
+      .insertInto("alert_domain_state")
+      .values({
+        domain,
+        tenant_id: tenantId,
+        first_report: report.identity,
+        last_report_end: end,
+        last_report_at: recordedAt,
+        last_stream: cause[0]!.stream,
+        last_position: position.toString(),
+      })
+      .execute();
+  } else {
+    await trx
+      .updateTable("alert_domain_state")
+      .set({
+        last_report_end: end > state.last_report_end ? end : state.last_report_end,
+        last_report_at: recordedAt,
+        last_stream: cause[0]!.stream,
+        last_position: position.toString(),
+      })
+      .where("domain", "=", domain)
+      .execute();
+  }
+
+  // New senders.
+  const bySource = new Map<string, { messages: number; passed: number }>();
+  let messages = 0;
+  let failed = 0;
+  for (const row of report.rows) {
+    const entry = bySource.get(row.sourceIp) ?? { messages: 0, passed: 0 };
+    entry.messages += row.count;
+    if (dmarcPass(row)) entry.passed += row.count;
+    else failed += row.count;
+    messages += row.count;
+    bySource.set(row.sourceIp, entry);
+  }
+  const ips = [...bySource.keys()];
+  const known = new Set<string>();
+  for (let at = 0; at < ips.length; at += 1000) {
+    const rows = await trx
+      .selectFrom("alert_known_sender")
+      .select("source_ip")
+      .where("domain", "=", domain)
+      .where("source_ip", "in", ips.slice(at, at + 1000))
+      .execute();
+    for (const row of rows) known.add(row.source_ip);
+  }
+  const fresh = ips.filter((ip) => !known.has(ip));
+  for (let at = 0; at < fresh.length; at += 1000) {
+    await trx
+      .insertInto("alert_known_sender")
+      .values(fresh.slice(at, at + 1000).map((ip) => ({ domain, source_ip: ip, first_seen: recordedAt })))
+      .onConflict((oc) => oc.columns(["domain", "source_ip"]).doNothing())
+      .execute();
+  }
+  if (raising && !baseline && fresh.length > 0 && (await tenantRule(trx, tenantId, "new_sender")).enabled) {
+    for (const ip of fresh) {
+      const figures = bySource.get(ip)!;
+      await raise(trx, {
+        tenantId,
+        rule: "new_sender",
+        domain,
+        key: `ip:${ip}`,
+        period,
+        summary: `${ip} sent for ${domain} for the first time (${figures.messages} messages, ${figures.passed} passing DMARC, reported by ${report.orgName}).`,
+        figures: {
+          sourceIp: ip,
+          messages: figures.messages,
+          dmarcPass: figures.passed,
+          reportDomain: report.policy.domain,
+          reporter: report.orgName,
+          reportId: report.reportId,
+        },
+        causedBy: cause,
+      });
+    }
+  }
+
+  // The failure share of the window ending on the report's day.
+  const day = utcDay(new Date(report.begin * 1000));
+  await trx
+    .insertInto("alert_domain_day")
+    .values({ domain, day, messages, failed })
+    .onConflict((oc) =>
+      oc.columns(["domain", "day"]).doUpdateSet({
+        messages: sql`alert_domain_day.messages + excluded.messages`,
+        failed: sql`alert_domain_day.failed + excluded.failed`,
+      }),
+    )
+    .execute();
+  if (!raising) return;
+  const rule = await tenantRule(trx, tenantId, "dmarc_failure_share");
+  if (!rule.enabled) return;
+  const windowDays = rule.params.window_days!;
+  const first = utcDay(new Date(Date.parse(`${day}T00:00:00Z`) - (windowDays - 1) * 86_400_000));
+  const window = await trx
+    .selectFrom("alert_domain_day")
+    .select([
+      sql<string>`coalesce(sum(messages), 0)::text`.as("messages"),
+      sql<string>`coalesce(sum(failed), 0)::text`.as("failed"),
+    ])
+    .where("domain", "=", domain)
+    .where("day", ">=", first)
+    .where("day", "<=", day)
+    .executeTakeFirstOrThrow();
+  const total = Number(window.messages);
+  const failing = Number(window.failed);
+  if (total < rule.params.min_messages!) return;
+  const share = Math.round((failing * 10_000) / total) / 100;
+  const overThreshold = failing * 100 > rule.params.threshold_percent! * total;
+  // The domain's own baseline: its share over the baseline_days before the window.
+  const factor = rule.params.baseline_factor!;
+  let baselineShare: number | null = null;
+  if (factor > 0) {
+    const baselineFirst = utcDay(
+      new Date(Date.parse(`${first}T00:00:00Z`) - rule.params.baseline_days! * 86_400_000),
+    );
+    const baseline = await trx
+      .selectFrom("alert_domain_day")
+      .select([
+        sql<string>`coalesce(sum(messages), 0)::text`.as("messages"),
+        sql<string>`coalesce(sum(failed), 0)::text`.as("failed"),
+      ])
+      .where("domain", "=", domain)
+      .where("day", ">=", baselineFirst)
+      .where("day", "<", first)
+      .executeTakeFirstOrThrow();
+    if (Number(baseline.messages) >= rule.params.min_messages!) {
+      baselineShare = Math.round((Number(baseline.failed) * 10_000) / Number(baseline.messages)) / 100;
+    }
+  }
+  // Far above its baseline: `factor` times it, and at least 2 points more (0.1% to 0.3% is noise).
+  const overBaseline =
+    baselineShare !== null && share >= factor * baselineShare && share >= baselineShare + 2;
+  if (!overThreshold && !overBaseline) return;
+  const why = overThreshold
+    ? `threshold ${rule.params.threshold_percent}%`
+    : `${factor} times its ${baselineShare}% of the ${rule.params.baseline_days} days before`;
+  await raise(trx, {
+    tenantId,
+    rule: "dmarc_failure_share",
+    domain,
+    key: `day:${day}`,
+    period: { start: `${first}T00:00:00.000Z`, end: dayPeriod(day).end },
+    summary: `${share}% of ${domain}'s ${total} messages failed DMARC in the ${windowDays} day(s) to ${day} (${why}).`,
+    figures: {
+      messages: total,
+      failed: failing,
+      failedPercent: share,
+      thresholdPercent: rule.params.threshold_percent!,
+      windowDays,
+      baselinePercent: baselineShare,
+      aboveBaseline: overBaseline,
+    },
+    causedBy: cause,
+  });
+}
+
+async function failureReport(
+  trx: Trx,
+  report: ForensicReportReceived,
+  recordedAt: Date,
+  cause: AlertRaised["causedBy"],
+  raising: boolean,
+): Promise<void> {
+  if (!raising) return;
+  const owner = await ownerOf(trx, report.reportedDomain);
+  if (!owner) return;
+  const at = (
+    report.arrivalDate && !Number.isNaN(Date.parse(report.arrivalDate))
+      ? new Date(report.arrivalDate)
+      : recordedAt
+  ).toISOString();
+  await raise(trx, {
+    tenantId: owner.tenantId,
+    rule: "failure_report",
+    domain: owner.domain,
+    key: `report:${report.identity}`,
+    period: { start: at, end: at },
+    // Its personal fields (source, addresses, subject) stay sealed in the event: an alert goes to
+    // webhooks and mail, which retention and erasure cannot reach; GET forensic shows them.
+    summary: `A failure report for ${report.reportedDomain}: ${report.authFailure ?? "authentication failure"}, ${report.incidents} incident(s).`,
+    figures: {
+      reportedDomain: report.reportedDomain,
+      authFailure: report.authFailure,
+      feedbackType: report.feedbackType,
+      deliveryResult: report.deliveryResult,
+      incidents: report.incidents,
+    },
+    causedBy: cause,
+  });
+}
+
+export interface AlertDecision {
+  tenantId: string;
+  rule: AlertRuleKind;
+  domain: string | null;
+  key: string;
+  period: { start: string; end: string };
+  summary: string;
+  figures: AlertRaised["figures"];
+  causedBy: AlertRaised["causedBy"];
+}
+
+/**
+ * Puts a decided alert in the outbox, unless its rule is off for the tenant; the same alert decided
+ * again is the same row. Returns whether it was new.
+ */
+export async function raise(
+  handle: Trx | import("kysely").Kysely<AlertsSchema>,
+  decision: AlertDecision,
+  at: Date = new Date(),
+): Promise<boolean> {
+  const rule = await tenantRule(handle, decision.tenantId, decision.rule);
+  if (!rule.enabled) return false;
+  const alertId = alertIdOf(decision.tenantId, decision.rule, decision.domain, decision.key);
+  const alert: AlertRaised = {
+    alertId,
+    tenantId: decision.tenantId,
+    rule: decision.rule,
+    domain: decision.domain,
+    period: { ...decision.period, key: decision.key },
+    summary: decision.summary,
+    figures: decision.figures,
+    causedBy: decision.causedBy,
+  };
+  const inserted = await handle
+    .insertInto("alert_outbox")
+    .values({
+      alert_id: alertId,
+      payload: JSON.stringify(alert),
+      published: false,
+      after_position: decision.causedBy
+        .reduce((newest, cause) => (BigInt(cause.position) > newest ? BigInt(cause.position) : newest), 0n)
+        .toString(),
+      created_at: at,
+    })
+    .onConflict((oc) => oc.column("alert_id").doNothing())
+    .executeTakeFirst();
+  return Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0;
+}
+
+function utcDay(date: Date): string {
+  return date.toISOString().slice(0, 10);
+}
+
+function dayPeriod(day: string): { start: string; end: string } {
+  return { start: `${day}T00:00:00.000Z`, end: `${day}T23:59:59.999Z` };
+}

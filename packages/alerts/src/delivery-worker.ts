@@ -1,0 +1,187 @@
+import type { EventStore } from "@dmarc-ledger/event-store";
+import type { Selectable } from "kysely";
+import { type Kysely, sql } from "kysely";
+import { retryDelay } from "./backoff.js";
+import type { AlertsSchema, WebhookDeliveryTable } from "./schema.js";
+import { disableEndpoint } from "./webhook-commands.js";
+import { type SendLimits, sendWebhook } from "./webhook-sender.js";
+
+export interface DeliveryWorkerOptions {
+  store: EventStore;
+  db: Kysely<AlertsSchema>;
+  limits: SendLimits;
+  concurrency: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** How long after its first attempt a delivery is retried; then it failed and its endpoint is disabled. */
+  retryForMs: number;
+  pollMs?: number;
+  onError?: (error: unknown) => void;
+}
+
+export interface RunningDeliveryWorker {
+  /** Looks for due deliveries now rather than at the next poll. */
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+type Delivery = Selectable<WebhookDeliveryTable>;
+
+/**
+ * Sends the due webhook deliveries, up to `concurrency` at once. A delivery is leased while its
+ * attempt runs (FOR UPDATE SKIP LOCKED, so two workers never take the same one); a worker killed
+ * mid-attempt leaves the lease to run out, and the delivery is tried again with the same
+ * webhook-id: at least once, and a receiver tells repeats apart by that id.
+ */
+export function startDeliveryWorker(options: DeliveryWorkerOptions): RunningDeliveryWorker {
+  const { db } = options;
+  const pollMs = options.pollMs ?? 250;
+  // Longer than an attempt can take (its timeout bounds it), with room for the update after it.
+  const leaseMs = options.limits.timeoutMs + 5000;
+  const inFlight = new Set<Promise<void>>();
+  let stopping = false;
+  let wakeUp: (() => void) | null = null;
+  let woken = false;
+
+  const attempt = async (delivery: Delivery) => {
+    const endpoint = await db
+      .selectFrom("webhook_endpoint as e")
+      .innerJoin("webhook_secret as s", "s.endpoint_id", "e.endpoint_id")
+      .select(["e.url", "e.enabled", "s.secret"])
+      .where("e.endpoint_id", "=", delivery.endpoint_id)
+      .executeTakeFirst();
+    if (!endpoint?.enabled) {
+      await db
+        .updateTable("webhook_delivery")
+        .set({ status: "endpoint_disabled", lease_until: null })
+        .where("delivery_id", "=", delivery.delivery_id)
+        .execute();
+      return;
+    }
+    const outcome = await sendWebhook(
+      endpoint.url,
+      endpoint.secret,
+      { id: delivery.alert_id, body: delivery.body },
+      options.limits,
+    );
+    const now = new Date();
+    const attempts = delivery.attempts + 1;
+    const firstAttempt = delivery.first_attempt_at ?? now;
+    if (outcome.ok) {
+      await db
+        .updateTable("webhook_delivery")
+        .set({
+          status: "delivered",
+          attempts,
+          first_attempt_at: firstAttempt,
+          last_attempt_at: now,
+          last_status: outcome.status,
+          last_error: null,
+          delivered_at: now,
+          lease_until: null,
+        })
+        .where("delivery_id", "=", delivery.delivery_id)
+        .execute();
+      return;
+    }
+    const givingUp = now.getTime() - firstAttempt.getTime() >= options.retryForMs;
+    await db
+      .updateTable("webhook_delivery")
+      .set({
+        status: givingUp ? "failed" : "pending",
+        attempts,
+        first_attempt_at: firstAttempt,
+        last_attempt_at: now,
+        last_status: outcome.status,
+        last_error: outcome.error,
+        next_attempt_at: new Date(
+          now.getTime() + retryDelay(attempts, options.retryBaseMs, options.retryMaxMs),
+        ),
+        lease_until: null,
+      })
+      .where("delivery_id", "=", delivery.delivery_id)
+      .execute();
+    if (givingUp) {
+      await disableEndpoint(
+        options.store,
+        db,
+        {
+          tenantId: delivery.tenant_id,
+          endpointId: delivery.endpoint_id,
+          reason: `deliveries failed for ${Math.round((now.getTime() - firstAttempt.getTime()) / 60_000)} min (${attempts} attempts); last: ${outcome.error}`,
+        },
+        { causedBy: "process:alerts" },
+        now,
+      );
+    }
+  };
+
+  const claim = async (limit: number): Promise<Delivery[]> => {
+    const now = new Date();
+    const result = await sql<Delivery>`
+      update webhook_delivery set lease_until = ${new Date(now.getTime() + leaseMs)}
+      where delivery_id in (
+        select delivery_id from webhook_delivery
+        where status = 'pending' and next_attempt_at <= ${now}
+          and (lease_until is null or lease_until < ${now})
+        order by next_attempt_at
+        limit ${limit}
+        for update skip locked
+      )
+      returning *`.execute(db);
+    return result.rows.map((row) => ({
+      ...row,
+      next_attempt_at: new Date(row.next_attempt_at),
+      first_attempt_at: row.first_attempt_at === null ? null : new Date(row.first_attempt_at),
+    }));
+  };
+
+  const loop = (async () => {
+    while (!stopping) {
+      let claimed: Delivery[] = [];
+      const room = options.concurrency - inFlight.size;
+      if (room > 0) {
+        try {
+          claimed = await claim(room);
+        } catch (error) {
+          options.onError?.(error);
+        }
+      }
+      for (const delivery of claimed) {
+        const running: Promise<void> = attempt(delivery)
+          .catch((error) => options.onError?.(error))
+          .finally(() => {
+            inFlight.delete(running);
+            wakeUp?.();
+          });
+        inFlight.add(running);
+      }
+      if (claimed.length === room && room > 0) continue;
+      if (woken) {
+        woken = false;
+        continue;
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, pollMs);
+        wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wakeUp = null;
+    }
+  })();
+
+  return {
+    wake() {
+      woken = true;
+      wakeUp?.();
+    },
+    async stop() {
+      stopping = true;
+      wakeUp?.();
+      await loop;
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+}

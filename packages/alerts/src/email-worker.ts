@@ -1,0 +1,203 @@
+import { createHash } from "node:crypto";
+import type { AlertRaised } from "@dmarc-ledger/events";
+import { type Kysely, sql } from "kysely";
+import nodemailer from "nodemailer";
+import { alertMail } from "./alert-mail.js";
+import { retryDelay } from "./backoff.js";
+import type { AlertsSchema } from "./schema.js";
+
+export interface EmailWorkerOptions {
+  db: Kysely<AlertsSchema>;
+  smtpUrl: string;
+  from: string;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  timeoutMs: number;
+  pollMs?: number;
+  onError?: (error: unknown) => void;
+}
+
+export interface RunningEmailWorker {
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+interface PendingDigest {
+  digest_id: string;
+  address: string;
+  attempts: number;
+  subject: string;
+  text: string;
+  html: string;
+}
+
+interface PendingMail {
+  email_id: string;
+  address: string;
+  attempts: number;
+  payload: string;
+}
+
+/**
+ * Sends the alert mail, then the digests, through the relay, one message at a time (a relay is one connection, and
+ * alert mail is rare). A relay that is down or refuses leaves the mail pending for a retry later,
+ * backing off as the webhooks do; the mail is leased while it is sent, like a delivery.
+ */
+export function startEmailWorker(options: EmailWorkerOptions): RunningEmailWorker {
+  const { db } = options;
+  const transport = nodemailer.createTransport(options.smtpUrl, {
+    connectionTimeout: options.timeoutMs,
+    greetingTimeout: options.timeoutMs,
+    socketTimeout: options.timeoutMs,
+  } as never);
+  const leaseMs = options.timeoutMs * 3 + 10_000;
+  let stopping = false;
+  let wakeUp: (() => void) | null = null;
+
+  const claim = async (): Promise<PendingMail | undefined> => {
+    const now = new Date();
+    const result = await sql<PendingMail>`
+      update alert_email m set lease_until = ${new Date(now.getTime() + leaseMs)}
+      from alert_outbox o
+      where o.alert_id = m.alert_id and m.email_id = (
+        select email_id from alert_email
+        where status = 'pending' and next_attempt_at <= ${now}
+          and (lease_until is null or lease_until < ${now})
+        order by next_attempt_at limit 1
+        for update skip locked
+      )
+      returning m.email_id, m.address, m.attempts, o.payload`.execute(db);
+    return result.rows[0];
+  };
+
+  const send = async (mail: PendingMail) => {
+    const alert = JSON.parse(mail.payload) as AlertRaised;
+    const message = alertMail(alert);
+    try {
+      await transport.sendMail({
+        from: options.from,
+        to: mail.address,
+        subject: message.subject,
+        text: message.text,
+        html: message.html,
+        headers: { "X-Dmarc-Ledger-Alert-Id": alert.alertId },
+      });
+      await db
+        .updateTable("alert_email")
+        .set({
+          status: "sent",
+          attempts: mail.attempts + 1,
+          sent_at: new Date(),
+          last_error: null,
+          lease_until: null,
+        })
+        .where("email_id", "=", mail.email_id)
+        .execute();
+    } catch (error) {
+      const attempts = mail.attempts + 1;
+      await db
+        .updateTable("alert_email")
+        .set({
+          attempts,
+          last_error: (error instanceof Error ? error.message : String(error)).slice(0, 500),
+          next_attempt_at: new Date(
+            Date.now() + retryDelay(attempts, options.retryBaseMs, options.retryMaxMs),
+          ),
+          lease_until: null,
+        })
+        .where("email_id", "=", mail.email_id)
+        .execute();
+    }
+  };
+
+  const claimDigest = async (): Promise<PendingDigest | undefined> => {
+    const now = new Date();
+    const result = await sql<PendingDigest>`
+      update alert_digest set lease_until = ${new Date(now.getTime() + leaseMs)}
+      where digest_id = (
+        select digest_id from alert_digest
+        where status = 'pending' and next_attempt_at <= ${now}
+          and (lease_until is null or lease_until < ${now})
+        order by next_attempt_at limit 1
+        for update skip locked
+      )
+      returning digest_id, address, attempts, subject, text, html`.execute(db);
+    return result.rows[0];
+  };
+
+  const sendDigest = async (digest: PendingDigest) => {
+    try {
+      await transport.sendMail({
+        from: options.from,
+        to: digest.address,
+        subject: digest.subject,
+        text: digest.text,
+        html: digest.html,
+        // The same on a resend after a crash between the relay's acceptance and our record of it.
+        messageId: `<${createHash("sha256").update(digest.digest_id).digest("hex").slice(0, 32)}@dmarc-ledger.digest>`,
+      });
+      await db
+        .updateTable("alert_digest")
+        .set({
+          status: "sent",
+          attempts: digest.attempts + 1,
+          sent_at: new Date(),
+          last_error: null,
+          lease_until: null,
+        })
+        .where("digest_id", "=", digest.digest_id)
+        .execute();
+    } catch (error) {
+      const attempts = digest.attempts + 1;
+      await db
+        .updateTable("alert_digest")
+        .set({
+          attempts,
+          last_error: (error instanceof Error ? error.message : String(error)).slice(0, 500),
+          next_attempt_at: new Date(
+            Date.now() + retryDelay(attempts, options.retryBaseMs, options.retryMaxMs),
+          ),
+          lease_until: null,
+        })
+        .where("digest_id", "=", digest.digest_id)
+        .execute();
+    }
+  };
+
+  const loop = (async () => {
+    while (!stopping) {
+      let mail: PendingMail | PendingDigest | undefined;
+      try {
+        mail = await claim();
+        if (mail) await send(mail);
+        else {
+          mail = await claimDigest();
+          if (mail) await sendDigest(mail);
+        }
+      } catch (error) {
+        options.onError?.(error);
+      }
+      if (mail || stopping) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, options.pollMs ?? 250);
+        wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wakeUp = null;
+    }
+  })();
+
+  return {
+    wake() {
+      (wakeUp as (() => void) | null)?.();
+    },
+    async stop() {
+      stopping = true;
+      (wakeUp as (() => void) | null)?.();
+      await loop;
+      transport.close();
+    },
+  };
+}

@@ -1,0 +1,10 @@
+import type { MigrationSet } from "@dmarc-ledger/db";
+import { alerts } from "./001_alerts.js";
+import { alertDigest } from "./002_alert_digest.js";
+import { alertDnsState } from "./003_alert_dns_state.js";
+
+/** The alerts' tables (schema.ts): rules, endpoints, alerts, the evaluator's state, the outboxes. */
+export const alertsMigrations: MigrationSet = {
+  name: "alerts",
+  migrations: { "001_alerts": alerts, "002_alert_digest": alertDigest, "003_alert_dns_state": alertDnsState },
+};

@@ -1,0 +1,143 @@
+import type { Kysely } from "kysely";
+import type { AlertsSchema } from "./schema.js";
+
+export interface WebhookEndpointView {
+  id: string;
+  url: string;
+  alert_types: string[];
+  description: string;
+  enabled: boolean;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A tenant's webhook endpoints (never their secrets). */
+export async function listEndpoints(
+  db: Kysely<AlertsSchema>,
+  tenantId: string,
+): Promise<WebhookEndpointView[]> {
+  const rows = await db
+    .selectFrom("webhook_endpoint")
+    .selectAll()
+    .where("tenant_id", "=", tenantId)
+    .orderBy("created_at")
+    .orderBy("endpoint_id")
+    .execute();
+  return rows.map((row) => ({
+    id: row.endpoint_id,
+    url: row.url,
+    alert_types: JSON.parse(row.alert_types),
+    description: row.description,
+    enabled: row.enabled,
+    disabled_reason: row.disabled_reason,
+    created_at: new Date(row.created_at).toISOString(),
+    updated_at: new Date(row.updated_at).toISOString(),
+  }));
+}
+
+export interface DeliveryView {
+  id: string;
+  alert_id: string;
+  endpoint_id: string;
+  status: string;
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  next_attempt_at: string | null;
+  last_attempt_at: string | null;
+  delivered_at: string | null;
+  created_at: string;
+}
+
+const iso = (value: Date | string | null) => (value === null ? null : new Date(value).toISOString());
+
+/** An endpoint's delivery log, newest first; null when the endpoint is not the tenant's. */
+export async function listDeliveries(
+  db: Kysely<AlertsSchema>,
+  tenantId: string,
+  endpointId: string,
+  page: { limit: number; offset: number },
+): Promise<{ total: number; records: DeliveryView[] } | null> {
+  const endpoint = await db
+    .selectFrom("webhook_endpoint")
+    .select("endpoint_id")
+    .where("endpoint_id", "=", endpointId)
+    .where("tenant_id", "=", tenantId)
+    .executeTakeFirst();
+  if (!endpoint) return null;
+  const base = db
+    .selectFrom("webhook_delivery")
+    .where("endpoint_id", "=", endpointId)
+    .where("tenant_id", "=", tenantId);
+  const count = await base.select((eb) => eb.fn.countAll<string>().as("n")).executeTakeFirstOrThrow();
+  const rows = await base
+    .selectAll()
+    .orderBy("created_at", "desc")
+    .orderBy("delivery_id")
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+  return {
+    total: Number(count.n),
+    records: rows.map((row) => ({
+      id: row.delivery_id,
+      alert_id: row.alert_id,
+      endpoint_id: row.endpoint_id,
+      status: row.status,
+      attempts: row.attempts,
+      last_status: row.last_status,
+      last_error: row.last_error,
+      next_attempt_at: row.status === "pending" ? iso(row.next_attempt_at) : null,
+      last_attempt_at: iso(row.last_attempt_at),
+      delivered_at: iso(row.delivered_at),
+      created_at: iso(row.created_at)!,
+    })),
+  };
+}
+
+export interface AlertView {
+  id: string;
+  rule: string;
+  domain: string | null;
+  period: { start: string; end: string; key: string };
+  summary: string;
+  figures: Record<string, unknown>;
+  caused_by: { stream: string; position: string }[];
+  raised_at: string;
+}
+
+/** A tenant's alerts, newest first, optionally of one rule or domain. */
+export async function listAlerts(
+  db: Kysely<AlertsSchema>,
+  tenantId: string,
+  filter: { rule?: string; domain?: string; limit: number; offset: number },
+): Promise<{ total: number; records: AlertView[] }> {
+  let base = db.selectFrom("alert").where("tenant_id", "=", tenantId);
+  if (filter.rule) base = base.where("rule", "=", filter.rule as never);
+  if (filter.domain) base = base.where("domain", "=", filter.domain);
+  const count = await base.select((eb) => eb.fn.countAll<string>().as("n")).executeTakeFirstOrThrow();
+  const rows = await base
+    .selectAll()
+    .orderBy("raised_at", "desc")
+    .orderBy("alert_id")
+    .limit(filter.limit)
+    .offset(filter.offset)
+    .execute();
+  return {
+    total: Number(count.n),
+    records: rows.map((row) => {
+      const alert = JSON.parse(row.payload);
+      return {
+        id: row.alert_id,
+        rule: row.rule,
+        domain: row.domain,
+        period: alert.period,
+        summary: row.summary,
+        figures: alert.figures,
+        caused_by: alert.causedBy,
+        raised_at: iso(row.raised_at)!,
+      };
+    }),
+  };
+}

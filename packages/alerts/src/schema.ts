@@ -1,0 +1,201 @@
+import type { AlertRuleKind } from "@dmarc-ledger/events";
+import type { ColumnType } from "kysely";
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+
+// Read models, projected from the events (alert-projections.ts): replay rebuilds them.
+
+/** A rule a tenant set; a rule without a row has its defaults (rules.ts). */
+export interface AlertRuleTable {
+  tenant_id: string;
+  rule: AlertRuleKind;
+  enabled: boolean;
+  /** JSON object of numbers. */
+  params: string;
+  updated_at: Timestamp;
+}
+
+export interface WebhookEndpointTable {
+  endpoint_id: string;
+  tenant_id: string;
+  url: string;
+  /** JSON array of rule kinds; [] means every kind. */
+  alert_types: string;
+  description: string;
+  enabled: boolean;
+  disabled_reason: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** Every alert raised (AlertRaised), for GET /alerts. */
+export interface AlertTable {
+  alert_id: string;
+  /** The AlertRaised event's position, decimal text. */
+  position: string;
+  tenant_id: string;
+  rule: AlertRuleKind;
+  domain: string | null;
+  period_start: Timestamp;
+  period_end: Timestamp;
+  summary: string;
+  /** The AlertRaised payload as JSON. */
+  payload: string;
+  raised_at: Timestamp;
+}
+
+// The evaluator's state: not projections of allProjections, so that a replay of the read models
+// neither rebuilds them nor raises anything again. The evaluator (alert-evaluator.ts) writes them
+// in the transaction that moves its own checkpoint (`alert_evaluator`).
+
+/** Who owns a domain, as the evaluator has seen it so far in the events' order. */
+export interface AlertDomainOwnerTable {
+  domain: string;
+  tenant_id: string;
+}
+
+/** What the evaluator knows of a domain's reports. */
+export interface AlertDomainStateTable {
+  domain: string;
+  tenant_id: string;
+  /** The first report seen for the domain: its senders are the baseline, not "new". */
+  first_report: string;
+  /** The end of the newest report's period (no_reports). */
+  last_report_end: Timestamp;
+  /** When that report arrived. */
+  last_report_at: Timestamp;
+  /** The stream and position of that report's event (the no_reports alert's cause). */
+  last_stream: string;
+  last_position: string;
+}
+
+export interface AlertKnownSenderTable {
+  domain: string;
+  source_ip: string;
+  first_seen: Timestamp;
+}
+
+/** Messages and DMARC failures per domain and UTC day of the reports' begin. */
+export interface AlertDomainDayTable {
+  domain: string;
+  day: string;
+  messages: ColumnType<string, string | number, string | number>;
+  failed: ColumnType<string, string | number, string | number>;
+}
+
+/** The Safe SPF result last seen per domain (safe_spf_changed). */
+export interface AlertSafeSpfTable {
+  domain: string;
+  records: string;
+}
+
+/**
+ * Alerts decided and not yet recorded as events and fanned out (publisher.ts). Written in the
+ * evaluator's transaction, so a decision survives a crash; the id is deterministic, so deciding
+ * again writes nothing.
+ */
+export interface AlertOutboxTable {
+  alert_id: string;
+  /** The AlertRaised payload as JSON. */
+  payload: string;
+  published: boolean;
+  /**
+   * The position of the newest event that caused it: it is fanned out once the endpoints' and the
+   * users' read models have reached it, so that an endpoint or a person added before the report
+   * arrived is not missed because the evaluator ran ahead of the projector.
+   */
+  after_position: ColumnType<string, string, string>;
+  created_at: Timestamp;
+}
+
+/** One alert to one webhook endpoint: the delivery log and the retry schedule. */
+export interface WebhookDeliveryTable {
+  delivery_id: string;
+  alert_id: string;
+  endpoint_id: string;
+  tenant_id: string;
+  /** The body sent, the same on every attempt. */
+  body: string;
+  /** pending, delivered, failed (gave up), or endpoint_disabled. */
+  status: string;
+  attempts: number;
+  next_attempt_at: Timestamp;
+  first_attempt_at: NullableTimestamp;
+  last_attempt_at: NullableTimestamp;
+  last_status: number | null;
+  last_error: string | null;
+  lease_until: NullableTimestamp;
+  delivered_at: NullableTimestamp;
+  created_at: Timestamp;
+}
+
+/** The signing secret of an endpoint: shown once when made, never in an event or a log. */
+export interface WebhookSecretTable {
+  endpoint_id: string;
+  secret: string;
+}
+
+/** One alert to one person by e-mail. */
+export interface AlertEmailTable {
+  email_id: string;
+  alert_id: string;
+  tenant_id: string;
+  user_id: string;
+  address: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: Timestamp;
+  last_error: string | null;
+  lease_until: NullableTimestamp;
+  sent_at: NullableTimestamp;
+}
+
+/** A digest of one period for one person of a tenant (digest.ts): made once, then sent. */
+export interface AlertDigestTable {
+  /** tenant, person, kind and period start: the key that makes it go out once. */
+  digest_id: string;
+  tenant_id: string;
+  user_id: string;
+  address: string;
+  period_start: Timestamp;
+  period_end: Timestamp;
+  subject: string;
+  text: string;
+  html: string;
+  /** pending or sent. */
+  status: string;
+  attempts: number;
+  next_attempt_at: Timestamp;
+  last_error: string | null;
+  lease_until: NullableTimestamp;
+  sent_at: NullableTimestamp;
+}
+
+/** What the last check of live DNS saw for a domain (dns-watch.ts). */
+export interface AlertDnsStateTable {
+  domain: string;
+  tenant_id: string;
+  dmarc_record: string | null;
+  spf_record: string | null;
+  /** JSON array of the onboarding check's problem codes. */
+  problems: string;
+  checked_at: Timestamp;
+}
+
+export interface AlertsSchema {
+  alert_dns_state: AlertDnsStateTable;
+  alert_digest: AlertDigestTable;
+  alert_rule: AlertRuleTable;
+  webhook_endpoint: WebhookEndpointTable;
+  alert: AlertTable;
+  alert_domain_owner: AlertDomainOwnerTable;
+  alert_domain_state: AlertDomainStateTable;
+  alert_known_sender: AlertKnownSenderTable;
+  alert_domain_day: AlertDomainDayTable;
+  alert_safe_spf: AlertSafeSpfTable;
+  alert_outbox: AlertOutboxTable;
+  webhook_delivery: WebhookDeliveryTable;
+  webhook_secret: WebhookSecretTable;
+  alert_email: AlertEmailTable;
+}

@@ -1,0 +1,213 @@
+import { randomBytes } from "node:crypto";
+import type { EventStore } from "@dmarc-ledger/event-store";
+import { type AlertRuleKind, type EventMetadata, newEvent, streams } from "@dmarc-ledger/events";
+import type { Kysely } from "kysely";
+import { checkEndpointUrl } from "./address-guard.js";
+import { raise } from "./alert-evaluator.js";
+import { isRuleKind } from "./rules.js";
+import type { AlertsSchema } from "./schema.js";
+
+export class InvalidEndpointError extends Error {
+  override readonly name = "InvalidEndpointError";
+}
+
+export class UnknownEndpointError extends Error {
+  override readonly name = "UnknownEndpointError";
+}
+
+export interface EndpointInput {
+  url: string;
+  alertTypes?: readonly string[];
+  description?: string;
+}
+
+const maxDescription = 200;
+
+function checkInput(
+  input: EndpointInput,
+  allowPrivate: boolean,
+): { url: string; alertTypes: AlertRuleKind[]; description: string } {
+  const problems: string[] = [];
+  let url = input.url;
+  try {
+    url = checkEndpointUrl(input.url, allowPrivate).toString();
+  } catch (error) {
+    problems.push(`url: ${(error as Error).message}`);
+  }
+  const alertTypes = [...new Set(input.alertTypes ?? [])];
+  const unknown = alertTypes.filter((type) => !isRuleKind(type));
+  if (unknown.length > 0) problems.push(`alert_types: not rules: ${unknown.join(", ")}`);
+  const description = (input.description ?? "").trim();
+  if (description.length > maxDescription || /[\u0000-\u001f]/.test(description)) {
+    problems.push(`description: at most ${maxDescription} printable characters`);
+  }
+  if (problems.length > 0) throw new InvalidEndpointError(problems.join("; "));
+  return { url, alertTypes: alertTypes as AlertRuleKind[], description };
+}
+
+/**
+ * Adds a webhook endpoint. Its signing secret is made here and returned once: it is kept in
+ * webhook_secret (not in an event: events are never erased) and never shown or logged again.
+ */
+export async function addEndpoint(
+  store: EventStore,
+  db: Kysely<AlertsSchema>,
+  input: EndpointInput & { tenantId: string },
+  metadata: EventMetadata,
+  options: { allowPrivate: boolean },
+): Promise<{ endpointId: string; secret: string; position: bigint }> {
+  const checked = checkInput(input, options.allowPrivate);
+  const endpointId = `whep_${randomBytes(12).toString("hex")}`;
+  const secret = `whsec_${randomBytes(32).toString("base64")}`;
+  // The secret first: a delivery never finds an endpoint without one.
+  await db.insertInto("webhook_secret").values({ endpoint_id: endpointId, secret }).execute();
+  const result = await store.append(
+    streams.webhook(endpointId),
+    [newEvent("WebhookEndpointAdded", { tenantId: input.tenantId, endpointId, ...checked }, metadata)],
+    "no_stream",
+  );
+  return { endpointId, secret, position: result.position };
+}
+
+interface EndpointState {
+  tenantId: string;
+  url: string;
+  alertTypes: AlertRuleKind[];
+  description: string;
+  enabled: boolean;
+  revision: bigint;
+}
+
+/** An endpoint as its stream says; UnknownEndpointError when it is not the tenant's. */
+async function endpointState(
+  store: EventStore,
+  tenantId: string,
+  endpointId: string,
+): Promise<EndpointState> {
+  const events = await store.readStream(streams.webhook(endpointId));
+  let state = null as EndpointState | null;
+  for (const event of events) {
+    const data = event.data as Record<string, unknown>;
+    if (event.type === "WebhookEndpointAdded" || event.type === "WebhookEndpointChanged") {
+      state = {
+        tenantId: data.tenantId as string,
+        url: data.url as string,
+        alertTypes: data.alertTypes as AlertRuleKind[],
+        description: data.description as string,
+        enabled: event.type === "WebhookEndpointAdded" ? true : (data.enabled as boolean),
+        revision: event.revision,
+      };
+    } else if (event.type === "WebhookEndpointDisabled" && state) {
+      state = { ...(state as EndpointState), enabled: false, revision: event.revision };
+    }
+  }
+  if (!state || state.tenantId !== tenantId)
+    throw new UnknownEndpointError(`no webhook endpoint ${endpointId}`);
+  return state;
+}
+
+/** Changes an endpoint (what is not given stays); `enabled: true` turns a disabled one on again. */
+export async function changeEndpoint(
+  store: EventStore,
+  input: Partial<EndpointInput> & { tenantId: string; endpointId: string; enabled?: boolean },
+  metadata: EventMetadata,
+  options: { allowPrivate: boolean },
+): Promise<bigint | null> {
+  const current = await endpointState(store, input.tenantId, input.endpointId);
+  const checked = checkInput(
+    {
+      url: input.url ?? current.url,
+      alertTypes: input.alertTypes ?? current.alertTypes,
+      description: input.description ?? current.description,
+    },
+    options.allowPrivate,
+  );
+  const enabled = input.enabled ?? current.enabled;
+  if (
+    checked.url === current.url &&
+    JSON.stringify(checked.alertTypes) === JSON.stringify(current.alertTypes) &&
+    checked.description === current.description &&
+    enabled === current.enabled
+  ) {
+    return null;
+  }
+  const result = await store.append(
+    streams.webhook(input.endpointId),
+    [
+      newEvent(
+        "WebhookEndpointChanged",
+        { tenantId: input.tenantId, endpointId: input.endpointId, ...checked, enabled },
+        metadata,
+      ),
+    ],
+    current.revision,
+  );
+  return result.position;
+}
+
+/**
+ * Disables an endpoint: its pending deliveries stop (they can be redelivered once it is on again),
+ * and the tenant gets a webhook_disabled alert (by e-mail; by its other endpoints that take it).
+ * Returns the event's position, or null when it was already disabled.
+ */
+export async function disableEndpoint(
+  store: EventStore,
+  db: Kysely<AlertsSchema>,
+  input: { tenantId: string; endpointId: string; reason: string },
+  metadata: EventMetadata,
+  now: Date = new Date(),
+): Promise<bigint | null> {
+  const current = await endpointState(store, input.tenantId, input.endpointId);
+  if (!current.enabled) return null;
+  const result = await store.append(
+    streams.webhook(input.endpointId),
+    [newEvent("WebhookEndpointDisabled", input, metadata)],
+    current.revision,
+  );
+  await db
+    .updateTable("webhook_delivery")
+    .set({ status: "endpoint_disabled", lease_until: null })
+    .where("endpoint_id", "=", input.endpointId)
+    .where("status", "=", "pending")
+    .execute();
+  await raise(
+    db,
+    {
+      tenantId: input.tenantId,
+      rule: "webhook_disabled",
+      domain: null,
+      key: `endpoint:${input.endpointId}:${result.nextRevision}`,
+      period: { start: now.toISOString(), end: now.toISOString() },
+      summary: `The webhook endpoint ${current.url} was disabled: ${input.reason}`,
+      figures: { endpointId: input.endpointId, url: current.url, reason: input.reason },
+      causedBy: [{ stream: streams.webhook(input.endpointId), position: result.position.toString() }],
+    },
+    now,
+  );
+  return result.position;
+}
+
+/**
+ * Sends a delivery again, with the same webhook-id and body, as a new series of retries. Throws
+ * UnknownEndpointError when the delivery is not the tenant's; InvalidEndpointError while its
+ * endpoint is disabled.
+ */
+export async function redeliver(
+  db: Kysely<AlertsSchema>,
+  input: { tenantId: string; deliveryId: string },
+): Promise<void> {
+  const delivery = await db
+    .selectFrom("webhook_delivery as d")
+    .innerJoin("webhook_endpoint as e", "e.endpoint_id", "d.endpoint_id")
+    .select(["d.delivery_id", "e.enabled"])
+    .where("d.delivery_id", "=", input.deliveryId)
+    .where("d.tenant_id", "=", input.tenantId)
+    .executeTakeFirst();
+  if (!delivery) throw new UnknownEndpointError(`no delivery ${input.deliveryId}`);
+  if (!delivery.enabled) throw new InvalidEndpointError("its endpoint is disabled: enable it first");
+  await db
+    .updateTable("webhook_delivery")
+    .set({ status: "pending", next_attempt_at: new Date(), first_attempt_at: null, lease_until: null })
+    .where("delivery_id", "=", input.deliveryId)
+    .execute();
+}

@@ -1,0 +1,141 @@
+import type { CounterFields } from "@dmarc-ledger/report-read-models";
+import { type Kysely, sql } from "kysely";
+import { offsetOf, type Page, type PageQuery } from "./page.js";
+import type { QuerySchema } from "./schema.js";
+import { mostPerSender, ownedReportDomains, rangesDecided, senderIps } from "./sender-ips.js";
+
+/** What kind of name a sender record has: a known service, or for unknown sources what is known. */
+export type SenderKind = "service" | "base_domain" | "asn" | "unknown";
+
+export interface AggregateBySenderRecord extends CounterFields {
+  /** The tenant's domain (a subdomain's reports count for it). */
+  Domain: string;
+  /** The service; for an unknown source its base domain, else "AS<number>", else "unknown". */
+  Service: string;
+  /** The service's type ("Email Provider", "SaaS", …); "" for an unknown source. */
+  ServiceType: string;
+  SenderKind: SenderKind;
+  /** Of the sender's addresses, the AS, its organisation and the country with the most messages. */
+  ASN: string;
+  ASNOrganization: string;
+  Country: string;
+  /** How many source IPs sent as the domain through this sender in the period. */
+  SourceIPs: string;
+  /** DMARC, SPFAligned and DKIMAligned over Volume, rounded half up to 4 decimals: "0.9731". */
+  DMARCShare: string;
+  SPFAlignedShare: string;
+  DKIMAlignedShare: string;
+  /** true when every address is approved, false when every one is refused, else null. */
+  Approved: boolean | null;
+}
+
+interface SenderRow {
+  owner: string;
+  sender: string;
+  kind: SenderKind;
+  service_type: string;
+  asn: string;
+  asn_organization: string;
+  country: string;
+  source_ips: string;
+  volume: string;
+  dmarc_pass: string;
+  unaligned_arc_pass: string;
+  dkim_aligned: string;
+  spf_aligned: string;
+  dkim_pass: string;
+  spf_pass: string;
+  approved: boolean | null;
+  total: string;
+}
+
+/** A share of `part` in `whole` as text, rounded half up to 4 decimals (exact: integers only). */
+export function share(part: string, whole: string): string {
+  const total = BigInt(whole);
+  if (total === 0n) return "0.0000";
+  const scaled = (BigInt(part) * 20_000n + total) / (2n * total);
+  return `${scaled / 10_000n}.${(scaled % 10_000n).toString().padStart(4, "0")}`;
+}
+
+/**
+ * GET aggregate_by_sender: one record per (tenant's domain, sender), over the period, by volume
+ * descending then domain and sender bytewise.
+ */
+export async function aggregateBySender(
+  db: Kysely<QuerySchema>,
+  query: PageQuery,
+): Promise<Page<AggregateBySenderRecord>> {
+  const domains = await ownedReportDomains(db, query);
+  if (domains.length === 0) return { total: 0, records: [] };
+  const ranges = await rangesDecided(db, domains);
+  const { rows } = await sql<SenderRow>`
+    with ips as materialized (${senderIps(domains, query, undefined, ranges)}),
+    grouped as (
+      select i.owner, i.sender, min(i.kind) as kind, count(*) as source_ips, sum(i.volume) as volume,
+        sum(i.dmarc_pass) as dmarc_pass, sum(i.unaligned_arc_pass) as unaligned_arc_pass,
+        sum(i.dkim_aligned) as dkim_aligned, sum(i.spf_aligned) as spf_aligned, sum(i.dkim_pass) as dkim_pass,
+        sum(i.spf_pass) as spf_pass,
+        case when bool_and(i.approved is true) then true when bool_and(i.approved is false) then false end
+          as approved
+      from ips i group by i.owner, i.sender
+    ),
+    -- Each computed once (materialized), then hashed: inlined beside the page's LIMIT the planner
+    -- ran them again for every record of the page.
+    picked_type as materialized (${mostPerSender("service_type")}),
+    picked_asn as materialized (${mostPerSender("asn")}),
+    picked_organization as materialized (${mostPerSender("asn_organization")}),
+    picked_country as materialized (${mostPerSender("country")}),
+    page as materialized (
+      select g.*, count(*) over () as total from grouped g
+      order by g.volume desc, g.owner collate "C", g.sender collate "C"
+      limit ${query.perPage} offset ${offsetOf(query)}
+    )
+    select g.owner, g.sender, g.kind, g.source_ips::text as source_ips, g.volume::text as volume,
+      g.dmarc_pass::text as dmarc_pass, g.unaligned_arc_pass::text as unaligned_arc_pass,
+      g.dkim_aligned::text as dkim_aligned, g.spf_aligned::text as spf_aligned, g.dkim_pass::text as dkim_pass,
+      g.spf_pass::text as spf_pass, g.approved, g.total::text as total,
+      st.value as service_type, an.value as asn, ao.value as asn_organization, co.value as country
+    from page g
+    join picked_type st using (owner, sender)
+    join picked_asn an using (owner, sender)
+    join picked_organization ao using (owner, sender)
+    join picked_country co using (owner, sender)
+    order by g.volume desc, g.owner collate "C", g.sender collate "C"`.execute(db);
+  let total = Number(rows[0]?.total ?? 0);
+  if (rows.length === 0 && query.page > 1) {
+    const counted = await sql<{ n: string }>`
+      with ips as (${senderIps(domains, query, undefined, ranges)})
+      select count(distinct (owner, sender))::text as n from ips`.execute(db);
+    total = Number(counted.rows[0]?.n ?? 0);
+  }
+  return {
+    total,
+    records: rows.map((row) => {
+      const dmarcUnaligned = (BigInt(row.volume) - BigInt(row.dmarc_pass)).toString();
+      return {
+        Domain: row.owner,
+        Service: row.sender,
+        ServiceType: row.service_type,
+        SenderKind: row.kind,
+        ASN: row.asn,
+        ASNOrganization: row.asn_organization,
+        Country: row.country,
+        SourceIPs: row.source_ips,
+        Volume: row.volume,
+        DMARC: row.dmarc_pass,
+        DMARCUnaligned: dmarcUnaligned,
+        DMARCUnalignedARCPass: row.unaligned_arc_pass,
+        DKIMAligned: row.dkim_aligned,
+        DKIM: row.dkim_pass,
+        DKIMFailed: (BigInt(row.volume) - BigInt(row.dkim_pass)).toString(),
+        SPFAligned: row.spf_aligned,
+        SPF: row.spf_pass,
+        SPFFailed: (BigInt(row.volume) - BigInt(row.spf_pass)).toString(),
+        DMARCShare: share(row.dmarc_pass, row.volume),
+        SPFAlignedShare: share(row.spf_aligned, row.volume),
+        DKIMAlignedShare: share(row.dkim_aligned, row.volume),
+        Approved: row.approved,
+      };
+    }),
+  };
+}

@@ -1,0 +1,111 @@
+import { type TenantReportDomain, tenantReportDomains } from "@dmarc-ledger/report-read-models";
+import { type Kysely, type RawBuilder, sql } from "kysely";
+import type { PageQuery } from "./page.js";
+import type { QuerySchema } from "./schema.js";
+
+/** A report domain that counts for the tenant, with the tenant's domain it falls under. */
+export interface OwnedReportDomain extends TenantReportDomain {
+  owner: string;
+}
+
+/**
+ * The tenant's report domains, each with the most specific of the tenant's domains equal to or
+ * above it: sender records and approvals are per tenant's domain (a subdomain's mail is the
+ * domain's), as PUT sender_approval takes them.
+ */
+export async function ownedReportDomains(
+  db: Kysely<QuerySchema>,
+  query: PageQuery,
+): Promise<OwnedReportDomain[]> {
+  const domains = await tenantReportDomains(db, query.tenantId, query.domain);
+  if (domains.length === 0) return [];
+  const owned = new Set(
+    (await db.selectFrom("domain").select("domain").where("tenant_id", "=", query.tenantId).execute()).map(
+      (row) => row.domain,
+    ),
+  );
+  return domains.map((reported) => {
+    let owner = reported.domain;
+    for (let at = 0; at !== -1; at = reported.domain.indexOf(".", at) + 1 || -1) {
+      if (owned.has(reported.domain.slice(at))) {
+        owner = reported.domain.slice(at);
+        break;
+      }
+    }
+    return { ...reported, owner };
+  });
+}
+
+/**
+ * SQL for one row per (tenant's domain, source IP) with facts in the period, matching
+ * `condition` over agg_sender_fact `f`: its sums, its sender and what names it, and whether it is
+ * approved. The sender of an IP is its service when the map knows the base domain of its
+ * forward-confirmed name; else that base domain; else its AS ("AS<number>"); else "unknown".
+ * Its approval: the most specific approved or refused range holding it, else the decision on
+ * its sender, else null. `withRanges` false (no range is decided for these domains) leaves the
+ * per-address range lookup out: a hash join on the sender's decision is all that is left.
+ */
+export function senderIps(
+  domains: readonly OwnedReportDomain[],
+  query: Pick<PageQuery, "start" | "end">,
+  condition: RawBuilder<unknown> = sql`true`,
+  withRanges = true,
+): RawBuilder<unknown> {
+  const rangeDecision = withRanges
+    ? sql`(select a.approved from sender_approval a
+          where a.domain = ip.owner and a.kind = 'range' and ip.source_ip::inet <<= a.sender::inet
+          order by masklen(a.sender::inet) desc limit 1)`
+    : sql`null::boolean`;
+  return sql`
+    select ip.owner, ip.source_ip, ip.volume, ip.dmarc_pass, ip.unaligned_arc_pass, ip.dkim_aligned,
+      ip.spf_aligned, ip.dkim_pass, ip.spf_pass, ip.forwarded, ip.kind, ip.sender, ip.service_type, ip.asn,
+      ip.asn_organization, ip.country, coalesce(${rangeDecision}, decided.approved) as approved
+    from (
+      select s.*,
+        case when n.service_name is not null then 'service'
+          when coalesce(n.source_domain, '') <> '' then 'base_domain'
+          when n.asn is not null then 'asn' else 'unknown' end as kind,
+        coalesce(n.service_name, nullif(n.source_domain, ''), 'AS' || n.asn::text, 'unknown') as sender,
+        coalesce(n.service_type, '') as service_type, coalesce(n.asn::text, '') as asn,
+        coalesce(n.asn_organization, '') as asn_organization, coalesce(n.country, '') as country
+      from (
+        select d.owner, f.source_ip, sum(f.volume) as volume,
+          sum(case when f.dmarc_pass then f.volume else 0 end) as dmarc_pass,
+          sum(f.unaligned_arc_pass) as unaligned_arc_pass, sum(f.dkim_aligned) as dkim_aligned,
+          sum(f.spf_aligned) as spf_aligned, sum(f.dkim_pass) as dkim_pass, sum(f.spf_pass) as spf_pass,
+          sum(case when f.forwarded then f.volume else 0 end) as forwarded
+        from agg_sender_fact f
+        join unnest(${domains.map((d) => d.domain)}::text[], ${domains.map((d) => d.owner)}::text[])
+          as d(domain, owner) on d.domain = f.domain
+        where f.t >= ${query.start} and f.t <= ${query.end} and ${condition}
+        group by d.owner, f.source_ip
+      ) s
+      left join source_ip_name n on n.source_ip = s.source_ip
+    ) ip
+    left join sender_approval decided
+      on decided.domain = ip.owner and decided.kind = 'service' and decided.sender = ip.sender`;
+}
+
+/** Whether any IP range is decided for the domains' owners (most tenants decide none). */
+export async function rangesDecided(
+  db: Kysely<QuerySchema>,
+  domains: readonly OwnedReportDomain[],
+): Promise<boolean> {
+  const owners = [...new Set(domains.map((d) => d.owner))];
+  const { rows } = await sql<{ found: boolean }>`select exists (select 1 from sender_approval
+    where kind = 'range' and domain = any(${owners}::text[])) as found`.execute(db);
+  return rows[0]?.found === true;
+}
+
+/**
+ * SQL for the value of `column` of `ips` with the most messages per (owner, sender), ties to the
+ * smallest bytewise: one grouping pass over the addresses, not a lookup per sender.
+ */
+export function mostPerSender(
+  column: "service_type" | "asn" | "asn_organization" | "country",
+): RawBuilder<unknown> {
+  const value = sql.ref(`i.${column}`);
+  return sql`select distinct on (owner, sender) owner, sender, value from (
+      select i.owner, i.sender, ${value} as value, sum(i.volume) as n from ips i group by 1, 2, 3
+    ) v order by owner, sender, n desc, value collate "C"`;
+}

@@ -1,0 +1,56 @@
+import type { AggregateRowRecord } from "@dmarc-ledger/events";
+import type { Projection } from "@dmarc-ledger/projection-engine";
+import type { ReportSchema } from "../schema.js";
+import { type KeyColumn, SumsByKey } from "./add-sums.js";
+import { rowParts } from "./report-parts.js";
+
+/**
+ * The policy override reasons (RFC 7489, PolicyOverrideType) by which a receiver says the message
+ * was forwarded: a forwarder or a list breaks SPF and often DKIM, and a stricter policy would stop
+ * mail its owner wants. `local_policy`, `sampled_out` and `other` say nothing of forwarding.
+ */
+const forwardingReasons = new Set(["forwarded", "trusted_forwarder", "mailing_list"]);
+
+/** Whether the receiver marked the row as forwarded: ARC passed, or a forwarding override reason. */
+export function isForwarded(row: AggregateRowRecord): boolean {
+  return row.arc === "pass" || row.reasons.some((reason) => forwardingReasons.has(reason.type.toLowerCase()));
+}
+
+const senderKeyColumns: KeyColumn[] = [
+  { name: "domain", type: "text" },
+  { name: "t", type: "bigint" },
+  { name: "source_ip", type: "text" },
+  { name: "disposition", type: "text" },
+  { name: "dmarc_pass", type: "boolean" },
+  { name: "forwarded", type: "boolean" },
+];
+
+/**
+ * The facts behind aggregate_by_sender and policy_impact: messages per policy domain, day, source
+ * IP, disposition, DMARC result and forwarding. A source's sender (its service, base domain or
+ * AS) is not in the key: it comes from source_ip_name at query time, so a name that arrives after
+ * the reports (the resolver runs behind the intake) counts for all of them.
+ */
+export const aggregateBySenderProjection: Projection<ReportSchema> = {
+  name: "aggregate_by_sender",
+  tables: ["agg_sender_fact"],
+  handles: new Set(["AggregateReportReceived"]),
+  async apply(trx, events) {
+    const sums = new SumsByKey("agg_sender_fact", senderKeyColumns, false);
+    for (const part of rowParts(events)) {
+      sums.add(
+        [
+          part.domain,
+          part.t,
+          part.row.sourceIp,
+          part.row.disposition.toLowerCase(),
+          part.verdict.dmarcPass,
+          isForwarded(part.row),
+        ],
+        part.verdict,
+        part.count,
+      );
+    }
+    if (sums.size > 0) await sums.write(trx);
+  },
+};

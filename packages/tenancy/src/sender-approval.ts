@@ -1,0 +1,78 @@
+import type { EventStore } from "@dmarc-ledger/event-store";
+import { type EventMetadata, newEvent, type SenderApprovalSet, streams } from "@dmarc-ledger/events";
+import ipaddr from "ipaddr.js";
+import { ownedDomain } from "./domain-ownership.js";
+
+export class InvalidSenderApprovalError extends Error {
+  override readonly name = "InvalidSenderApprovalError";
+}
+
+const maxServiceLength = 200;
+
+/** A CIDR in one spelling: the network address and the prefix (`10.1.2.3/8` is `10.0.0.0/8`). */
+export function normaliseRange(input: string): string {
+  const text = input.trim();
+  let parsed: [ipaddr.IPv4 | ipaddr.IPv6, number];
+  try {
+    parsed = ipaddr.isValid(text)
+      ? [ipaddr.parse(text), ipaddr.parse(text).kind() === "ipv4" ? 32 : 128]
+      : ipaddr.parseCIDR(text);
+  } catch {
+    throw new InvalidSenderApprovalError(`"${input}" is not an IP range (CIDR, e.g. 192.0.2.0/24).`);
+  }
+  const [address, prefix] = parsed;
+  const network =
+    address.kind() === "ipv4"
+      ? ipaddr.IPv4.networkAddressFromCIDR(`${address.toString()}/${prefix}`)
+      : ipaddr.IPv6.networkAddressFromCIDR(`${address.toString()}/${prefix}`);
+  return `${network.toString()}/${prefix}`;
+}
+
+/**
+ * Approves a sender for a domain (`approved` true), marks it not approved (false), or clears the
+ * decision (null). The sender is a service, as GET aggregate_by_sender names it, or an IP range.
+ * Setting what is already in force appends nothing. Returns the position to wait for, or null.
+ */
+export async function setSenderApproval(
+  store: EventStore,
+  input: {
+    tenantId: string;
+    domain: string;
+    service?: string | null;
+    range?: string | null;
+    approved: boolean | null;
+  },
+  metadata: EventMetadata,
+): Promise<bigint | null> {
+  const service = input.service?.trim() || null;
+  const rangeText = input.range?.trim() || null;
+  if ((service === null) === (rangeText === null)) {
+    throw new InvalidSenderApprovalError("Name either a service or an IP range, not both.");
+  }
+  if (service !== null && (service.length > maxServiceLength || /[\u0000-\u001f]/.test(service))) {
+    throw new InvalidSenderApprovalError(`A service is 1 to ${maxServiceLength} printable characters.`);
+  }
+  const range = rangeText === null ? null : normaliseRange(rangeText);
+  const { domain, history, revision } = await ownedDomain(store, input.tenantId, input.domain);
+  // The decision in force since the domain was last added (a removal clears its approvals).
+  let current: boolean | null = null;
+  for (const event of history) {
+    if (event.type === "DomainAdded") current = null;
+    if (event.type !== "SenderApprovalSet") continue;
+    const data = event.data as SenderApprovalSet;
+    if (data.service === service && data.range === range) current = data.approved;
+  }
+  if (current === input.approved) return null;
+  const result = await store.append(
+    streams.domain(domain),
+    [
+      newEvent(
+        "SenderApprovalSet",
+        { domain, tenantId: input.tenantId, service, range, approved: input.approved },
+        metadata,
+      ),
+    ],
+    revision,
+  );
+  return result.position;
+}

@@ -1,0 +1,194 @@
+/**
+ * Issue #25, "Alerts that reach people": BENCH_ALERTS alerts (default 10,000) delivered by signed
+ * webhooks to a receiver on loopback, through the whole path: report events stored, the
+ * evaluator, the outbox, AlertRaised, the delivery worker. Figures:
+ * - throughput: deliveries per second, from the first report stored to the last alert received,
+ *   against a baseline measured in the same run: the same number of signed POSTs sent straight to
+ *   the same receiver with the same concurrency (sendWebhook, no outbox, no database);
+ * - latency: the time from a report's events being stored to its alert's arrival at the receiver,
+ *   p50 and p95, over BENCH_LATENCY_REPORTS reports (default 50) stored one at a time, 200 ms
+ *   apart, each with one new sender, while nothing else is queued.
+ * Needs the test PostgreSQL server. `BENCH_ALERTS=1000 pnpm bench alerts` is quick.
+ */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { performance } from "node:perf_hooks";
+import { addEndpoint, alertsSettings, sendWebhook, startAlerts } from "@dmarc-ledger/alerts";
+import { parseSettings } from "@dmarc-ledger/config";
+import { createTestDatabase } from "@dmarc-ledger/db/testing";
+import { type AggregateReportReceived, newEvent, streams } from "@dmarc-ledger/events";
+import { startProjector } from "@dmarc-ledger/projection-engine";
+import { openRuntime } from "@dmarc-ledger/runtime";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
+import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
+import { testMasterKey } from "../support/master-key.js";
+
+const ALERTS = Number(process.env.BENCH_ALERTS ?? 10_000);
+const LATENCY_REPORTS = Number(process.env.BENCH_LATENCY_REPORTS ?? 50);
+const PER_REPORT = 100;
+const CONCURRENCY = 16;
+const day = 86_400;
+const today = Math.floor(Date.now() / 1000 / day) * day;
+
+const log = (line: string) => console.log(line);
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const ip = (i: number) => `198.18.${(i >> 8) & 255}.${i & 255}`;
+
+function report(identity: string, ips: string[]): AggregateReportReceived {
+  return {
+    identity,
+    schema: "1.0",
+    orgName: "bench.example",
+    organization: "bench.example",
+    email: "dmarc@bench.example",
+    reportId: identity,
+    begin: today - day,
+    end: today - 1,
+    policy: {
+      domain: "bench-alerts.com",
+      adkim: null,
+      aspf: null,
+      p: "none",
+      sp: null,
+      np: null,
+      pct: null,
+      fo: null,
+      testing: null,
+      discoveryMethod: null,
+    },
+    rows: ips.map((sourceIp) => ({
+      sourceIp,
+      count: 1,
+      disposition: "none",
+      policyDkim: "pass",
+      policySpf: "pass",
+      reasons: [],
+      arc: null,
+      headerFrom: "bench-alerts.com",
+      envelopeFrom: null,
+      envelopeTo: null,
+      dkim: [],
+      spf: [],
+    })),
+    chunk: { index: 0, last: true },
+    source: "bench",
+    warnings: [],
+  };
+}
+
+async function main() {
+  // The receiver: when each id first arrived, and from which report.
+  const arrivals = new Map<string, { at: number; reportId: string }>();
+  let received = 0;
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      received++;
+      const id = String(request.headers["webhook-id"]);
+      if (!arrivals.has(id) && id.startsWith("alrt_")) {
+        const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+        arrivals.set(id, { at: performance.now(), reportId: body.data.figures.reportId });
+      }
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+
+  // Baseline: the same number of signed POSTs, straight, with the same concurrency.
+  const limits = { timeoutMs: 10_000, maxResponseBytes: 65_536, allowPrivate: true };
+  const body = JSON.stringify({ type: "alert.new_sender", data: { figures: { reportId: "baseline" } } });
+  const baselineStart = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < ALERTS) {
+        const n = next++;
+        await sendWebhook(url, "whsec_YmVuY2hiZW5jaGJlbmNoYmVuY2g=", { id: `base_${n}`, body }, limits);
+      }
+    }),
+  );
+  const baselineMs = performance.now() - baselineStart;
+  const baselineRate = ALERTS / (baselineMs / 1000);
+  log(
+    `baseline: ${ALERTS} signed POSTs straight to the receiver in ${(baselineMs / 1000).toFixed(2)} s: ${baselineRate.toFixed(0)}/s`,
+  );
+
+  const database = await createTestDatabase("dl_bench_alerts");
+  const runtime = await openRuntime(
+    { DATABASE_URL: database.url, MASTER_KEY: testMasterKey },
+    { eventStoreUrl: null },
+  );
+  const settings = parseSettings(alertsSettings, {
+    WEBHOOK_ALLOW_PRIVATE_ADDRESSES: "yes",
+    WEBHOOK_CONCURRENCY: String(CONCURRENCY),
+  });
+  const projector = startProjector({ store: runtime.store, db: runtime.db, projections: allProjections });
+  const alerts = startAlerts({ store: runtime.store, db: runtime.db, settings });
+  try {
+    const { store } = runtime;
+    const { tenantId } = await createTenant(
+      store,
+      { name: "bench", region: "global" },
+      { causedBy: "bench" },
+    );
+    await addDomain(store, { tenantId, domain: "bench-alerts.com" }, { causedBy: "bench" });
+    await addEndpoint(store, runtime.db, { tenantId, url }, { causedBy: "bench" }, { allowPrivate: true });
+    const append = (payload: AggregateReportReceived) =>
+      store.append(
+        streams.aggregateReport(payload.identity),
+        [newEvent("AggregateReportReceived", payload, { causedBy: "bench" })],
+        "no_stream",
+      );
+    await append(report("baseline-senders", [ip(0)]));
+    let sender = 1;
+
+    // Latency: one report at a time, one new sender each.
+    const storedAt = new Map<string, number>();
+    for (let r = 0; r < LATENCY_REPORTS; r++) {
+      const identity = `latency-${r}`;
+      await append(report(identity, [ip(sender++)]));
+      storedAt.set(identity, performance.now());
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const deadline = Date.now() + 60_000;
+    while (arrivals.size < LATENCY_REPORTS && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    const latencies = [...arrivals.values()]
+      .filter((arrival) => storedAt.has(arrival.reportId))
+      .map((arrival) => arrival.at - storedAt.get(arrival.reportId)!)
+      .sort((a, b) => a - b);
+    log(
+      `latency, report stored to webhook received (${latencies.length} reports, one at a time): p50 ${percentile(latencies, 50).toFixed(0)} ms, p95 ${percentile(latencies, 95).toFixed(0)} ms`,
+    );
+
+    // Throughput: ALERTS alerts, PER_REPORT new senders a report, stored as fast as they go.
+    const before = arrivals.size;
+    const start = performance.now();
+    for (let r = 0; r * PER_REPORT < ALERTS; r++) {
+      const ips = Array.from({ length: Math.min(PER_REPORT, ALERTS - r * PER_REPORT) }, () => ip(sender++));
+      await append(report(`burst-${r}`, ips));
+    }
+    const storedMs = performance.now() - start;
+    const until = Date.now() + 30 * 60_000;
+    while (arrivals.size < before + ALERTS && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    const ms = performance.now() - start;
+    const rate = (arrivals.size - before) / (ms / 1000);
+    log(
+      `alerts: ${arrivals.size - before} of ${ALERTS} delivered in ${(ms / 1000).toFixed(2)} s (reports stored in ${(storedMs / 1000).toFixed(2)} s): ${rate.toFixed(0)} deliveries/s`,
+    );
+    log(`ratio to the baseline: ${(rate / baselineRate).toFixed(2)} of the straight POSTs' rate`);
+    log(`attempts received: ${received - ALERTS} for ${arrivals.size} alerts (more means retries)`);
+  } finally {
+    await alerts.stop();
+    await projector.stop();
+    await runtime.close();
+    await database.drop();
+    server.closeAllConnections();
+    server.close();
+  }
+}
+
+await main();

@@ -1,0 +1,251 @@
+/**
+ * Issue 23, "Fast": GET aggregate_by_sender and GET policy_impact over HTTP, for a tenant of
+ * BENCH_ROWS aggregate report rows (default 10,000,000) over a year (test/bench/reporting-api's
+ * generator), each with its ratio against a plain GROUP BY of the same answer over a flat copy of
+ * the rows and of the sources' names, in the same run; and the sender facts' projection rate
+ * against a COPY of their own output. Target: p95 ≤ 150 ms at 10M rows, 365 days.
+ * `BENCH_ROWS=200000 pnpm bench senders` for a quick run.
+ */
+import { startService } from "@dmarc-ledger/cli";
+import { createTestDatabase } from "@dmarc-ledger/db/testing";
+import { newEvent, type SourceIpNaming, streams } from "@dmarc-ledger/events";
+import { catchUp } from "@dmarc-ledger/projection-engine";
+import { openRuntime } from "@dmarc-ledger/runtime";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
+import { setSenderApproval } from "@dmarc-ledger/tenancy";
+import pg from "pg";
+import { pino } from "pino";
+import { testMasterKey } from "../support/master-key.js";
+import { CopyBuffer, copyInto, createFlatTables, flatColumns } from "./reporting-api/baseline.js";
+import { DAY, domainName, scaleFor, yearEnd } from "./reporting-api/generate.js";
+import { copyProjectionOutput } from "./reporting-api/output-copy.js";
+import { inParallel, seedTenant } from "./reporting-api/seed.js";
+
+const rows = Number(process.env.BENCH_ROWS ?? 10_000_000);
+const reps = Number(process.env.BENCH_REPS ?? 20);
+const perPage = 100;
+const p95TargetMs = 150;
+const log = (line: string) => console.log(line);
+const progress = (line: string) => process.stderr.write(`  … ${line}\n`);
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const quantile = (sorted: number[], q: number) => sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)]!;
+
+/** A deterministic naming: 300 services over most addresses, some by base domain or AS alone, some unknown. */
+function namingOf(index: number): { naming: SourceIpNaming; sender: string } {
+  const asn = { number: 64_512 + (index % 500), organization: `Network ${index % 500}` };
+  const sources = { serviceMap: "bench", asnDatabase: "bench", countryDatabase: "bench" };
+  const country = ["US", "DE", "FR", "GB", "JP"][index % 5]!;
+  const bucket = index % 10;
+  if (bucket < 6) {
+    const service = { name: `Service ${String(index % 300).padStart(3, "0")}`, type: "SaaS" };
+    return {
+      naming: { baseDomain: `s${index % 300}.example`, service, asn, country, sources },
+      sender: service.name,
+    };
+  }
+  if (bucket < 8) {
+    const baseDomain = `host${index % 2000}.example`;
+    return { naming: { baseDomain, service: null, asn, country, sources }, sender: baseDomain };
+  }
+  return { naming: { baseDomain: null, service: null, asn, country, sources }, sender: `AS${asn.number}` };
+}
+
+async function main(): Promise<void> {
+  const scale = scaleFor(rows);
+  log(
+    `scale: ${scale.rows.toLocaleString("en")} rows, ${scale.domains} domains, ${scale.sourceIps.toLocaleString("en")} source IPs, 365 days`,
+  );
+  const database = await createTestDatabase("dl_bench_senders");
+  const runtime = await openRuntime(
+    {},
+    { database: { kind: "postgres", url: database.url }, eventStoreUrl: null },
+  );
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  let service: Awaited<ReturnType<typeof startService>> | null = null;
+  try {
+    const copy = new CopyBuffer();
+    const ips = new Set<string>();
+    const tenant = await seedTenant(runtime, scale, {
+      onRow: (row) => {
+        copy.add(row);
+        ips.add(row.sourceIp);
+      },
+      progress,
+    });
+    copy.flush();
+    const projectStarted = performance.now();
+    await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+    const projectMs = performance.now() - projectStarted;
+
+    // Names for the sources (one in ten never resolved), as the resolver appends them.
+    const names = new Map<string, string>();
+    const list = [...ips].sort();
+    let next = 0;
+    await inParallel(
+      () => (next < list.length ? next++ : null),
+      6,
+      async (index) => {
+        if (index % 10 === 9) return;
+        const ip = list[index]!;
+        const { naming, sender } = namingOf(index);
+        names.set(ip, sender);
+        await runtime.store.append(
+          streams.sourceIp(ip),
+          [
+            newEvent(
+              "SourceIpResolved",
+              {
+                ip,
+                outcome: "found",
+                ptrNames: [],
+                name: null,
+                confirmed: false,
+                resolvedAt: new Date(0).toISOString(),
+                naming,
+              },
+              { causedBy: "bench" },
+            ),
+          ],
+          "no_stream",
+        );
+      },
+    );
+    // Approvals: every domain approves its three biggest-numbered services.
+    for (let i = 0; i < scale.domains; i += 1) {
+      for (const name of ["Service 000", "Service 001", "Service 002"]) {
+        await setSenderApproval(
+          runtime.store,
+          { tenantId: tenant.tenantId, domain: domainName(i), service: name, approved: true },
+          { causedBy: "bench" },
+        );
+      }
+    }
+    await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+    const senderProjection = allProjections.find((projection) => projection.name === "aggregate_by_sender")!;
+    const output = await copyProjectionOutput(client, [...senderProjection.tables]);
+    log(
+      `projection of every read model: ${seconds(projectMs)} for ${tenant.generator.rowsProduced.toLocaleString("en")} rows; ` +
+        `agg_sender_fact: ${output.rows.toLocaleString("en")} rows, a COPY of them into a table with the same indexes ${seconds(output.ms)}`,
+    );
+
+    // The baseline: the rows and the names flat, grouped per request.
+    await createFlatTables(client);
+    await copyInto(client, "bench_flat", flatColumns, copy.chunks);
+    copy.chunks.length = 0;
+    await client.query("create table bench_names (source_ip text primary key, sender text not null)");
+    const nameRows = [...names];
+    for (let i = 0; i < nameRows.length; i += 10_000) {
+      const slice = nameRows.slice(i, i + 10_000);
+      await client.query("insert into bench_names select * from unnest($1::text[], $2::text[])", [
+        slice.map(([ip]) => ip),
+        slice.map(([, sender]) => sender),
+      ]);
+    }
+    await client.query("create index bench_flat_by_t on bench_flat (t)");
+    await client.query("vacuum analyze");
+    await client.query("checkpoint");
+
+    const baseline = async (endpoint: string, start: number, end: number, page: number) => {
+      const failing = endpoint === "policy_impact";
+      const { rows: found } = await client.query<{
+        domain: string;
+        sender: string;
+        n: string;
+        total: string;
+      }>(
+        `select f.domain, coalesce(n.sender, 'unknown') as sender, sum(f.count)::text as n, count(*) over ()::text as total
+         from bench_flat f left join bench_names n on n.source_ip = f.source_ip
+         where f.t >= $1 and f.t <= $2
+           ${failing ? "and f.policy_dkim <> 'pass' and f.policy_spf <> 'pass' and f.disposition in ('none', 'quarantine')" : ""}
+         group by 1, 2 order by sum(f.count) desc, f.domain collate "C", coalesce(n.sender, 'unknown') collate "C" limit $3 offset $4`,
+        [start, end, perPage, (page - 1) * perPage],
+      );
+      return {
+        total: Number(found[0]?.total ?? 0),
+        keys: found.map((r) => `${r.domain}|${r.sender}=${r.n}`),
+      };
+    };
+
+    service = await startService({
+      runtime,
+      env: {
+        RATE_LIMIT_PER_SECOND: "100000",
+        RATE_LIMIT_BURST: "100000",
+        API_ANSWER_CACHE_BYTES: "0",
+        MASTER_KEY: testMasterKey,
+      },
+      port: 0,
+      logger: pino({ level: "silent" }),
+      bootstrapTenant: false,
+    });
+    const call = async (endpoint: string, start: number, end: number, page: number) => {
+      const policy = endpoint === "policy_impact" ? "&policy=reject" : "";
+      const url = `${service!.apiRoot}${endpoint}?start=${start}&end=${end}&page=${page}&per_page=${perPage}${policy}`;
+      const response = await fetch(url, { headers: { Authorization: `Bearer ${tenant.apiKey}` } });
+      const body = await response.text();
+      if (response.status !== 200) throw new Error(`${url}: ${response.status} ${body.slice(0, 300)}`);
+      const json = JSON.parse(body) as { total: number; records: Record<string, string>[] };
+      const volume = endpoint === "policy_impact" ? "Stopped" : "Volume";
+      return { total: json.total, keys: json.records.map((r) => `${r.Domain}|${r.Service}=${r[volume]}`) };
+    };
+
+    log(
+      `\n${"endpoint".padEnd(20)}${"period".padEnd(7)}${"page".padEnd(11)}${"API p50".padStart(9)}${"API p95".padStart(9)}${"base p50".padStart(9)}${"base p95".padStart(9)}${"×p95".padStart(7)}  (ms)`,
+    );
+    const verdicts: string[] = [];
+    for (const endpoint of ["aggregate_by_sender", "policy_impact"]) {
+      for (const [label, start] of [
+        ["30d", yearEnd + 1 - 30 * DAY],
+        ["365d", yearEnd + 1 - 365 * DAY],
+      ] as const) {
+        const first = await call(endpoint, start, yearEnd, 1);
+        const last = Math.max(1, Math.ceil(first.total / perPage));
+        for (const page of [...new Set([1, last])]) {
+          const api = await call(endpoint, start, yearEnd, page);
+          const base = await baseline(endpoint, start, yearEnd, page);
+          const same = api.total === base.total && JSON.stringify(api.keys) === JSON.stringify(base.keys);
+          if (!same)
+            log(
+              `!!! MISMATCH ${endpoint} ${label} page ${page}: ${api.total} vs ${base.total}; ${api.keys[0]} vs ${base.keys[0]}`,
+            );
+          const apiTimes: number[] = [];
+          const baseTimes: number[] = [];
+          for (let i = 0; i < reps; i++) {
+            let t0 = performance.now();
+            await call(endpoint, start, yearEnd, page);
+            apiTimes.push(performance.now() - t0);
+            t0 = performance.now();
+            await baseline(endpoint, start, yearEnd, page);
+            baseTimes.push(performance.now() - t0);
+          }
+          apiTimes.sort((a, b) => a - b);
+          baseTimes.sort((a, b) => a - b);
+          const a95 = quantile(apiTimes, 0.95);
+          const b95 = quantile(baseTimes, 0.95);
+          log(
+            `${endpoint.padEnd(20)}${label.padEnd(7)}${(page === 1 ? "1" : `${page} (last)`).padEnd(11)}` +
+              `${quantile(apiTimes, 0.5).toFixed(1).padStart(9)}${a95.toFixed(1).padStart(9)}` +
+              `${quantile(baseTimes, 0.5).toFixed(1).padStart(9)}${b95.toFixed(1).padStart(9)}${(b95 / a95).toFixed(2).padStart(7)}${same ? "" : "  MISMATCH"}`,
+          );
+          if (label === "365d")
+            verdicts.push(
+              `p95 ≤ ${p95TargetMs} ms, ${endpoint} 365d page ${page}: ${a95.toFixed(1)} ms: target ${a95 <= p95TargetMs ? "met" : "MISSED"}`,
+            );
+        }
+      }
+    }
+    log("");
+    for (const line of verdicts) log(line);
+  } finally {
+    await service?.stop();
+    await client.end();
+    await runtime.close();
+    await database.drop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
