@@ -1,5 +1,6 @@
 import { addDomain, DomainOwnedElsewhereError, InvalidDomainError } from "@dmarc-ledger/tenancy";
 import { ApiError } from "../api-error.js";
+import { callerMeta } from "../caller-meta.js";
 import type { Endpoint } from "../endpoints.js";
 import { requiredField } from "../params/form-field.js";
 import { awaitProjection } from "../read-your-writes.js";
@@ -9,11 +10,7 @@ async function handleAddDomain(ctx: ApiContext): Promise<void> {
   const holder = ctx.state.holder!;
   const domain = requiredField(ctx, "domain");
   try {
-    const outcome = await addDomain(
-      ctx.deps.store,
-      { tenantId: holder.tenantId, domain },
-      { causedBy: holder.causedBy, correlationId: ctx.state.requestId },
-    );
+    const outcome = await addDomain(ctx.deps.store, { tenantId: holder.tenantId, domain }, callerMeta(ctx));
     await awaitProjection(ctx, outcome.status === "added" ? outcome.position : null);
   } catch (error) {
     if (error instanceof InvalidDomainError) throw new ApiError(400, "invalid_domain", error.message);

@@ -1,6 +1,7 @@
 import type { Scope } from "@dmarc-ledger/events";
 import { allScopes, issueApiKey, readTenant, revokeApiKey, UnknownApiKeyError } from "@dmarc-ledger/tenancy";
 import { ApiError, badParameter } from "../api-error.js";
+import { callerMeta } from "../caller-meta.js";
 import type { Endpoint } from "../endpoints.js";
 import { optionalField, requiredField } from "../params/form-field.js";
 import { parsePageParams } from "../params/page-params.js";
@@ -39,7 +40,7 @@ export const issueApiKeyEndpoint: Endpoint = {
     const issued = await issueApiKey(
       ctx.deps.store,
       { tenantId: ctx.state.holder!.tenantId, scopes: scopes as Scope[] },
-      { causedBy: ctx.state.holder!.causedBy, correlationId: ctx.state.requestId },
+      callerMeta(ctx),
     );
     await awaitProjection(ctx, issued.position);
     ctx.body = { status: "SUCCESS", key_id: issued.keyId, api_key: issued.apiKey, scopes };
@@ -57,7 +58,7 @@ export const revokeApiKeyEndpoint: Endpoint = {
       const outcome = await revokeApiKey(
         ctx.deps.store,
         { tenantId: ctx.state.holder!.tenantId, keyId },
-        { causedBy: ctx.state.holder!.causedBy, correlationId: ctx.state.requestId },
+        callerMeta(ctx),
       );
       await awaitProjection(ctx, outcome.status === "revoked" ? outcome.position : null);
     } catch (error) {

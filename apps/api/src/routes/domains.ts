@@ -1,6 +1,7 @@
 import { listDomains } from "@dmarc-ledger/queries";
 import { DomainNotFoundError, domainHistory, InvalidGroupError, setDomainGroup } from "@dmarc-ledger/tenancy";
 import { ApiError } from "../api-error.js";
+import { callerMeta } from "../caller-meta.js";
 import type { Endpoint } from "../endpoints.js";
 import { domainParam, notYourDomain } from "../params/domain-param.js";
 import { requiredField } from "../params/form-field.js";
@@ -34,7 +35,7 @@ export const domainGroupEndpoint: Endpoint = {
       const position = await setDomainGroup(
         ctx.deps.store,
         { tenantId: holder.tenantId, domain, group },
-        { causedBy: holder.causedBy, correlationId: ctx.state.requestId },
+        callerMeta(ctx),
       );
       await awaitProjection(ctx, position);
     } catch (error) {

@@ -2,6 +2,7 @@ import { type ArchiveStatus, isTenantInput, listTenantInputs, reprocessInput } f
 import { tenantReportDomainNames } from "@dmarc-ledger/report-read-models";
 import { findDomain } from "@dmarc-ledger/tenancy";
 import { ApiError, badParameter } from "../api-error.js";
+import { callerMeta } from "../caller-meta.js";
 import type { Endpoint } from "../endpoints.js";
 import { notYourDomain } from "../params/domain-param.js";
 import { requiredField } from "../params/form-field.js";
@@ -97,7 +98,7 @@ export const reprocessInputEndpoint: Endpoint = {
         ...(ctx.deps.dataKeys ? { dataKeys: ctx.deps.dataKeys } : {}),
       },
       sha256,
-      { causedBy: ctx.state.holder!.causedBy, correlationId: ctx.state.requestId },
+      callerMeta(ctx),
     );
     if (!done) throw notFound;
     if (done.after === null) {

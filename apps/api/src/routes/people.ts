@@ -13,6 +13,7 @@ import {
   userEmails,
 } from "@dmarc-ledger/users";
 import { ApiError, badParameter } from "../api-error.js";
+import { callerMeta } from "../caller-meta.js";
 import type { Endpoint } from "../endpoints.js";
 import { requiredField } from "../params/form-field.js";
 import { parsePageParams } from "../params/page-params.js";
@@ -25,11 +26,6 @@ function roleField(ctx: ApiContext): Role {
   if (role !== "admin" && role !== "viewer") throw badParameter("role", 'must be "admin" or "viewer".');
   return role;
 }
-
-const meta = (ctx: ApiContext) => ({
-  causedBy: ctx.state.holder!.causedBy,
-  correlationId: ctx.state.requestId,
-});
 
 /** Errors of the people commands as the API says them. */
 async function answering<T>(work: () => Promise<T>): Promise<T> {
@@ -80,7 +76,7 @@ export const addUserEndpoint: Endpoint = {
         ctx.deps.store,
         usersDb(ctx),
         { tenantId: ctx.state.holder!.tenantId, email, role, linkTtlMs: ctx.deps.users.passwordLinkTtlMs },
-        meta(ctx),
+        callerMeta(ctx),
       ),
     );
     await awaitProjection(ctx, added.position);
@@ -108,7 +104,7 @@ export const userRoleEndpoint: Endpoint = {
         ctx.deps.store,
         usersDb(ctx),
         { tenantId: ctx.state.holder!.tenantId, userId, role },
-        meta(ctx),
+        callerMeta(ctx),
       ),
     );
     await awaitProjection(ctx, position);
@@ -124,7 +120,12 @@ export const removeUserEndpoint: Endpoint = {
   handler: async (ctx) => {
     const userId = requiredField(ctx, "user_id");
     const position = await answering(() =>
-      removeUser(ctx.deps.store, usersDb(ctx), { tenantId: ctx.state.holder!.tenantId, userId }, meta(ctx)),
+      removeUser(
+        ctx.deps.store,
+        usersDb(ctx),
+        { tenantId: ctx.state.holder!.tenantId, userId },
+        callerMeta(ctx),
+      ),
     );
     await awaitProjection(ctx, position);
     ctx.body = { status: "SUCCESS" };
@@ -143,7 +144,7 @@ export const passwordLinkEndpoint: Endpoint = {
         ctx.deps.store,
         usersDb(ctx),
         { tenantId: ctx.state.holder!.tenantId, userId, linkTtlMs: ctx.deps.users.passwordLinkTtlMs },
-        meta(ctx),
+        callerMeta(ctx),
       ),
     );
     await awaitProjection(ctx, link.position);

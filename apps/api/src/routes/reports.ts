@@ -7,6 +7,7 @@ import {
   spool,
 } from "@dmarc-ledger/intake";
 import { ApiError, bodyTooLarge } from "../api-error.js";
+import { callerMeta } from "../caller-meta.js";
 import type { Endpoint } from "../endpoints.js";
 import { awaitProjection } from "../read-your-writes.js";
 import type { ApiContext } from "../state.js";
@@ -57,7 +58,7 @@ function receive(ctx: ApiContext, input: InputBytes, source: string): Promise<Re
       source,
       // The sender sees its upload in its inputs, even when no report in it names its domains.
       tenantId: holder.tenantId,
-      metadata: { causedBy: holder.causedBy, correlationId: ctx.state.requestId },
+      metadata: callerMeta(ctx),
     },
   );
 }

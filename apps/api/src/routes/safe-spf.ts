@@ -2,6 +2,7 @@ import { SpfSyntaxError } from "@dmarc-ledger/safe-spf";
 import { type SafeSpfFreshness, safeSpfState, submitOriginalSpf } from "@dmarc-ledger/safe-spf-service";
 import { DomainNotFoundError, findDomain } from "@dmarc-ledger/tenancy";
 import { ApiError } from "../api-error.js";
+import { callerMeta } from "../caller-meta.js";
 import type { Endpoint } from "../endpoints.js";
 import { domainParam, notYourDomain } from "../params/domain-param.js";
 import { requiredField } from "../params/form-field.js";
@@ -20,7 +21,7 @@ export const updateSafeSpfEndpoint: Endpoint = {
       const position = await submitOriginalSpf(
         ctx.deps.store,
         { tenantId: holder.tenantId, domain, original },
-        { causedBy: holder.causedBy, correlationId: ctx.state.requestId },
+        callerMeta(ctx),
       );
       await awaitProjection(ctx, position);
     } catch (error) {
