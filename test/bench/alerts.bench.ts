@@ -123,6 +123,8 @@ async function main() {
   );
   const settings = parseSettings(alertsSettings, {
     WEBHOOK_ALLOW_PRIVATE_ADDRESSES: "yes",
+    // Not waiting for the resolver to name a new sender: new_sender by its address at once.
+    ALERT_NAME_WAIT: "0s",
     WEBHOOK_CONCURRENCY: String(CONCURRENCY),
   });
   const projector = startProjector({ store: runtime.store, db: runtime.db, projections: allProjections });

@@ -31,6 +31,8 @@ describe("the alerts of a projector killed with SIGKILL between alert and delive
         LOG_LEVEL: "silent",
         DNS_NAMESERVERS: "127.0.0.1:9",
         WEBHOOK_ALLOW_PRIVATE_ADDRESSES: "yes",
+        // Not waiting for the resolver to name a new sender: new_sender by its address at once.
+        ALERT_NAME_WAIT: "0s",
         WEBHOOK_RETRY_BASE: "50ms",
         WEBHOOK_RETRY_MAX: "200ms",
         WEBHOOK_TIMEOUT: "1s",

@@ -125,6 +125,8 @@ describe("deliveries under failure", () => {
       WEBHOOK_TIMEOUT: "400ms",
       WEBHOOK_CONCURRENCY: "2",
       WEBHOOK_ALLOW_PRIVATE_ADDRESSES: "yes",
+      // Not waiting for the resolver to name a new sender: new_sender by its address at once.
+      ALERT_NAME_WAIT: "0s",
       ALERT_SMTP_URL: smtp.url,
       ALERT_MAIL_FROM: "alerts@dmarc-ledger.test",
     });

@@ -103,6 +103,8 @@ describe("alerts delivered by signed webhooks", () => {
       WEBHOOK_RETRY_FOR: "1h",
       WEBHOOK_TIMEOUT: "2s",
       WEBHOOK_ALLOW_PRIVATE_ADDRESSES: "yes",
+      // Not waiting for the resolver to name a new sender: new_sender by its address at once.
+      ALERT_NAME_WAIT: "0s",
     });
     tenantA = (await createTenant(runtime.store, { name: "A", region: "global" }, { causedBy: "test" }))
       .tenantId;

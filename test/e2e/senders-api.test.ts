@@ -387,6 +387,99 @@ describe("the sender inventory over HTTP", () => {
     expect(refused.err).toContain("not one of the tenant's domains");
   });
 
+  it("moves a source's messages to its new sender when its name arrives after its reports", async () => {
+    const resolve = async (ip: string, naming: SourceIpNaming) => {
+      const appended = await handle.runtime.store.append(
+        streams.sourceIp(ip),
+        [
+          newEvent(
+            "SourceIpResolved",
+            {
+              ip,
+              outcome: "found",
+              ptrNames: [],
+              name: null,
+              confirmed: false,
+              resolvedAt: new Date().toISOString(),
+              naming,
+            },
+            { causedBy: "test" },
+          ),
+        ],
+        "any",
+      );
+      expect(await waitForProjections(handle.runtime.db, allProjections, appended.position, 30_000)).toBe(
+        true,
+      );
+    };
+    const volumeOf = (records: unknown[], domain: string, sender: string) =>
+      Number(
+        (records as ExpectedSender[]).find((r) => r.Domain === domain && r.Service === sender)?.Volume ?? 0,
+      );
+    const impactNow = async () =>
+      (await handle.get(`policy_impact?${period}&policy=reject&per_page=1000`, acme)).json as {
+        records: unknown[];
+      };
+    const impactWanted = () =>
+      expectedPolicyImpact(
+        rows,
+        "reject",
+        ownerOf,
+        (ip) => names.get(ip)?.expected ?? unknownSender,
+        approvals,
+      );
+    // A source of example.com no name has reached yet: answered as unknown, then named.
+    const volumeByIp = new Map<string, number>();
+    for (const row of rows.filter((r) => ownerOf(r.domain) === "example.com" && !names.has(r.sourceIp)))
+      volumeByIp.set(row.sourceIp, (volumeByIp.get(row.sourceIp) ?? 0) + Number(row.count));
+    const [ip, volume] = [...volumeByIp].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]!;
+    expect(volume).toBeGreaterThan(0);
+    const before = (await all(acme)).records;
+    expect(before).toEqual(expected());
+    const service = { name: "Late Mailer", type: "Email Provider" };
+    const asn = { number: 64_999, organization: "Late Network" };
+    await resolve(ip, { baseDomain: "late.example", service, asn, country: "NL", sources });
+    names.set(ip, {
+      naming: { baseDomain: "late.example", service, asn, country: "NL", sources },
+      expected: {
+        kind: "service",
+        sender: service.name,
+        type: service.type,
+        asn: "64999",
+        organization: asn.organization,
+        country: "NL",
+      },
+    });
+    const after = (await all(acme)).records;
+    expect(after).toEqual(expected());
+    expect(volumeOf(after, "example.com", "Late Mailer")).toBe(volume);
+    expect(volumeOf(after, "example.com", "unknown")).toBe(
+      volumeOf(before, "example.com", "unknown") - volume,
+    );
+    expect((await impactNow()).records).toEqual(impactWanted().records);
+    // Named again (a later answer of the resolver): it moves again, nothing stays behind.
+    const renamed = { name: "Mailer One", type: "SaaS" };
+    await resolve(ip, { baseDomain: "late.example", service: renamed, asn, country: "NL", sources });
+    names.set(ip, {
+      naming: { baseDomain: "late.example", service: renamed, asn, country: "NL", sources },
+      expected: {
+        kind: "service",
+        sender: renamed.name,
+        type: renamed.type,
+        asn: "64999",
+        organization: asn.organization,
+        country: "NL",
+      },
+    });
+    const moved = (await all(acme)).records;
+    expect(moved).toEqual(expected());
+    expect(volumeOf(moved, "example.com", "Late Mailer")).toBe(0);
+    expect(volumeOf(moved, "example.com", "Mailer One")).toBe(
+      volumeOf(after, "example.com", "Mailer One") + volume,
+    );
+    expect((await impactNow()).records).toEqual(impactWanted().records);
+  });
+
   it("shows a tenant only its own domains' senders", async () => {
     const theirs = (await all(other)).records as ExpectedSender[];
     expect(theirs.length).toBeGreaterThan(0);

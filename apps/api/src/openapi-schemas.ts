@@ -342,6 +342,7 @@ const ruleName: Schema = {
     "dns_record_changed",
     "onboarding_bad",
     "webhook_disabled",
+    "unapproved_sender",
   ],
 };
 const numbers: Schema = { type: "object", additionalProperties: { type: "number" } };

@@ -27,7 +27,8 @@ export interface ProjectorAppOptions {
  * the retention of personal data (retention-job.ts: once per deployment, by its own lease), and
  * beside them the Safe SPF process, which follows the event store in the background too (in one
  * projector process of the deployment at a time: its lease, `job:safe_spf`), and the alerts
- * (their evaluator, outbox and deliveries: packages/alerts), safe to run in several processes.
+ * (their evaluator and periodic checks once per deployment, by job leases; their outbox and
+ * deliveries shared among the processes: packages/alerts).
  * What apps/projector/src/main.ts runs as a process of its own, and `dmarc-ledger start` in its
  * one process. Stopping stops the alerts and the Safe SPF process first (they append events the
  * projector applies), then the projector, after the batch it is applying.

@@ -8,8 +8,11 @@ import type {
 import type { Projection } from "@dmarc-ledger/projection-engine";
 import { sql, type Transaction } from "kysely";
 import { alertIdOf } from "./alert-id.js";
+import { type NewSource, newSources, sourceNamedForNewSenders } from "./new-senders.js";
 import { tenantRule } from "./rules.js";
 import type { AlertsSchema } from "./schema.js";
+import { sendersOf } from "./sender-names.js";
+import { sourceNamed, unapprovedSenders } from "./unapproved-senders.js";
 
 export interface EvaluatorOptions {
   /**
@@ -17,6 +20,8 @@ export interface EvaluatorOptions {
    * start over a long history (or an evaluator that was off for weeks) does not send the past.
    */
   maxEventAgeMs: number;
+  /** ALERT_NAME_WAIT: how long a new source IP waits for its name (new-senders.ts); 0 by default. */
+  nameWaitMs?: number;
   now?: () => Date;
 }
 
@@ -42,6 +47,12 @@ export function alertEvaluator(options: EvaluatorOptions): Projection<AlertsSche
       "alert_known_sender",
       "alert_domain_day",
       "alert_safe_spf",
+      "alert_source_name",
+      "alert_sender_approval",
+      "alert_sender_day",
+      "alert_unnamed_failing",
+      "alert_known_name",
+      "alert_unnamed_new",
       "alert_outbox",
       "alert_email",
       "alert_digest",
@@ -53,19 +64,32 @@ export function alertEvaluator(options: EvaluatorOptions): Projection<AlertsSche
       "ForensicReportReceived",
       "SafeSpfRecordComputed",
       "SafeSpfComputationFailed",
+      "SourceIpResolved",
+      "SenderApprovalSet",
       "TenantErased",
     ]),
     async apply(trx, events) {
-      const oldest = now().getTime() - options.maxEventAgeMs;
+      const at = now();
+      const context = {
+        oldest: new Date(at.getTime() - options.maxEventAgeMs),
+        now: at,
+        nameWaitMs: options.nameWaitMs ?? 0,
+      };
       for (const event of events) {
-        const raising = event.recordedAt.getTime() >= oldest;
-        await evaluate(trx, event, raising);
+        const raising = event.recordedAt >= context.oldest;
+        await evaluate(trx, event, raising, context);
       }
     },
   };
 }
 
-async function evaluate(trx: Trx, event: DomainEvent, raising: boolean): Promise<void> {
+interface Context {
+  oldest: Date;
+  now: Date;
+  nameWaitMs: number;
+}
+
+async function evaluate(trx: Trx, event: DomainEvent, raising: boolean, context: Context): Promise<void> {
   const cause = [{ stream: event.stream, position: event.position.toString() }];
   switch (event.type) {
     case "DomainAdded":
@@ -85,7 +109,33 @@ async function evaluate(trx: Trx, event: DomainEvent, raising: boolean): Promise
       await trx.deleteFrom("alert_digest").where("tenant_id", "=", event.data.tenantId).execute();
       return;
     case "AggregateReportReceived":
-      return aggregateReport(trx, event.data, event.recordedAt, event.position, cause, raising);
+      return aggregateReport(trx, event.data, event.recordedAt, event.position, cause, raising, context);
+    case "SourceIpResolved": {
+      await sourceNamed(trx, event.data, cause, context.oldest);
+      const name = (await sendersOf(trx, [event.data.ip])).get(event.data.ip)!;
+      await sourceNamedForNewSenders(trx, event.data.ip, name, cause, context.oldest, context.now);
+      return;
+    }
+    case "SenderApprovalSet": {
+      const { domain, service, range, approved } = event.data;
+      const kind = service !== null ? "service" : "range";
+      const sender = service ?? range ?? "";
+      if (approved === null) {
+        await trx
+          .deleteFrom("alert_sender_approval")
+          .where("domain", "=", domain)
+          .where("kind", "=", kind)
+          .where("sender", "=", sender)
+          .execute();
+      } else {
+        await trx
+          .insertInto("alert_sender_approval")
+          .values({ domain, kind, sender, approved })
+          .onConflict((oc) => oc.columns(["domain", "kind", "sender"]).doUpdateSet({ approved }))
+          .execute();
+      }
+      return;
+    }
     case "ForensicReportReceived":
       return failureReport(trx, event.data, event.recordedAt, cause, raising);
     case "SafeSpfRecordComputed": {
@@ -166,6 +216,11 @@ async function forgetDomain(trx: Trx, domain: string): Promise<void> {
   await trx.deleteFrom("alert_known_sender").where("domain", "=", domain).execute();
   await trx.deleteFrom("alert_domain_day").where("domain", "=", domain).execute();
   await trx.deleteFrom("alert_safe_spf").where("domain", "=", domain).execute();
+  await trx.deleteFrom("alert_sender_approval").where("domain", "=", domain).execute();
+  await trx.deleteFrom("alert_sender_day").where("domain", "=", domain).execute();
+  await trx.deleteFrom("alert_unnamed_failing").where("domain", "=", domain).execute();
+  await trx.deleteFrom("alert_known_name").where("domain", "=", domain).execute();
+  await trx.deleteFrom("alert_unnamed_new").where("domain", "=", domain).execute();
 }
 
 async function owns(trx: Trx, tenantId: string, domain: string): Promise<boolean> {
@@ -202,6 +257,7 @@ async function aggregateReport(
   position: bigint,
   cause: AlertRaised["causedBy"],
   raising: boolean,
+  context: Context,
 ): Promise<void> {
   const owner = await ownerOf(trx, report.policy.domain);
   if (!owner) return;
@@ -272,31 +328,40 @@ async function aggregateReport(
       .onConflict((oc) => oc.columns(["domain", "source_ip"]).doNothing())
       .execute();
   }
-  if (raising && !baseline && fresh.length > 0 && (await tenantRule(trx, tenantId, "new_sender")).enabled) {
-    for (const ip of fresh) {
-      const figures = bySource.get(ip)!;
-      await raise(trx, {
-        tenantId,
-        rule: "new_sender",
-        domain,
-        key: `ip:${ip}`,
-        period,
-        summary: `${ip} sent for ${domain} for the first time (${figures.messages} messages, ${figures.passed} passing DMARC, reported by ${report.orgName}).`,
-        figures: {
-          sourceIp: ip,
-          messages: figures.messages,
-          dmarcPass: figures.passed,
-          reportDomain: report.policy.domain,
-          reporter: report.orgName,
-          reportId: report.reportId,
-        },
-        causedBy: cause,
-      });
+  if (fresh.length > 0) {
+    const enabled = (await tenantRule(trx, tenantId, "new_sender")).enabled;
+    const sources: NewSource[] = fresh.map((ip) => ({
+      domain,
+      tenantId,
+      sourceIp: ip,
+      period,
+      figures: {
+        messages: bySource.get(ip)!.messages,
+        dmarcPass: bySource.get(ip)!.passed,
+        reportDomain: report.policy.domain,
+        reporter: report.orgName,
+        reportId: report.reportId,
+      },
+    }));
+    await newSources(trx, sources, {
+      baseline,
+      raising: raising && enabled,
+      nameWaitMs: context.nameWaitMs,
+      recordedAt,
+      cause,
+    });
+  }
+
+  const day = utcDay(new Date(report.begin * 1000));
+  if (raising) {
+    const failedByIp = new Map<string, number>();
+    for (const [ip, figures] of bySource) {
+      if (figures.messages > figures.passed) failedByIp.set(ip, figures.messages - figures.passed);
     }
+    await unapprovedSenders(trx, { domain, tenantId, day, failedByIp, recordedAt, cause }, context.oldest);
   }
 
   // The failure share of the window ending on the report's day.
-  const day = utcDay(new Date(report.begin * 1000));
   await trx
     .insertInto("alert_domain_day")
     .values({ domain, day, messages, failed })

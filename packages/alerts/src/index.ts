@@ -7,6 +7,7 @@ export { retryDelay } from "./backoff.js";
 export { buildDigest, type DigestKind, lastPeriod, scheduleDigests } from "./digest.js";
 export { checkDomainsDns, type DnsStatus, type DnsStatusChecker } from "./dns-watch.js";
 export { alertsMigrations } from "./migrations/index.js";
+export { decideUnnamedSenders } from "./new-senders.js";
 export { publishAlerts } from "./publisher.js";
 export {
   type AlertView,
@@ -30,7 +31,7 @@ export {
 export type { AlertsSchema } from "./schema.js";
 export { type AlertsSettings, alertsSettings } from "./settings.js";
 export { checkSilentDomains } from "./silent-domains.js";
-export { type AlertsOptions, type RunningAlerts, startAlerts } from "./start-alerts.js";
+export { type AlertsJob, type AlertsOptions, type RunningAlerts, startAlerts } from "./start-alerts.js";
 export {
   addEndpoint,
   changeEndpoint,

@@ -29,6 +29,19 @@ export const ruleSpecs: { readonly [K in AlertRuleKind]: RuleSpec } = {
       "A source IP sends for a domain for the first time (the domain's first report is its baseline).",
     params: { email: emailParam },
   },
+  unapproved_sender: {
+    description:
+      "A sender (a service, a base domain, an AS, as aggregate_by_sender names it) that is not approved for the domain sent mail failing DMARC.",
+    params: {
+      min_failed: {
+        default: 1,
+        min: 1,
+        max: 1_000_000_000,
+        description: "no alert for a sender with fewer failing messages than this in the day",
+      },
+      email: emailParam,
+    },
+  },
   dmarc_failure_share: {
     description:
       "The share of a domain's messages failing DMARC over a window of days ending on a report's day is above a threshold, or far above the domain's own baseline.",

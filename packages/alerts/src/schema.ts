@@ -183,7 +183,77 @@ export interface AlertDnsStateTable {
   checked_at: Timestamp;
 }
 
+/** What names a source IP, from its latest SourceIpResolved (as source_ip_name shows it). */
+export interface AlertSourceNameTable {
+  source_ip: string;
+  service: string | null;
+  base_domain: string | null;
+  asn: ColumnType<string | null, string | number | null, string | number | null>;
+}
+
+/** A tenant's decision on a sender (kind `service`: its name; `range`: a CIDR) for its domain. */
+export interface AlertSenderApprovalTable {
+  domain: string;
+  kind: "service" | "range";
+  sender: string;
+  approved: boolean;
+}
+
+/** Messages failing DMARC from a sender not approved for the domain, per UTC day of the reports. */
+export interface AlertSenderDayTable {
+  domain: string;
+  sender: string;
+  day: string;
+  failed: ColumnType<string, string | number, string | number>;
+}
+
+/**
+ * Failing messages of source IPs not named yet (the resolver names an IP after its first report),
+ * decided when its SourceIpResolved comes; dropped after ALERT_MAX_EVENT_AGE.
+ */
+export interface AlertUnnamedFailingTable {
+  domain: string;
+  source_ip: string;
+  day: string;
+  failed: ColumnType<string, string | number, string | number>;
+  recorded_at: Timestamp;
+  stream: string;
+  position: string;
+}
+
+/** The services and base domains seen sending for a domain (new_sender by name). */
+export interface AlertKnownNameTable {
+  domain: string;
+  sender: string;
+  first_seen: Timestamp;
+}
+
+/**
+ * A source IP new for a domain and not named yet: decided by its name when its SourceIpResolved
+ * comes, else by its address after ALERT_NAME_WAIT (new-senders.ts).
+ */
+export interface AlertUnnamedNewTable {
+  domain: string;
+  source_ip: string;
+  tenant_id: string;
+  /** Seen in the domain's first report: its name becomes known, nothing is raised. */
+  baseline: boolean;
+  period_start: string;
+  period_end: string;
+  /** The new_sender alert's figures as JSON. */
+  figures: string;
+  recorded_at: Timestamp;
+  stream: string;
+  position: string;
+}
+
 export interface AlertsSchema {
+  alert_known_name: AlertKnownNameTable;
+  alert_unnamed_new: AlertUnnamedNewTable;
+  alert_source_name: AlertSourceNameTable;
+  alert_sender_approval: AlertSenderApprovalTable;
+  alert_sender_day: AlertSenderDayTable;
+  alert_unnamed_failing: AlertUnnamedFailingTable;
   alert_dns_state: AlertDnsStateTable;
   alert_digest: AlertDigestTable;
   alert_rule: AlertRuleTable;

@@ -29,6 +29,11 @@ export const alertsSettings = {
   ALERT_CHECK_INTERVAL: duration({ minMs: 100, maxMs: 86_400_000, defaultMs: 3_600_000 }),
   /** How often every domain's DMARC and SPF records are checked in live DNS (dns_record_changed, onboarding_bad). */
   ALERT_DNS_CHECK_INTERVAL: duration({ minMs: 100, maxMs: 7 * 86_400_000, defaultMs: 6 * 3_600_000 }),
+  /**
+   * How long a new source IP waits for the resolver's name before new_sender decides it by its
+   * address (checked every ALERT_CHECK_INTERVAL); 0s: at once, by its address unless named already.
+   */
+  ALERT_NAME_WAIT: duration({ minMs: 0, maxMs: 7 * 86_400_000, defaultMs: 3_600_000 }),
   /** Events older than this when the evaluator sees them raise nothing (a first start over a long history). */
   ALERT_MAX_EVENT_AGE: duration({ minMs: 1000, maxMs: 365 * 86_400_000, defaultMs: 2 * 86_400_000 }),
 };
@@ -61,5 +66,6 @@ export interface AlertsSettings {
   ALERT_DIGEST: "off" | "daily" | "weekly";
   ALERT_CHECK_INTERVAL: number;
   ALERT_DNS_CHECK_INTERVAL: number;
+  ALERT_NAME_WAIT: number;
   ALERT_MAX_EVENT_AGE: number;
 }

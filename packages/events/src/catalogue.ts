@@ -312,6 +312,7 @@ export interface UserSignedOut {
 /** The kinds of alert rule a tenant has (docs/alerts.md). Every one is on for a new tenant. */
 export type AlertRuleKind =
   | "new_sender"
+  | "unapproved_sender"
   | "dmarc_failure_share"
   | "no_reports"
   | "failure_report"

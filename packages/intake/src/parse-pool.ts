@@ -161,13 +161,22 @@ export class ParsePool {
 /** Workers that may fail one after another before they are ready, before the pool stops starting them. */
 const maxFailedStarts = 3;
 
-/** Starts a process's parse workers ahead of its first input (see ParsePool.warm). */
-/** Returns a function that stops telling `onWorkerFailure`. */
-export function startParseWorkers(threads: number, onWorkerFailure?: (reason: string) => void): () => void {
+/**
+ * Starts a process's parse workers ahead of its first input (see ParsePool.warm), or with
+ * `{ warm: false }` only when an input first needs one (prepareHere takes most small inputs on the
+ * event loop): an import of small files never needs them, and loading the parser in each cost
+ * about 0.5 s of CPU at start on a core the database shares. Returns a function that stops telling
+ * `onWorkerFailure`.
+ */
+export function startParseWorkers(
+  threads: number,
+  onWorkerFailure?: (reason: string) => void,
+  { warm = true }: { warm?: boolean } = {},
+): () => void {
   if (threads <= 0) return () => {};
   const pool = parsePool(threads);
   const stopTelling = onWorkerFailure ? pool.onWorkerFailure(onWorkerFailure) : () => {};
-  void pool.warm();
+  if (warm) void pool.warm();
   return stopTelling;
 }
 

@@ -79,17 +79,20 @@ export async function aggregateBySender(
           as approved
       from ips i group by i.owner, i.sender
     ),
-    -- Each computed once (materialized), then hashed: inlined beside the page's LIMIT the planner
-    -- ran them again for every record of the page.
-    picked_type as materialized (${mostPerSender("service_type")}),
-    picked_asn as materialized (${mostPerSender("asn")}),
-    picked_organization as materialized (${mostPerSender("asn_organization")}),
-    picked_country as materialized (${mostPerSender("country")}),
     page as materialized (
       select g.*, count(*) over () as total from grouped g
       order by g.volume desc, g.owner collate "C", g.sender collate "C"
       limit ${query.perPage} offset ${offsetOf(query)}
-    )
+    ),
+    -- The picks over the page's senders' addresses only: over every address they were four
+    -- groupings of the period's addresses, a third of the query's time (EXPLAIN ANALYZE, 100,000
+    -- rows). Each computed once (materialized), then hashed: inlined beside the page's LIMIT the
+    -- planner ran them again for every record of the page.
+    page_ips as materialized (select i.* from ips i join page p using (owner, sender)),
+    picked_type as materialized (${mostPerSender("service_type", "page_ips")}),
+    picked_asn as materialized (${mostPerSender("asn", "page_ips")}),
+    picked_organization as materialized (${mostPerSender("asn_organization", "page_ips")}),
+    picked_country as materialized (${mostPerSender("country", "page_ips")})
     select g.owner, g.sender, g.kind, g.source_ips::text as source_ips, g.volume::text as volume,
       g.dmarc_pass::text as dmarc_pass, g.unaligned_arc_pass::text as unaligned_arc_pass,
       g.dkim_aligned::text as dkim_aligned, g.spf_aligned::text as spf_aligned, g.dkim_pass::text as dkim_pass,

@@ -99,18 +99,23 @@ export async function policyImpact(db: Kysely<QuerySchema>, query: PolicyImpactQ
           as approved
       from ips i group by i.owner, i.sender
     ),
-    picked_type as materialized (${mostPerSender("service_type")}),
     counted as (
       select g.*, count(*) over () as total, sum(g.stopped) over () as all_stopped,
         sum(g.forwarded) over () as all_forwarded, sum(g.legitimate) over () as all_legitimate
       from grouped g
-    )
+    ),
+    page as materialized (
+      select * from counted g order by g.stopped desc, g.owner collate "C", g.sender collate "C"
+      limit ${query.perPage} offset ${offsetOf(query)}
+    ),
+    -- The pick over the page's senders' addresses only, not every address of the period.
+    page_ips as materialized (select i.* from ips i join page p using (owner, sender)),
+    picked_type as materialized (${mostPerSender("service_type", "page_ips")})
     select g.owner, g.sender, g.kind, g.approved, g.source_ips::text as source_ips, g.stopped::text as stopped,
       g.forwarded::text as forwarded, g.legitimate::text as legitimate, g.total::text as total,
       g.all_stopped::text as all_stopped, g.all_forwarded::text as all_forwarded,
       g.all_legitimate::text as all_legitimate, st.value as service_type
-    from (select * from counted g order by g.stopped desc, g.owner collate "C", g.sender collate "C"
-      limit ${query.perPage} offset ${offsetOf(query)}) g
+    from page g
     join picked_type st using (owner, sender)
     order by g.stopped desc, g.owner collate "C", g.sender collate "C"`.execute(db);
   const { rows: volumes } = await sql<{ volume: string | null; dmarc: string | null }>`

@@ -98,14 +98,16 @@ export async function rangesDecided(
 }
 
 /**
- * SQL for the value of `column` of `ips` with the most messages per (owner, sender), ties to the
- * smallest bytewise: one grouping pass over the addresses, not a lookup per sender.
+ * SQL for the value of `column` with the most messages per (owner, sender), ties to the smallest
+ * bytewise, over the addresses of `from` (a CTE of `ips` rows): one grouping pass, not a lookup
+ * per sender. A sender's pick depends on its own addresses only, so `from` can be the page's.
  */
 export function mostPerSender(
   column: "service_type" | "asn" | "asn_organization" | "country",
+  from = "ips",
 ): RawBuilder<unknown> {
   const value = sql.ref(`i.${column}`);
   return sql`select distinct on (owner, sender) owner, sender, value from (
-      select i.owner, i.sender, ${value} as value, sum(i.volume) as n from ips i group by 1, 2, 3
+      select i.owner, i.sender, ${value} as value, sum(i.volume) as n from ${sql.table(from)} i group by 1, 2, 3
     ) v order by owner, sender, n desc, value collate "C"`;
 }

@@ -2,9 +2,17 @@ import type { MigrationSet } from "@dmarc-ledger/db";
 import { alerts } from "./001_alerts.js";
 import { alertDigest } from "./002_alert_digest.js";
 import { alertDnsState } from "./003_alert_dns_state.js";
+import { alertSenderState } from "./004_alert_sender_state.js";
+import { alertKnownName } from "./005_alert_known_name.js";
 
 /** The alerts' tables (schema.ts): rules, endpoints, alerts, the evaluator's state, the outboxes. */
 export const alertsMigrations: MigrationSet = {
   name: "alerts",
-  migrations: { "001_alerts": alerts, "002_alert_digest": alertDigest, "003_alert_dns_state": alertDnsState },
+  migrations: {
+    "001_alerts": alerts,
+    "002_alert_digest": alertDigest,
+    "003_alert_dns_state": alertDnsState,
+    "004_alert_sender_state": alertSenderState,
+    "005_alert_known_name": alertKnownName,
+  },
 };
