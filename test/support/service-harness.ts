@@ -73,7 +73,7 @@ export async function startTestService(
     runtime,
     service,
     async get(path, key) {
-      const response = await fetch(url(path), { headers: { Authorization: `Bearer ${key}` } });
+      const response = await fetchIdempotent(url(path), { headers: { Authorization: `Bearer ${key}` } });
       const body = await response.text();
       return { status: response.status, body, json: JSON.parse(body), headers: response.headers };
     },
@@ -90,4 +90,20 @@ export async function startTestService(
       await runtime.close();
     },
   };
+}
+
+/**
+ * fetch for a GET, tried once more when a reused keep-alive connection is reset before any
+ * answer (RFC 9112, 9.3.1 lets a client retry an idempotent request then). The service runs in
+ * this process: on a loaded machine a PGlite query can hold the event loop past the server's
+ * keep-alive timeout, which then closes the connection the client has just reused.
+ */
+async function fetchIdempotent(url: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    const code = (error as { cause?: { code?: string } }).cause?.code;
+    if (code !== "ECONNRESET" && code !== "UND_ERR_SOCKET") throw error;
+    return await fetch(url, init);
+  }
 }
