@@ -1,6 +1,9 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { newEvent, type SourceIpNaming, streams } from "@dmarc-ledger/events";
+import { waitForProjections } from "@dmarc-ledger/projection-engine";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -26,7 +29,7 @@ import {
 
 // The browser's globals the functions handed to page.evaluate use (they run in the page; the
 // tests' program is typed for node, without the DOM's types).
-declare const document: { cookie: string };
+declare const document: { cookie: string; documentElement: { scrollWidth: number } };
 declare class DataTransfer {
   items: { add(file: File): void };
 }
@@ -49,6 +52,70 @@ const password = {
 const formatCount = (value: string | number) => new Intl.NumberFormat("en").format(Number(value));
 const formatShare = (part: string, whole: string) =>
   Number(whole) === 0 ? "–" : `${(Math.round((Number(part) / Number(whole)) * 1000) / 10).toFixed(1)}%`;
+
+/** The test's names for example.com's busiest sources: a service of three, a base domain, an AS. */
+const namingSources = { serviceMap: "test-map", asnDatabase: "test-asn", countryDatabase: "test-country" };
+function namingOf(index: number): SourceIpNaming | null {
+  const asn = { number: 64_500 + index, organization: `Test Network ${index}` };
+  const country = ["DE", "FR", "US"][index % 3]!;
+  if (index < 3) {
+    const service = { name: "Mailer One", type: "SaaS" };
+    return { baseDomain: `mailer-${index}.example`, service, asn, country, sources: namingSources };
+  }
+  if (index === 3)
+    return { baseDomain: "unmapped.example", service: null, asn, country, sources: namingSources };
+  if (index === 4) return { baseDomain: null, service: null, asn, country, sources: namingSources };
+  return null;
+}
+
+interface SourceNames {
+  SourceIp: string;
+  SourceDomain: string;
+  Organization: string;
+  Volume: string;
+  DMARC: string;
+  Service: string;
+  ASN: string;
+  ASNOrganization: string;
+  Country: string;
+}
+
+interface SenderRecord {
+  Domain: string;
+  Service: string;
+  ServiceType: string;
+  ASN: string;
+  ASNOrganization: string;
+  Country: string;
+  SourceIPs: string;
+  Volume: string;
+  DMARC: string;
+  SPFAligned: string;
+  DKIMAligned: string;
+  Approved: boolean | null;
+}
+
+interface PolicyImpact {
+  total: number;
+  totals: Record<"Volume" | "DMARC" | "Stopped" | "Forwarded" | "LegitimateAtRisk" | "AbuseStopped", string>;
+  records: {
+    Domain: string;
+    Service: string;
+    ServiceType: string;
+    Approved: boolean | null;
+    Stopped: string;
+    Forwarded: string;
+    LegitimateAtRisk: string;
+    AbuseStopped: string;
+  }[];
+}
+
+const shownApproval = (approved: boolean | null) => (approved === null ? "–" : approved ? "yes" : "no");
+const orDash = (text: string) => text || "–";
+
+/** A downloaded CSV's cells and a table's as the same text: numbers unformatted, "–" empty. */
+const normaliseCell = (cell: string) =>
+  /^[\d,.]+%?$/.test(cell) ? String(shownNumber(cell)) : cell === "–" ? "" : cell;
 
 interface Counters {
   Volume: string;
@@ -137,6 +204,32 @@ describe("the dashboard in a real browser", () => {
       signedIn("admin@other.example", password.other),
     ]);
     mkdirSync(screenshots, { recursive: true });
+    // Names for example.com's busiest sources, as the resolver would append them (no DNS here).
+    const busiest = await api<{ records: { SourceIp: string }[] }>(
+      admin,
+      `aggregate_by_source?${apiPeriod}&domain=example.com&per_page=1000`,
+    );
+    const ips = [...new Set(busiest.records.map((r) => r.SourceIp))].slice(0, 6);
+    let position = 0n;
+    for (const [index, ip] of ips.entries()) {
+      const naming = namingOf(index);
+      if (!naming) continue;
+      const resolved = newEvent(
+        "SourceIpResolved",
+        {
+          ip,
+          outcome: "found",
+          ptrNames: [],
+          name: null,
+          confirmed: false,
+          resolvedAt: new Date().toISOString(),
+          naming,
+        },
+        { causedBy: "test" },
+      );
+      position = (await handle.runtime.store.append(streams.sourceIp(ip), [resolved], "any")).position;
+    }
+    expect(await waitForProjections(handle.runtime.db, allProjections, position, 30_000)).toBe(true);
   });
   afterAll(async () => {
     await browser?.close();
@@ -547,10 +640,198 @@ describe("the dashboard in a real browser", () => {
     await page.close();
   });
 
+  it("shows the Services table as GET aggregate_by_sender, and a service's addresses with their names", async () => {
+    const page = await open(admin, `/senders?${period}&tab=services`);
+    await page.locator("table#services tbody tr").first().waitFor();
+    const senders = await api<{ total: number; records: SenderRecord[] }>(
+      admin,
+      `aggregate_by_sender?${apiPeriod}&per_page=1000`,
+    );
+    expect(senders.records.map((r) => r.Service)).toContain("Mailer One");
+    const shown = await tableCells(page, "services");
+    // The admin's Approved cell (the second) is a checkbox: the other columns, in the API's order.
+    expect(shown.map((row) => [row[0], ...row.slice(2)])).toEqual(
+      senders.records
+        .slice(0, shown.length)
+        .map((r) => [
+          r.Service,
+          orDash(r.ServiceType),
+          r.Domain,
+          orDash(r.ASN && `AS${r.ASN}`),
+          orDash(r.ASNOrganization),
+          orDash(r.Country),
+          formatCount(r.SourceIPs),
+          formatCount(r.Volume),
+          formatShare(r.DMARC, r.Volume),
+          formatShare(r.SPFAligned, r.Volume),
+          formatShare(r.DKIMAligned, r.Volume),
+        ]),
+    );
+    const mailer = senders.records.find((r) => r.Service === "Mailer One" && r.Domain === "example.com")!;
+    expect([mailer.ServiceType, mailer.SourceIPs]).toEqual(["SaaS", "3"]);
+
+    // Drilling down: the service's addresses, named as the API names them and as they were named.
+    await page.getByRole("button", { name: "Mailer One", exact: true }).click();
+    await page.waitForURL(/sender=example\.com%7CMailer\+One|sender=example\.com\|Mailer/);
+    await page.locator("table#sender-ips tbody tr").first().waitFor();
+    const sources = (
+      await api<{ records: SourceNames[] }>(
+        admin,
+        `aggregate_by_source?${apiPeriod}&domain=example.com&per_page=1000`,
+      )
+    ).records.filter((r) => r.Service === "Mailer One");
+    expect(new Set(sources.map((r) => r.SourceIp)).size).toBe(3);
+    expect(new Set(sources.map((r) => r.ASNOrganization))).toEqual(
+      new Set(["Test Network 0", "Test Network 1", "Test Network 2"]),
+    );
+    const addresses = await tableCells(page, "sender-ips");
+    expect(addresses).toEqual(
+      sources
+        .slice(0, 20)
+        .map((r) => [
+          r.SourceIp,
+          orDash(r.SourceDomain),
+          `AS${r.ASN}`,
+          r.ASNOrganization,
+          r.Country,
+          r.Organization,
+          formatCount(r.Volume),
+          formatShare(r.DMARC, r.Volume),
+        ]),
+    );
+    for (const row of addresses) {
+      const index = Number(row[3]!.replace("Test Network ", ""));
+      expect([row[2], row[4]]).toEqual([`AS${64_500 + index}`, ["DE", "FR", "US"][index % 3]]);
+    }
+    await page.close();
+  });
+
+  it("approves and then refuses a service through the UI, which a viewer cannot", async () => {
+    const approval = async () =>
+      (
+        await api<{ records: SenderRecord[] }>(
+          admin,
+          `aggregate_by_sender?${apiPeriod}&domain=example.com&per_page=1000`,
+        )
+      ).records.find((r) => r.Service === "Mailer One")!.Approved;
+    expect(await approval()).toBe(null);
+    const page = await open(admin, `/senders?${period}&tab=services&domain=example.com`);
+    const box = page.getByLabel("Approve Mailer One for example.com");
+    await box.waitFor();
+    expect(await box.isChecked()).toBe(false);
+    await box.check();
+    await expect.poll(approval).toBe(true);
+    await page.reload();
+    await expect.poll(() => page.getByLabel("Approve Mailer One for example.com").isChecked()).toBe(true);
+    await page.getByLabel("Approve Mailer One for example.com").uncheck();
+    await expect.poll(approval).toBe(false);
+    await page.reload();
+    await page.getByLabel("Approve Mailer One for example.com").waitFor();
+    expect(await page.getByLabel("Approve Mailer One for example.com").isChecked()).toBe(false);
+    await page.close();
+
+    const viewing = await open(viewer, `/senders?${period}&tab=services&domain=example.com`);
+    const row = viewing.locator("table#services tbody tr", { hasText: "Mailer One" });
+    await row.waitFor();
+    expect(await viewing.getByLabel("Approve Mailer One for example.com").count()).toBe(0);
+    expect((await row.locator("td").nth(1).textContent())?.trim()).toBe("no");
+    await viewing.getByText("Approving a service needs an admin.").waitFor();
+    const refused = await viewing.evaluate(async () => {
+      const session = (await (await fetch("/api/session")).json()) as { csrf_token: string };
+      const response = await fetch("/api/sender_approval", {
+        method: "PUT",
+        headers: { "X-CSRF-Token": session.csrf_token },
+        body: new URLSearchParams({ domain: "example.com", service: "Mailer One", approved: "true" }),
+      });
+      return response.status;
+    });
+    expect(refused).toBe(403);
+    expect(await approval()).toBe(false);
+    await viewing.close();
+  });
+
+  it("shows the Policy view as GET policy_impact, for quarantine and for reject, totals included", async () => {
+    const page = await open(admin, `/policy?${period}`);
+    for (const policy of ["quarantine", "reject"] as const) {
+      await page.getByRole("combobox", { name: "Policy", exact: true }).selectOption(policy);
+      await page.waitForURL(policy === "quarantine" ? /policy=quarantine/ : /policy=reject/);
+      const impact = await api<PolicyImpact>(
+        admin,
+        `policy_impact?${apiPeriod}&policy=${policy}&per_page=1000`,
+      );
+      expect(Number(impact.totals.Stopped)).toBeGreaterThan(0);
+      const t = impact.totals;
+      await expect
+        .poll(() => page.locator("#policy-totals").textContent())
+        .toBe(
+          `Of ${formatCount(t.Volume)} messages (${formatCount(t.DMARC)} passing DMARC), p=${policy} would stop ${formatCount(t.Stopped)}: ${formatCount(t.LegitimateAtRisk)} legitimate at risk, ${formatCount(t.AbuseStopped)} abuse.`,
+        );
+      await expect
+        .poll(async () => (await tableCells(page, "policy")).map((row) => row[2]))
+        .toEqual(impact.records.slice(0, 20).map((r) => formatCount(r.Stopped)));
+      expect(await tableCells(page, "policy")).toEqual(
+        impact.records
+          .slice(0, 20)
+          .map((r) => [
+            r.Domain,
+            r.Service,
+            formatCount(r.Stopped),
+            formatCount(r.LegitimateAtRisk),
+            formatCount(r.AbuseStopped),
+            formatCount(r.Forwarded),
+            orDash(r.ServiceType),
+            shownApproval(r.Approved),
+          ]),
+      );
+      // The totals are the records' sums over every sender.
+      const sum = (key: "Stopped" | "LegitimateAtRisk") =>
+        impact.records.reduce((total, r) => total + Number(r[key]), 0);
+      expect([sum("Stopped"), sum("LegitimateAtRisk")]).toEqual([
+        Number(t.Stopped),
+        Number(t.LegitimateAtRisk),
+      ]);
+    }
+    // A shared link shows the same policy.
+    await page.goto(`${origin}/policy?${period}&policy=quarantine`);
+    await expect
+      .poll(() => page.getByRole("combobox", { name: "Policy", exact: true }).inputValue())
+      .toBe("quarantine");
+    await page.close();
+  });
+
+  it("downloads the Services and Policy tables as CSV equal to the tables", async () => {
+    for (const [path, table, total] of [
+      [`/senders?${period}&tab=services`, "services", `aggregate_by_sender?${apiPeriod}&per_page=1000`],
+      [
+        `/policy?${period}&policy=quarantine`,
+        "policy",
+        `policy_impact?${apiPeriod}&policy=quarantine&per_page=1000`,
+      ],
+    ] as const) {
+      // A viewer's: an admin's Approved cells are checkboxes, which the CSV writes as yes or no.
+      const page = await open(viewer, path);
+      await page.locator(`table#${table} tbody tr`).first().waitFor();
+      const [download] = await Promise.all([
+        page.waitForEvent("download"),
+        page.getByRole("button", { name: "Download CSV" }).click(),
+      ]);
+      const csv = parseCsv(readFileSync((await download.path())!, "utf8"));
+      expect(csv[0]).toEqual(await tableHeaders(page, table));
+      expect(csv.length - 1).toBe(Number((await api<{ total: number }>(viewer, total)).total));
+      const shown = await tableCells(page, table);
+      expect(csv.slice(1, shown.length + 1).map((row) => row.map(normaliseCell))).toEqual(
+        shown.map((row) => row.map(normaliseCell)),
+      );
+      await page.close();
+    }
+  });
+
   it("has no serious or critical axe violation on any view, and writes screenshots at 1280 and 390 pixels", async () => {
     const views = [
       ["overview", `/?${period}`],
-      ["senders", `/senders?${period}&tab=sources`],
+      ["senders", `/senders?${period}&tab=services&sender=example.com%7CMailer+One`],
+      ["sources", `/senders?${period}&tab=sources`],
+      ["policy", `/policy?${period}`],
       ["reporters", `/reporters?${period}`],
       ["failure-reports", `/failures?${period}&report=1`],
       ["domains", `/domains?${period}&domain=example.com`],
@@ -565,12 +846,14 @@ describe("the dashboard in a real browser", () => {
         await page.locator("main .card, main .empty").first().waitFor();
         await page.waitForLoadState("networkidle");
         // Charts draw once their chunk is loaded.
-        if (name === "overview" || name === "senders" || name === "reporters")
+        if (name === "overview" || name === "sources" || name === "reporters")
           await page.locator('[role="img"] svg').first().waitFor();
         if (width === 1280) {
           const violations = await seriousAxeViolations(page);
           expect(violations, `${name}: ${JSON.stringify(violations, null, 1)}`).toEqual([]);
         }
+        // Wide tables scroll within their card: the page itself is never wider than the window.
+        expect(await page.evaluate(() => document.documentElement.scrollWidth), name).toBe(width);
         await page.screenshot({ path: `${screenshots}${name}-${width}.png`, fullPage: true });
       }
     }

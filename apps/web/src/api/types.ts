@@ -38,6 +38,12 @@ export interface SourceRecord extends Counters {
   LastDate: string;
   SPFDomain: string;
   DKIMDomain: string;
+  /** Issue 23's names of the source IP, each "" when unknown (docs/api.md). */
+  Service: string;
+  ServiceType: string;
+  ASN: string;
+  ASNOrganization: string;
+  Country: string;
 }
 
 export interface ForensicRecord {

@@ -1,4 +1,3 @@
-import { useState } from "preact/hooks";
 import type { PolicyImpactAnswer, PolicyImpactRecord } from "../api/types.js";
 import { useApi } from "../api/use-api.js";
 import { Card } from "../components/card.js";
@@ -7,6 +6,7 @@ import { EmptyState } from "../components/empty-state.js";
 import { ErrorNotice, Loading } from "../components/notice.js";
 import { useFilters } from "../lib/filters.js";
 import { count, formatCount } from "../lib/format.js";
+import { setParams, useLocation } from "../lib/router.js";
 
 const counted = (key: keyof PolicyImpactRecord, label: string): Column<PolicyImpactRecord> => ({
   key,
@@ -23,7 +23,8 @@ const counted = (key: keyof PolicyImpactRecord, label: string): Column<PolicyImp
  */
 export function Policy() {
   const filters = useFilters();
-  const [policy, setPolicy] = useState<"quarantine" | "reject">("reject");
+  // In the URL as the other filters: a shared link shows the same policy's impact.
+  const policy = useLocation().params.get("policy") === "quarantine" ? "quarantine" : "reject";
   const impact = useApi<PolicyImpactAnswer>("policy_impact", { ...filters.query, policy, per_page: 1000 });
   if (impact.loading && !impact.data) return <Loading what="the policy impact" />;
   if (impact.error) return <ErrorNotice error={impact.error} />;
@@ -31,16 +32,17 @@ export function Policy() {
   const columns: Column<PolicyImpactRecord>[] = [
     { key: "domain", label: "Domain", value: (r) => r.Domain },
     { key: "service", label: "Sender", value: (r) => r.Service },
+    // The numbers first: at 390 pixels they are what shows before the table scrolls.
+    counted("Stopped", "Stopped"),
+    counted("LegitimateAtRisk", "Legitimate at risk"),
+    counted("AbuseStopped", "Abuse stopped"),
+    counted("Forwarded", "Of them forwarded"),
     { key: "type", label: "Type", value: (r) => r.ServiceType || null },
     {
       key: "approved",
       label: "Approved",
       value: (r) => (r.Approved === null ? null : r.Approved ? "yes" : "no"),
     },
-    counted("Stopped", "Stopped"),
-    counted("LegitimateAtRisk", "Legitimate at risk"),
-    counted("AbuseStopped", "Abuse stopped"),
-    counted("Forwarded", "Of them forwarded"),
   ];
   return (
     <Card title="Policy impact" id="policy-card" wide>
@@ -48,18 +50,18 @@ export function Policy() {
         Messages that failed DMARC and would have been stopped over the period at a stricter policy:
         legitimate at risk (approved senders and forwarding) are the ones to fix first.
       </p>
-      <label>
-        Policy{" "}
+      {/* Labelled by id: a select inside its label has the options' text in its name. */}
+      <div class="field field-inline">
+        <label for="policy-choice">Policy</label>
         <select
+          id="policy-choice"
           value={policy}
-          onChange={(event) =>
-            setPolicy((event.currentTarget as HTMLSelectElement).value as "quarantine" | "reject")
-          }
+          onChange={(event) => setParams({ policy: (event.currentTarget as HTMLSelectElement).value })}
         >
           <option value="quarantine">p=quarantine</option>
           <option value="reject">p=reject</option>
         </select>
-      </label>
+      </div>
       {totals ? (
         <p id="policy-totals">
           Of {formatCount(totals.Volume)} messages ({formatCount(totals.DMARC)} passing DMARC), p={policy}{" "}

@@ -7,7 +7,12 @@ import { type Column, DataTable } from "../components/data-table.js";
 import { EmptyState } from "../components/empty-state.js";
 import { ErrorNotice, Loading, Notice } from "../components/notice.js";
 import { useFilters } from "../lib/filters.js";
+import { formatCount } from "../lib/format.js";
+import { setParams, useLocation } from "../lib/router.js";
 import { dkimAligned, messages, passShare, spfAligned } from "./columns.js";
+import { SenderIps } from "./sender-ips.js";
+
+const senderKey = (r: SenderRecord) => `${r.Domain}|${r.Service}`;
 
 /**
  * The senders by service (issue 23's GET aggregate_by_sender): what each is, its network and
@@ -20,6 +25,7 @@ export function SenderInventory({ caller, canApprove }: { caller: Caller; canApp
     ...filters.query,
     per_page: 1000,
   });
+  const { params } = useLocation();
   const [problem, setProblem] = useState<ApiError | undefined>();
   const admin = caller.capabilities.includes("write") && canApprove;
   if (senders.loading && !senders.data) return <Loading what="the senders" />;
@@ -38,17 +44,23 @@ export function SenderInventory({ caller, canApprove }: { caller: Caller; canApp
     }
   };
   const columns: Column<SenderRecord>[] = [
-    { key: "service", label: "Service", value: (r) => r.Service },
-    { key: "type", label: "Type", value: (r) => r.ServiceType || null },
-    { key: "domain", label: "Domain", value: (r) => r.Domain },
-    { key: "asn", label: "ASN", value: (r) => (r.ASN === "" ? null : `AS${r.ASN}`) },
-    { key: "network", label: "Network", value: (r) => r.ASNOrganization || null },
-    { key: "country", label: "Country", value: (r) => r.Country || null },
-    { key: "ips", label: "Source IPs", numeric: true, value: (r) => Number(r.SourceIPs) },
-    messages<SenderRecord>(),
-    passShare<SenderRecord>(),
-    spfAligned<SenderRecord>(),
-    dkimAligned<SenderRecord>(),
+    {
+      key: "service",
+      label: "Service",
+      value: (r) => r.Service,
+      // Its addresses below, the choice in the URL as a failure report's is.
+      render: (r) => (
+        <button
+          type="button"
+          class="link-button"
+          aria-pressed={params.get("sender") === senderKey(r)}
+          onClick={() => setParams({ sender: senderKey(r) })}
+        >
+          {r.Service}
+        </button>
+      ),
+    },
+    // Beside the name: the decision to take shows without scrolling, at 390 pixels too.
     {
       key: "approved",
       label: "Approved",
@@ -65,27 +77,51 @@ export function SenderInventory({ caller, canApprove }: { caller: Caller; canApp
               Approve {r.Service} for {r.Domain}
             </span>
           </label>
+        ) : r.Approved === null ? (
+          <span class="muted">–</span>
         ) : r.Approved ? (
           "yes"
         ) : (
           "no"
         ),
     },
+    { key: "type", label: "Type", value: (r) => r.ServiceType || null },
+    { key: "domain", label: "Domain", value: (r) => r.Domain },
+    { key: "asn", label: "ASN", value: (r) => (r.ASN === "" ? null : `AS${r.ASN}`) },
+    { key: "network", label: "Network", value: (r) => r.ASNOrganization || null },
+    { key: "country", label: "Country", value: (r) => r.Country || null },
+    {
+      key: "ips",
+      label: "Source IPs",
+      numeric: true,
+      value: (r) => Number(r.SourceIPs),
+      render: (r) => formatCount(r.SourceIPs),
+    },
+    messages<SenderRecord>(),
+    passShare<SenderRecord>(),
+    spfAligned<SenderRecord>(),
+    dkimAligned<SenderRecord>(),
   ];
+  const chosen = senderRecords(senders.data).find((r) => senderKey(r) === params.get("sender"));
   return (
-    <Card title="Sending services" id="services-card" wide>
-      <ErrorNotice error={problem} />
-      {!admin && caller.role === "viewer" ? <Notice>Approving a service needs an admin.</Notice> : null}
-      <DataTable
-        id="services"
-        caption="Sending services by domain, with their network, country and approval"
-        columns={columns}
-        rows={senders.data?.records ?? []}
-        rowKey={(r) => `${r.Domain}|${r.Service}`}
-        defaultSort="-messages"
-        csvName="services.csv"
-        empty={<EmptyState title="No senders in this period">Choose a longer period.</EmptyState>}
-      />
-    </Card>
+    <>
+      <Card title="Sending services" id="services-card" wide>
+        <ErrorNotice error={problem} />
+        {!admin && caller.role === "viewer" ? <Notice>Approving a service needs an admin.</Notice> : null}
+        <DataTable
+          id="services"
+          caption="Sending services by domain, with their network, country and approval"
+          columns={columns}
+          rows={senders.data?.records ?? []}
+          rowKey={senderKey}
+          defaultSort="-messages"
+          csvName="services.csv"
+          empty={<EmptyState title="No senders in this period">Choose a longer period.</EmptyState>}
+        />
+      </Card>
+      {chosen ? <SenderIps sender={chosen} /> : null}
+    </>
   );
 }
+
+const senderRecords = (answer: ListAnswer<SenderRecord> | undefined) => answer?.records ?? [];

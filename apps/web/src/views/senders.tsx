@@ -6,8 +6,8 @@ import { Tabs } from "./tabs.js";
 
 /**
  * Who sends mail as the tenant's domains: every source with its reverse DNS, and those that fail
- * DMARC. The inventory by service, with approval per domain, joins once GET aggregate_by_sender
- * exists (issue 23).
+ * DMARC; first, when the API links GET aggregate_by_sender, the senders by service with their
+ * approval per domain.
  */
 export function Senders({ caller, features }: { caller: Caller; features: ReadonlySet<string> }) {
   const { params } = useLocation();
