@@ -7,6 +7,9 @@ export default defineConfig({
     // Real PostgreSQL, DNS and SMTP servers make some tests slow on a 2-core machine.
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    // expect.poll waits for a state that comes (a projection caught up, a page re-rendered); its
+    // default of 1 s failed the browser tests at load 21 on 2 cores. A wrong state still fails.
+    expect: { poll: { timeout: 15_000 } },
     pool: "forks",
     // PGlite's initdb once for the run, when a test first needs it (@dmarc-ledger/db/testing), and
     // the build that tests starting our processes run (test/support/built-processes.ts).

@@ -115,6 +115,47 @@ describe("rate limits and internal failures", () => {
     }
   });
 
+  it("takes a large allowance from the shared count in slices: about one write per 1%, the limit held", async () => {
+    const other = await openRuntime(backend.env);
+    // Every query either limiter sends to the real database, counted on its way.
+    let queries = 0;
+    const counted = (db: Runtime["db"]) =>
+      new Proxy(db, {
+        get(target, property, receiver) {
+          if (property !== "executeQuery") return Reflect.get(target, property, receiver);
+          return (query: Parameters<Runtime["db"]["executeQuery"]>[0]) => {
+            queries += 1;
+            return target.executeQuery(query);
+          };
+        },
+      });
+    // 1,000 requests in a window of 100 s; slices of 10.
+    const options = { perSecond: 10, burst: 1000 };
+    const limiters = [
+      sharedRateLimiter(counted(runtime.db), options),
+      sharedRateLimiter(counted(other.db), options),
+    ];
+    try {
+      const allowed: boolean[] = [];
+      for (let i = 0; i < 1200; i++) allowed.push((await limiters[i % 2]!.consume("key:sliced")).allowed);
+      const firstRefused = allowed.indexOf(false);
+      const total = allowed.filter(Boolean).length;
+      // Within one slice below the allowance, and one slice per process above it.
+      expect(firstRefused).toBeGreaterThanOrEqual(1000 - 10);
+      expect(total).toBeGreaterThanOrEqual(1000 - 10);
+      expect(total).toBeLessThanOrEqual(1000 + 2 * 10);
+      // One upsert per request would be 1,200 queries.
+      expect(queries).toBeLessThan(200);
+      // 200 requests of a new caller at once share the slices: none is refused.
+      const together = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => limiters[i % 2]!.consume("key:together")),
+      );
+      expect(together.filter((decision) => !decision.allowed)).toEqual([]);
+    } finally {
+      await other.close();
+    }
+  });
+
   it("answers 500 with a request id and no stack when the database is gone, and logs the cause", async () => {
     const broken = await openRuntime(backend.env);
     const logged: { err?: { stack?: string }; requestId?: string }[] = [];
