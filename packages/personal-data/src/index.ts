@@ -16,5 +16,5 @@ export {
 export { releaseRetentionLease, takeRetentionLease } from "./retention-lease.js";
 export type { DataKeyTable, PersonalDataSchema } from "./schema.js";
 export { personalDataSettings, personalDataSettingsFromEnv } from "./settings.js";
-export { keyScopes, shredDataKeys } from "./shred.js";
+export { keyScopes, shredDataKeys, shredEpoch } from "./shred.js";
 export { domainOfScope, domainScope, noTenant, tenantOfDomain } from "./tenant-of-domain.js";

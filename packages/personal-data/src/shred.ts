@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import type { KeysHandle } from "./data-keys.js";
 import type { PersonalDataSchema } from "./schema.js";
 
@@ -23,7 +23,21 @@ export async function shredDataKeys(
   let query = db.deleteFrom("data_key").where("tenant_id", "=", tenantId);
   if (beforeMonth !== undefined) query = query.where("month", "<", beforeMonth);
   const rows = await query.returning(["key_id", "month"]).execute();
+  // After the delete: an answer computed from here on is keyed by the new epoch (shredEpoch).
+  if (rows.length > 0) await sql`select nextval('data_key_shred_epoch')`.execute(db);
   return rows
     .map((row) => ({ keyId: row.key_id, month: row.month }))
     .sort((a, b) => a.month.localeCompare(b.month));
+}
+
+/**
+ * How many times data keys were deleted, as a string: an answer that opened sealed fields is
+ * good only as long as this has not moved.
+ */
+export async function shredEpoch(handle: KeysHandle): Promise<string> {
+  const { rows } = await sql<{ epoch: string }>`
+    select case when is_called then last_value else 0 end::text as epoch from data_key_shred_epoch`.execute(
+    handle as Kysely<PersonalDataSchema>,
+  );
+  return rows[0]!.epoch;
 }

@@ -48,5 +48,5 @@ export const forensicEndpoint = listEndpoint({
       redact: (await personalDataPolicy(ctx.deps.db, query.tenantId)).redaction,
     }),
   totalAsString: true,
-  keepAnswers: false,
+  sealedFields: true,
 });

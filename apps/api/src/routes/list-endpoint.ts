@@ -1,4 +1,5 @@
 import type { AnySchema } from "@dmarc-ledger/db";
+import { shredEpoch } from "@dmarc-ledger/personal-data";
 import { readModelVersion } from "@dmarc-ledger/projection-engine";
 import { newestFactTime, type Page, type PageQuery, type QuerySchema } from "@dmarc-ledger/queries";
 import { findDomain } from "@dmarc-ledger/tenancy";
@@ -22,18 +23,25 @@ export async function answerOnce<Query extends { end: number }>(
   endpoint: string,
   query: Query,
   compute: (query: Query, db: Kysely<AnySchema>) => Promise<object>,
+  sealedFields = false,
 ): Promise<void> {
   const { answers, metrics, projections } = ctx.deps;
   // The replica's or the primary's read models (readRoute); the version below is read from the
-  // same, so a kept answer is one of the state it was computed from, wherever that was.
-  const { db } = await readRoute(ctx);
+  // same, so a kept answer is one of the state it was computed from, wherever that was. Answers
+  // that open sealed personal fields come from the primary only (a replica behind it could still
+  // show what retention or an erasure removed a moment ago), kept under the shred epoch too: the
+  // keys are deleted before the events that tell the projections, and an answer opened with a
+  // deleted key must not outlive it.
+  const { db } = sealedFields ? { db: ctx.deps.db } : await readRoute(ctx);
   ctx.type = "application/json";
   if (!answers?.enabled) {
     metrics?.answers.inc({ outcome: "off" });
     ctx.body = JSON.stringify(await compute(query, db));
     return;
   }
-  const version = await readModelVersion(db, projections);
+  const version = sealedFields
+    ? `${await readModelVersion(db, projections)}/${await shredEpoch(db)}`
+    : await readModelVersion(db, projections);
   const newest = await answers.once(version, () => newestFactTime(db));
   const asked = newest !== null && query.end > newest ? { ...query, end: newest } : query;
   const { body, outcome } = await answers.answer(
@@ -55,10 +63,10 @@ export function listEndpoint<Record>(options: {
   query: (db: Kysely<QuerySchema>, query: PageQuery, ctx: ApiContext) => Promise<Page<Record>>;
   totalAsString?: boolean;
   /**
-   * false: computed for every request, never kept. /forensic: its answer holds personal data,
-   * opened with data keys that retention or erasure may shred between two requests.
+   * true: the answer holds personal data opened with data keys that retention or erasure may
+   * shred between two requests (/forensic): see answerOnce.
    */
-  keepAnswers?: boolean;
+  sealedFields?: boolean;
 }): Endpoint {
   return {
     name: options.name,
@@ -81,14 +89,7 @@ export function listEndpoint<Record>(options: {
           records: page.records,
         };
       };
-      if (options.keepAnswers === false) {
-        // Personal data is read from the primary only: a replica behind it could still show
-        // what retention or an erasure removed a moment ago.
-        ctx.type = "application/json";
-        ctx.body = JSON.stringify(await compute(query, ctx.deps.db));
-        return;
-      }
-      await answerOnce(ctx, options.name, query, compute);
+      await answerOnce(ctx, options.name, query, compute, options.sealedFields);
     },
   };
 }
