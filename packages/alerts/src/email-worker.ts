@@ -38,6 +38,15 @@ interface PendingMail {
   payload: string;
 }
 
+/** A row of one of the two mail outboxes. */
+interface OutboxRow {
+  table: "alert_email" | "alert_digest";
+  idColumn: "email_id" | "digest_id";
+  id: string;
+}
+const mailRow = (id: string): OutboxRow => ({ table: "alert_email", idColumn: "email_id", id });
+const digestRow = (id: string): OutboxRow => ({ table: "alert_digest", idColumn: "digest_id", id });
+
 /**
  * Sends the alert mail, then the digests, through the relay, one message at a time (a relay is one connection, and
  * alert mail is rare). A relay that is down or refuses leaves the mail pending for a retry later,
@@ -82,32 +91,24 @@ export function startEmailWorker(options: EmailWorkerOptions): RunningEmailWorke
         html: message.html,
         headers: { "X-Dmarc-Ledger-Alert-Id": alert.alertId },
       });
-      await db
-        .updateTable("alert_email")
-        .set({
-          status: "sent",
-          attempts: mail.attempts + 1,
-          sent_at: new Date(),
-          last_error: null,
-          lease_until: null,
-        })
-        .where("email_id", "=", mail.email_id)
-        .execute();
+      await recordAttempt(mailRow(mail.email_id), mail.attempts + 1);
     } catch (error) {
-      const attempts = mail.attempts + 1;
-      await db
-        .updateTable("alert_email")
-        .set({
-          attempts,
-          last_error: (error instanceof Error ? error.message : String(error)).slice(0, 500),
-          next_attempt_at: new Date(
-            Date.now() + retryDelay(attempts, options.retryBaseMs, options.retryMaxMs),
-          ),
-          lease_until: null,
-        })
-        .where("email_id", "=", mail.email_id)
-        .execute();
+      await recordAttempt(mailRow(mail.email_id), mail.attempts + 1, error);
     }
+  };
+
+  /**
+   * An attempt's outcome on its row (alert_email or alert_digest, same columns): sent, or the
+   * error and when to try again.
+   */
+  const recordAttempt = async (row: OutboxRow, attempts: number, error?: unknown) => {
+    const outcome =
+      error === undefined
+        ? sql`status = 'sent', sent_at = ${new Date()}, last_error = null`
+        : sql`last_error = ${(error instanceof Error ? error.message : String(error)).slice(0, 500)},
+            next_attempt_at = ${new Date(Date.now() + retryDelay(attempts, options.retryBaseMs, options.retryMaxMs))}`;
+    await sql`update ${sql.table(row.table)} set attempts = ${attempts}, lease_until = null, ${outcome}
+      where ${sql.ref(row.idColumn)} = ${row.id}`.execute(db);
   };
 
   const claimDigest = async (): Promise<PendingDigest | undefined> => {
@@ -136,31 +137,9 @@ export function startEmailWorker(options: EmailWorkerOptions): RunningEmailWorke
         // The same on a resend after a crash between the relay's acceptance and our record of it.
         messageId: `<${createHash("sha256").update(digest.digest_id).digest("hex").slice(0, 32)}@dmarc-ledger.digest>`,
       });
-      await db
-        .updateTable("alert_digest")
-        .set({
-          status: "sent",
-          attempts: digest.attempts + 1,
-          sent_at: new Date(),
-          last_error: null,
-          lease_until: null,
-        })
-        .where("digest_id", "=", digest.digest_id)
-        .execute();
+      await recordAttempt(digestRow(digest.digest_id), digest.attempts + 1);
     } catch (error) {
-      const attempts = digest.attempts + 1;
-      await db
-        .updateTable("alert_digest")
-        .set({
-          attempts,
-          last_error: (error instanceof Error ? error.message : String(error)).slice(0, 500),
-          next_attempt_at: new Date(
-            Date.now() + retryDelay(attempts, options.retryBaseMs, options.retryMaxMs),
-          ),
-          lease_until: null,
-        })
-        .where("digest_id", "=", digest.digest_id)
-        .execute();
+      await recordAttempt(digestRow(digest.digest_id), digest.attempts + 1, error);
     }
   };
 
