@@ -13,6 +13,23 @@ import {
   spool,
 } from "./spool.js";
 
+/**
+ * An input archived before, received again: counted, its newest outcome kept, except that a
+ * duplicate does not hide that it was stored.
+ */
+const receivedAgain = {
+  last_seen: sql<Date>`now()`,
+  times_received: sql<number>`raw_input.times_received + 1`,
+  status: sql<ArchiveStatus>`case when excluded.status = 'duplicate' and raw_input.status = 'stored'
+    then 'stored' else excluded.status end`,
+  code: sql<string | null>`excluded.code`,
+  reason: sql<string | null>`excluded.reason`,
+  items: sql<string>`excluded.items`,
+  rows_dropped: sql<number>`excluded.rows_dropped`,
+  dropped: sql<string>`excluded.dropped`,
+  processed_at: sql<Date>`now()`,
+};
+
 export interface ArchivedInput {
   sha256: string;
   size: number;
@@ -149,20 +166,7 @@ export async function archiveWithOutcome(
           source: receipt.source,
           ...outcomeColumns(items),
         })
-        .onConflict((oc) =>
-          oc.column("sha256").doUpdateSet({
-            last_seen: sql<Date>`now()`,
-            times_received: sql<number>`raw_input.times_received + 1`,
-            status: sql<ArchiveStatus>`case when excluded.status = 'duplicate' and raw_input.status = 'stored'
-              then 'stored' else excluded.status end`,
-            code: sql<string | null>`excluded.code`,
-            reason: sql<string | null>`excluded.reason`,
-            items: sql<string>`excluded.items`,
-            rows_dropped: sql<number>`excluded.rows_dropped`,
-            dropped: sql<string>`excluded.dropped`,
-            processed_at: sql<Date>`now()`,
-          }),
-        )
+        .onConflict((oc) => oc.column("sha256").doUpdateSet(receivedAgain))
         // xmax is 0 on a row this statement inserted, and set on one it updated.
         .returning(["sha256", sql<boolean>`xmax = 0`.as("inserted")]),
     )
@@ -281,20 +285,7 @@ export async function archiveManyWithOutcome(
         ...outcomeColumns(items),
       })),
     )
-    .onConflict((oc) =>
-      oc.column("sha256").doUpdateSet({
-        last_seen: sql<Date>`now()`,
-        times_received: sql<number>`raw_input.times_received + 1`,
-        status: sql<ArchiveStatus>`case when excluded.status = 'duplicate' and raw_input.status = 'stored'
-          then 'stored' else excluded.status end`,
-        code: sql<string | null>`excluded.code`,
-        reason: sql<string | null>`excluded.reason`,
-        items: sql<string>`excluded.items`,
-        rows_dropped: sql<number>`excluded.rows_dropped`,
-        dropped: sql<string>`excluded.dropped`,
-        processed_at: sql<Date>`now()`,
-      }),
-    )
+    .onConflict((oc) => oc.column("sha256").doUpdateSet(receivedAgain))
     .returning(["sha256", sql<boolean>`xmax = 0`.as("inserted")])
     .execute();
   const inserted = new Map(archived.map((row) => [row.sha256, row.inserted]));
