@@ -1,5 +1,6 @@
 import { parseSettings } from "@dmarc-ledger/config";
 import {
+  maintainSenderRankings,
   maintainSourceRankings,
   type RankingMaintenanceOptions,
   type ReportAndTenancySchema,
@@ -13,9 +14,9 @@ export interface RankingMaintenance {
 }
 
 /**
- * Keeps the by-source rankings fresh in the background: every `intervalMs` it builds the missing
- * ones and refreshes those whose facts changed. Answers are exact either way; fresh rankings keep
- * them fast.
+ * Keeps the by-source and the sender rankings fresh in the background: every `intervalMs` it
+ * builds the missing ones and refreshes those whose facts changed. Answers are exact either way;
+ * fresh rankings keep them fast.
  */
 export function startRankingMaintenance(options: {
   db: Kysely<ReportAndTenancySchema>;
@@ -45,6 +46,26 @@ export function startRankingMaintenance(options: {
     } catch (error) {
       if (!stopped)
         options.logger.error({ err: error }, "building source rankings failed; trying again later");
+    }
+    try {
+      const senders = await maintainSenderRankings(options.db, {
+        statementTimeoutMs: options.rankings?.statementTimeoutMs,
+      });
+      for (const ranking of senders) {
+        options.logger.info(
+          {
+            tenantId: ranking.tenantId,
+            bucket: ranking.bucket,
+            groups: ranking.groups,
+            addresses: ranking.addresses,
+            reason: ranking.reason,
+          },
+          `${ranking.outcome} a sender ranking${ranking.ms === undefined ? "" : ` in ${Math.round(ranking.ms)} ms`}`,
+        );
+      }
+    } catch (error) {
+      if (!stopped)
+        options.logger.error({ err: error }, "building sender rankings failed; trying again later");
     }
   };
   const schedule = () => {

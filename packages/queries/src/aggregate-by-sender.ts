@@ -3,6 +3,7 @@ import { type Kysely, sql } from "kysely";
 import { offsetOf, type Page, type PageQuery } from "./page.js";
 import type { QuerySchema } from "./schema.js";
 import { mostPerSender, ownedReportDomains, rangesDecided, senderIps } from "./sender-ips.js";
+import { rankedSenderPage, withSenderRanking } from "./sender-page-ranked.js";
 
 /** What kind of name a sender record has: a known service, or for unknown sources what is known. */
 export type SenderKind = "service" | "base_domain" | "asn" | "unknown";
@@ -59,9 +60,30 @@ export function share(part: string, whole: string): string {
 
 /**
  * GET aggregate_by_sender: one record per (tenant's domain, sender), over the period, by volume
- * descending then domain and sender bytewise.
+ * descending then domain and sender bytewise. From the tenant's sender ranking that answers the
+ * period exactly when there is one (sender-page-ranked.ts), else by grouping the period's facts.
  */
 export async function aggregateBySender(
+  db: Kysely<QuerySchema>,
+  query: PageQuery,
+): Promise<Page<AggregateBySenderRecord>> {
+  return (await aggregateBySenderRanked(db, query)) ?? aggregateBySenderGrouped(db, query);
+}
+
+/** aggregate_by_sender from a sender ranking, or null when none answers the period exactly. */
+export async function aggregateBySenderRanked(
+  db: Kysely<QuerySchema>,
+  query: PageQuery,
+): Promise<Page<AggregateBySenderRecord> | null> {
+  return withSenderRanking(db, query, async (trx, build, domains) => {
+    const total = Number(build.totals.groups);
+    const rows = await rankedSenderPage(trx, build, query, "all", total, await rangesDecided(trx, domains));
+    return { total, records: rows.map((row) => senderRecord({ ...row, total: String(total) })) };
+  });
+}
+
+/** aggregate_by_sender by grouping the period's facts per request. */
+export async function aggregateBySenderGrouped(
   db: Kysely<QuerySchema>,
   query: PageQuery,
 ): Promise<Page<AggregateBySenderRecord>> {
@@ -111,34 +133,33 @@ export async function aggregateBySender(
       select count(distinct (owner, sender))::text as n from ips`.execute(db);
     total = Number(counted.rows[0]?.n ?? 0);
   }
+  return { total, records: rows.map(senderRecord) };
+}
+
+function senderRecord(row: SenderRow): AggregateBySenderRecord {
+  const dmarcUnaligned = (BigInt(row.volume) - BigInt(row.dmarc_pass)).toString();
   return {
-    total,
-    records: rows.map((row) => {
-      const dmarcUnaligned = (BigInt(row.volume) - BigInt(row.dmarc_pass)).toString();
-      return {
-        Domain: row.owner,
-        Service: row.sender,
-        ServiceType: row.service_type,
-        SenderKind: row.kind,
-        ASN: row.asn,
-        ASNOrganization: row.asn_organization,
-        Country: row.country,
-        SourceIPs: row.source_ips,
-        Volume: row.volume,
-        DMARC: row.dmarc_pass,
-        DMARCUnaligned: dmarcUnaligned,
-        DMARCUnalignedARCPass: row.unaligned_arc_pass,
-        DKIMAligned: row.dkim_aligned,
-        DKIM: row.dkim_pass,
-        DKIMFailed: (BigInt(row.volume) - BigInt(row.dkim_pass)).toString(),
-        SPFAligned: row.spf_aligned,
-        SPF: row.spf_pass,
-        SPFFailed: (BigInt(row.volume) - BigInt(row.spf_pass)).toString(),
-        DMARCShare: share(row.dmarc_pass, row.volume),
-        SPFAlignedShare: share(row.spf_aligned, row.volume),
-        DKIMAlignedShare: share(row.dkim_aligned, row.volume),
-        Approved: row.approved,
-      };
-    }),
+    Domain: row.owner,
+    Service: row.sender,
+    ServiceType: row.service_type,
+    SenderKind: row.kind,
+    ASN: row.asn,
+    ASNOrganization: row.asn_organization,
+    Country: row.country,
+    SourceIPs: row.source_ips,
+    Volume: row.volume,
+    DMARC: row.dmarc_pass,
+    DMARCUnaligned: dmarcUnaligned,
+    DMARCUnalignedARCPass: row.unaligned_arc_pass,
+    DKIMAligned: row.dkim_aligned,
+    DKIM: row.dkim_pass,
+    DKIMFailed: (BigInt(row.volume) - BigInt(row.dkim_pass)).toString(),
+    SPFAligned: row.spf_aligned,
+    SPF: row.spf_pass,
+    SPFFailed: (BigInt(row.volume) - BigInt(row.spf_pass)).toString(),
+    DMARCShare: share(row.dmarc_pass, row.volume),
+    SPFAlignedShare: share(row.spf_aligned, row.volume),
+    DKIMAlignedShare: share(row.dkim_aligned, row.volume),
+    Approved: row.approved,
   };
 }

@@ -10,6 +10,8 @@ export { type AggregateByOrganizationRecord, aggregateByOrganization } from "./a
 export {
   type AggregateBySenderRecord,
   aggregateBySender,
+  aggregateBySenderGrouped,
+  aggregateBySenderRanked,
   type SenderKind,
   share,
 } from "./aggregate-by-sender.js";
@@ -41,6 +43,8 @@ export {
   type PolicyImpactRecord,
   type PolicyImpactTotals,
   policyImpact,
+  policyImpactGrouped,
+  policyImpactRanked,
   type StricterPolicy,
 } from "./policy-impact.js";
 export type { QuerySchema } from "./schema.js";

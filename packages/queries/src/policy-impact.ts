@@ -1,20 +1,12 @@
+import { dispositionsStoppedBy, type StricterPolicy } from "@dmarc-ledger/report-read-models";
 import { type Kysely, sql } from "kysely";
 import type { SenderKind } from "./aggregate-by-sender.js";
 import { offsetOf, type PageQuery } from "./page.js";
 import type { QuerySchema } from "./schema.js";
 import { mostPerSender, ownedReportDomains, rangesDecided, senderIps } from "./sender-ips.js";
+import { rankedLegitimateTotal, rankedSenderPage, withSenderRanking } from "./sender-page-ranked.js";
 
-export type StricterPolicy = "quarantine" | "reject";
-
-/**
- * The dispositions of failing messages a stricter policy would newly stop: under p=quarantine the
- * ones delivered (none); under p=reject also the ones quarantined, which reject would refuse.
- * Messages already rejected are stopped today, whatever the policy.
- */
-export const dispositionsStoppedBy: Record<StricterPolicy, readonly string[]> = {
-  quarantine: ["none"],
-  reject: ["none", "quarantine"],
-};
+export { dispositionsStoppedBy, type StricterPolicy };
 
 export interface PolicyImpactQuery extends PageQuery {
   policy: StricterPolicy;
@@ -74,9 +66,55 @@ interface ImpactRow {
  * GET policy_impact: per (tenant's domain, sender) the messages that failed DMARC and that
  * `policy` would stop (dispositionsStoppedBy), split into legitimate at risk (from an approved
  * address, or forwarded) and abuse stopped (the rest); by Stopped descending, then domain and
- * sender bytewise; with the totals over every sender.
+ * sender bytewise; with the totals over every sender. From the tenant's sender ranking that
+ * answers the period exactly when there is one (sender-page-ranked.ts), else by grouping.
  */
 export async function policyImpact(db: Kysely<QuerySchema>, query: PolicyImpactQuery): Promise<PolicyImpact> {
+  return (await policyImpactRanked(db, query)) ?? policyImpactGrouped(db, query);
+}
+
+/** policy_impact from a sender ranking, or null when none answers the period exactly. */
+export async function policyImpactRanked(
+  db: Kysely<QuerySchema>,
+  query: PolicyImpactQuery,
+): Promise<PolicyImpact | null> {
+  return withSenderRanking(db, query, async (trx, build, domains) => {
+    const scope = build.totals[query.policy];
+    const total = Number(scope.groups);
+    const ranges = await rangesDecided(trx, domains);
+    const rows = await rankedSenderPage(trx, build, query, query.policy, total, ranges);
+    const legitimate = await rankedLegitimateTotal(trx, build, domains, query.policy, ranges);
+    return {
+      total,
+      totals: {
+        Volume: build.totals.volume,
+        DMARC: build.totals.dmarcPass,
+        Stopped: scope.stopped,
+        Forwarded: scope.forwarded,
+        LegitimateAtRisk: legitimate,
+        AbuseStopped: (BigInt(scope.stopped) - BigInt(legitimate)).toString(),
+      },
+      records: rows.map((row) => ({
+        Domain: row.owner,
+        Service: row.sender,
+        ServiceType: row.service_type,
+        SenderKind: row.kind,
+        Approved: row.approved,
+        SourceIPs: row.source_ips,
+        Stopped: row.weight,
+        Forwarded: row.forwarded,
+        LegitimateAtRisk: row.legitimate,
+        AbuseStopped: (BigInt(row.weight) - BigInt(row.legitimate)).toString(),
+      })),
+    };
+  });
+}
+
+/** policy_impact by grouping the period's facts per request. */
+export async function policyImpactGrouped(
+  db: Kysely<QuerySchema>,
+  query: PolicyImpactQuery,
+): Promise<PolicyImpact> {
   const domains = await ownedReportDomains(db, query);
   const zero = {
     Volume: "0",
@@ -127,7 +165,7 @@ export async function policyImpact(db: Kysely<QuerySchema>, query: PolicyImpactQ
   const head = rows[0];
   if (!head && query.page > 1) {
     // Past the last page: the totals still hold for the question asked.
-    const first = await policyImpact(db, { ...query, page: 1, perPage: 1 });
+    const first = await policyImpactGrouped(db, { ...query, page: 1, perPage: 1 });
     return { total: first.total, totals: first.totals, records: [] };
   }
   const allStopped = head?.all_stopped ?? "0";

@@ -1,39 +1,21 @@
-import { type TenantReportDomain, tenantReportDomains } from "@dmarc-ledger/report-read-models";
+import {
+  type OwnedReportDomain,
+  ownedReportDomains as ownedReportDomainsOf,
+  senderNameColumns,
+} from "@dmarc-ledger/report-read-models";
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { PageQuery } from "./page.js";
 import type { QuerySchema } from "./schema.js";
 
-/** A report domain that counts for the tenant, with the tenant's domain it falls under. */
-export interface OwnedReportDomain extends TenantReportDomain {
-  owner: string;
-}
-
 /**
- * The tenant's report domains, each with the most specific of the tenant's domains equal to or
- * above it: sender records and approvals are per tenant's domain (a subdomain's mail is the
- * domain's), as PUT sender_approval takes them.
+ * The tenant's report domains with the tenant's domain each falls under (report-read-models:
+ * the sender rankings record the same).
  */
 export async function ownedReportDomains(
   db: Kysely<QuerySchema>,
   query: PageQuery,
 ): Promise<OwnedReportDomain[]> {
-  const domains = await tenantReportDomains(db, query.tenantId, query.domain);
-  if (domains.length === 0) return [];
-  const owned = new Set(
-    (await db.selectFrom("domain").select("domain").where("tenant_id", "=", query.tenantId).execute()).map(
-      (row) => row.domain,
-    ),
-  );
-  return domains.map((reported) => {
-    let owner = reported.domain;
-    for (let at = 0; at !== -1; at = reported.domain.indexOf(".", at) + 1 || -1) {
-      if (owned.has(reported.domain.slice(at))) {
-        owner = reported.domain.slice(at);
-        break;
-      }
-    }
-    return { ...reported, owner };
-  });
+  return ownedReportDomainsOf(db, query.tenantId, query.domain);
 }
 
 /**
@@ -61,13 +43,7 @@ export function senderIps(
       ip.spf_aligned, ip.dkim_pass, ip.spf_pass, ip.forwarded, ip.kind, ip.sender, ip.service_type, ip.asn,
       ip.asn_organization, ip.country, coalesce(${rangeDecision}, decided.approved) as approved
     from (
-      select s.*,
-        case when n.service_name is not null then 'service'
-          when coalesce(n.source_domain, '') <> '' then 'base_domain'
-          when n.asn is not null then 'asn' else 'unknown' end as kind,
-        coalesce(n.service_name, nullif(n.source_domain, ''), 'AS' || n.asn::text, 'unknown') as sender,
-        coalesce(n.service_type, '') as service_type, coalesce(n.asn::text, '') as asn,
-        coalesce(n.asn_organization, '') as asn_organization, coalesce(n.country, '') as country
+      select s.*, ${senderNameColumns("n")}
       from (
         select d.owner, f.source_ip, sum(f.volume) as volume,
           sum(case when f.dmarc_pass then f.volume else 0 end) as dmarc_pass,

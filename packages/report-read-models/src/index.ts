@@ -2,6 +2,39 @@ export * from "./counters.js";
 export { reportReadModelMigrations } from "./migrations/index.js";
 export * from "./projections/index.js";
 export type * from "./schema.js";
+export {
+  buildSenderRanking,
+  type SenderRankingBuilt,
+  type SenderRankingTarget,
+} from "./sender-rankings/build-sender-ranking.js";
+export {
+  recordSenderFactChanges,
+  type SenderChangeMarks,
+  senderChangeMarks,
+} from "./sender-rankings/change-numbers.js";
+export {
+  maintainSenderRankings,
+  type SenderRankingChange,
+  type SenderRankingMaintenanceOptions,
+  senderBuckets,
+  senderRollingDays,
+} from "./sender-rankings/maintain-sender-rankings.js";
+export {
+  type OwnedReportDomain,
+  ownedDomainsTable,
+  ownedReportDomains,
+  ownershipKey,
+} from "./sender-rankings/owned-report-domains.js";
+export {
+  dispositionsStoppedBy,
+  type StricterPolicy,
+  senderNameColumns,
+} from "./sender-rankings/sender-naming.js";
+export {
+  type SenderRankingBuild,
+  senderRankingBuilds,
+  senderRankingStaleness,
+} from "./sender-rankings/sender-ranking-state.js";
 export { factsChangedSince, sourceFactSums, tenantScopedFacts } from "./source-facts.js";
 export {
   calendarBuckets,

@@ -185,6 +185,86 @@ export interface SourceIpNameTable {
   country: ColumnType<string | null, string | null | undefined, string | null>;
   /** The versions of the map and databases that named it (JSON); null before SourceIpResolved v2. */
   naming_sources: ColumnType<string | null, string | null | undefined, string | null>;
+  /**
+   * The source_ip_names batch that last changed what names the address's sender (service, base
+   * domain, AS, their details, country): a sender ranking built before it is void for the address.
+   */
+  named_seq: ColumnType<string | number, number | string | undefined, number | string>;
+}
+
+/** One row: the latest batch of source_ip_names, and an epoch that a replay changes. */
+export interface SourceIpNameChangeTable {
+  single: boolean;
+  epoch: string;
+  last_seq: Int8;
+}
+
+/** One row: the number of the latest batch of aggregate_by_sender (sender-rankings/change-numbers.ts). */
+export interface AggSenderChangeCounterTable {
+  single: boolean;
+  last_seq: Int8;
+}
+
+/** The latest batch of aggregate_by_sender that wrote facts of a report domain on a UTC day (t / 86400). */
+export interface AggSenderChangeTable {
+  domain: string;
+  day: number;
+  seq: Int8;
+  /** Fact rows written there (an update of an existing one counts again). */
+  facts: Int8;
+}
+
+/** The counters a sender ranking sums, per (domain, source IP) and per (domain, sender). */
+interface SenderRankingSums extends SummedCounters {
+  forwarded: Int8;
+  stopped_quarantine: Int8;
+  forwarded_quarantine: Int8;
+  stopped_reject: Int8;
+  forwarded_reject: Int8;
+}
+
+/** A tenant's sender ranking over a bucket, and what it was built from (sender-rankings/). */
+export interface SenderRankingBuildTable {
+  build_id: Int8;
+  tenant_id: string;
+  /** "calendar" or "rolling". */
+  kind: string;
+  bucket_start: Int8;
+  bucket_end: Int8;
+  /** "report-domain owner" pairs, sorted: the tenant's domains as the build saw them. */
+  report_domains: string[];
+  built_seq: Int8;
+  name_epoch: string;
+  built_name_seq: Int8;
+  built_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  groups: Int8;
+  volume: Int8;
+  dmarc_pass: Int8;
+  groups_quarantine: Int8;
+  stopped_quarantine: Int8;
+  forwarded_quarantine: Int8;
+  groups_reject: Int8;
+  stopped_reject: Int8;
+  forwarded_reject: Int8;
+}
+
+/** A (tenant's domain, source IP)'s sums over a ranking's bucket, and its sender at the build. */
+export interface SenderRankingIpTable extends SenderRankingSums {
+  build_id: Int8;
+  owner: string;
+  source_ip: string;
+  address: string | null;
+  sender: string;
+}
+
+/** A (tenant's domain, sender)'s sums over a ranking's bucket, and how many addresses it has. */
+export interface SenderRankingTable extends SenderRankingSums {
+  build_id: Int8;
+  owner: string;
+  sender: string;
+  source_ips: Int8;
+  ips_quarantine: Int8;
+  ips_reject: Int8;
 }
 
 export interface ForensicReportTable {
@@ -225,6 +305,12 @@ export interface ReportSchema {
   source_ranking_build: SourceRankingBuildTable;
   source_ranking: SourceRankingTable;
   source_ip_name: SourceIpNameTable;
+  source_ip_name_change: SourceIpNameChangeTable;
+  agg_sender_change_counter: AggSenderChangeCounterTable;
+  agg_sender_change: AggSenderChangeTable;
+  sender_ranking_build: SenderRankingBuildTable;
+  sender_ranking_ip: SenderRankingIpTable;
+  sender_ranking: SenderRankingTable;
   forensic_report: ForensicReportTable;
   report_domain: ReportDomainTable;
 }

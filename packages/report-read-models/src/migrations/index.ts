@@ -15,6 +15,7 @@ import { aggDomainDay } from "./013_agg_domain_day.js";
 import { sourceIpNaming } from "./014_source_ip_naming.js";
 import { forensicPersonal } from "./015_forensic_personal.js";
 import { aggSenderFact } from "./016_agg_sender_fact.js";
+import { senderRankings } from "./017_sender_rankings.js";
 
 /**
  * The report read models' tables (schema.ts). Until the read models were split (issue 22) the
@@ -40,6 +41,7 @@ export const reportReadModelMigrations: MigrationSet = {
     "014_source_ip_naming": sourceIpNaming,
     "015_forensic_personal": forensicPersonal,
     "016_agg_sender_fact": aggSenderFact,
+    "017_sender_rankings": senderRankings,
   },
   formerly: {
     set: "read_models",

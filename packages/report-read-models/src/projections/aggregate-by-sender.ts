@@ -1,6 +1,7 @@
 import type { AggregateRowRecord } from "@dmarc-ledger/events";
 import type { Projection } from "@dmarc-ledger/projection-engine";
 import type { ReportSchema } from "../schema.js";
+import { recordSenderFactChanges } from "../sender-rankings/change-numbers.js";
 import { type KeyColumn, SumsByKey } from "./add-sums.js";
 import { rowParts } from "./report-parts.js";
 
@@ -33,7 +34,16 @@ const senderKeyColumns: KeyColumn[] = [
  */
 export const aggregateBySenderProjection: Projection<ReportSchema> = {
   name: "aggregate_by_sender",
-  tables: ["agg_sender_fact"],
+  // The sender rankings are built from agg_sender_fact (sender-rankings/): a rebuild starts them
+  // afresh, with the change numbers that say when one is stale.
+  tables: [
+    "agg_sender_fact",
+    "agg_sender_change_counter",
+    "agg_sender_change",
+    "sender_ranking_build",
+    "sender_ranking_ip",
+    "sender_ranking",
+  ],
   handles: new Set(["AggregateReportReceived"]),
   async apply(trx, events) {
     const sums = new SumsByKey("agg_sender_fact", senderKeyColumns, false);
@@ -51,6 +61,12 @@ export const aggregateBySenderProjection: Projection<ReportSchema> = {
         part.count,
       );
     }
-    if (sums.size > 0) await sums.write(trx);
+    if (sums.size > 0) {
+      await sums.write(trx);
+      await recordSenderFactChanges(
+        trx,
+        [...sums.keys()].map((key) => ({ domain: key[0] as string, t: key[1] as number })),
+      );
+    }
   },
 };

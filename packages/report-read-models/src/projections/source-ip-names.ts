@@ -1,7 +1,26 @@
 import type { SourceIpResolved } from "@dmarc-ledger/events";
 import type { Projection } from "@dmarc-ledger/projection-engine";
+import { type RawBuilder, sql } from "kysely";
 import { getDomain } from "tldts";
 import type { ReportSchema } from "../schema.js";
+import { takeNamingNumber } from "../sender-rankings/change-numbers.js";
+
+/** The columns that name an address's sender and its details (the sender rankings hold them). */
+const namingColumns = ["service_name", "source_domain", "asn", "service_type", "asn_organization", "country"];
+
+/**
+ * named_seq on an update: the batch's number when one of `columns` (those the update sets, of
+ * namingColumns) changes, else as it was. The resolver answers every address again each week,
+ * mostly with the same naming: only a real change makes a sender ranking stale.
+ */
+function namedSeqOnUpdate(columns: readonly string[], seq: string): RawBuilder<string> {
+  const changed = columns.filter((column) => namingColumns.includes(column));
+  if (changed.length === 0) return sql<string>`source_ip_name.named_seq`;
+  const before = sql.join(changed.map((column) => sql.ref(`source_ip_name.${column}`)));
+  const after = sql.join(changed.map((column) => sql.ref(`excluded.${column}`)));
+  return sql<string>`case when (${before}) is distinct from (${after}) then ${seq}::bigint
+    else source_ip_name.named_seq end`;
+}
 
 /**
  * What the by-source records show as `SourceDomain`: the registrable domain of the PTR name, only
@@ -35,11 +54,14 @@ const networkOf = (answer: SourceIpResolved) =>
  */
 export const sourceIpNamesProjection: Projection<ReportSchema> = {
   name: "source_ip_names",
-  tables: ["source_ip_name"],
+  // source_ip_name_change numbers the batches that renamed a sender (sender-rankings/).
+  tables: ["source_ip_name", "source_ip_name_change"],
   handles: new Set(["SourceIpResolved"]),
   async apply(trx, events) {
+    let seq: string | null = null;
     for (const event of events) {
       if (event.type !== "SourceIpResolved") continue;
+      seq ??= await takeNamingNumber(trx);
       const answer = event.data;
       const attempt = { outcome: answer.outcome, resolved_at: answer.resolvedAt, ...networkOf(answer) };
       if (isDefinitive(answer.outcome)) {
@@ -58,8 +80,12 @@ export const sourceIpNamesProjection: Projection<ReportSchema> = {
         };
         await trx
           .insertInto("source_ip_name")
-          .values({ source_ip: answer.ip, ...row })
-          .onConflict((oc) => oc.column("source_ip").doUpdateSet(row))
+          .values({ source_ip: answer.ip, ...row, named_seq: seq })
+          .onConflict((oc) =>
+            oc
+              .column("source_ip")
+              .doUpdateSet({ ...row, named_seq: namedSeqOnUpdate(Object.keys(row), seq!) }),
+          )
           .execute();
       } else {
         await trx
@@ -71,8 +97,13 @@ export const sourceIpNamesProjection: Projection<ReportSchema> = {
             ptr_name: null,
             confirmed: false,
             answered_at: null,
+            named_seq: seq,
           })
-          .onConflict((oc) => oc.column("source_ip").doUpdateSet(attempt))
+          .onConflict((oc) =>
+            oc
+              .column("source_ip")
+              .doUpdateSet({ ...attempt, named_seq: namedSeqOnUpdate(Object.keys(attempt), seq!) }),
+          )
           .execute();
       }
     }

@@ -1,0 +1,230 @@
+import {
+  type OwnedReportDomain,
+  ownedReportDomains,
+  type SenderRankingBuild,
+  type StricterPolicy,
+  secondsIn,
+  senderNameColumns,
+  senderRankingBuilds,
+  senderRankingStaleness,
+  symmetricDifference,
+} from "@dmarc-ledger/report-read-models";
+import { type Kysely, type RawBuilder, sql, type Transaction } from "kysely";
+import { offsetOf, type PageQuery } from "./page.js";
+import type { QuerySchema } from "./schema.js";
+import { mostPerSender } from "./sender-ips.js";
+
+/**
+ * Which sums of a sender ranking a page reads: every message (aggregate_by_sender), or the
+ * failing messages a stricter policy would stop (policy_impact).
+ */
+export type SenderScope = "all" | StricterPolicy;
+
+/** The columns of sender_ranking and sender_ranking_ip a scope ranks, counts and weighs by. */
+export function scopeColumns(scope: SenderScope): { weight: string; forwarded: string; ips: string } {
+  if (scope === "all") return { weight: "volume", forwarded: "forwarded", ips: "source_ips" };
+  return { weight: `stopped_${scope}`, forwarded: `forwarded_${scope}`, ips: `ips_${scope}` };
+}
+
+/**
+ * The tenant's sender ranking that answers the period exactly, or null: one that is current
+ * (senderRankingStaleness: same domains, no facts of its days and no naming of its addresses
+ * changed since its build) and whose bucket differs from the period only where the tenant's
+ * domains have no facts. Of the rankings that overlap the period, the two closest to it are
+ * tried. Only tenant-wide questions: a domain filter is answered by grouping.
+ */
+export async function chooseSenderRanking(
+  db: Kysely<QuerySchema>,
+  query: PageQuery,
+  domains: readonly OwnedReportDomain[],
+): Promise<SenderRankingBuild | null> {
+  if (query.domain !== undefined || domains.length === 0) return null;
+  const period = { start: query.start, end: query.end };
+  const candidates = (await senderRankingBuilds(db, query.tenantId))
+    .filter((build) => build.bucket.start <= period.end && build.bucket.end >= period.start)
+    .map((build) => ({ build, differences: symmetricDifference(period, build.bucket) }))
+    .sort((a, b) => secondsIn(a.differences) - secondsIn(b.differences))
+    .slice(0, 2);
+  const names = domains.map((d) => d.domain);
+  for (const { build, differences } of candidates) {
+    let factsWhereTheyDiffer = false;
+    for (const span of differences) {
+      // One probe of the primary key (domain, t, …) per domain.
+      const { rows } = await sql<{ found: boolean }>`select exists (select 1 from agg_sender_fact f
+          where f.domain = any(${names}::text[]) and f.t >= ${span.start} and f.t <= ${span.end}) as found`.execute(
+        db,
+      );
+      if (rows[0]?.found) factsWhereTheyDiffer = true;
+    }
+    if (factsWhereTheyDiffer) continue;
+    if ((await senderRankingStaleness(db, build, domains)) === null) return build;
+  }
+  return null;
+}
+
+/**
+ * Runs `answer` in one repeatable-read snapshot with the ranking chosen in it (so an upkeep
+ * replacing the ranking, or facts committing meanwhile, cannot mix two states into one answer),
+ * or returns null when no ranking answers the period.
+ */
+export async function withSenderRanking<T>(
+  db: Kysely<QuerySchema>,
+  query: PageQuery,
+  answer: (
+    trx: Transaction<QuerySchema>,
+    build: SenderRankingBuild,
+    domains: OwnedReportDomain[],
+  ) => Promise<T>,
+): Promise<T | null> {
+  if (query.domain !== undefined) return null;
+  return db
+    .transaction()
+    .setIsolationLevel("repeatable read")
+    .execute(async (trx) => {
+      const domains = await ownedReportDomains(trx, query.tenantId);
+      const build = await chooseSenderRanking(trx, query, domains);
+      return build ? answer(trx, build, domains) : null;
+    });
+}
+
+export interface RankedSenderRow {
+  owner: string;
+  sender: string;
+  kind: "service" | "base_domain" | "asn" | "unknown";
+  service_type: string;
+  asn: string;
+  asn_organization: string;
+  country: string;
+  source_ips: string;
+  volume: string;
+  dmarc_pass: string;
+  unaligned_arc_pass: string;
+  dkim_aligned: string;
+  spf_aligned: string;
+  dkim_pass: string;
+  spf_pass: string;
+  /** The scope's forwarded messages, and those from approved addresses or forwarded. */
+  forwarded: string;
+  legitimate: string;
+  weight: string;
+  approved: boolean | null;
+}
+
+/**
+ * A page of (domain, sender) records from a ranking, in the API's order (the scope's weight
+ * descending, then domain and sender bytewise): a walk along the ranking's index with a limit,
+ * from the top for the first half of the records and from the bottom for the second. What the
+ * ranking does not hold is taken from the page's addresses only (sender_ranking_ip, as named
+ * when it was built, which is as named now: the ranking is current): the kind, the picks
+ * (ServiceType, ASN, organisation, country) and the approvals, applied now, per address (the
+ * most specific decided range holding it, else the decision on its sender), as the grouping does.
+ */
+export async function rankedSenderPage(
+  trx: Transaction<QuerySchema>,
+  build: SenderRankingBuild,
+  query: PageQuery,
+  scope: SenderScope,
+  groups: number,
+  withRanges: boolean,
+): Promise<RankedSenderRow[]> {
+  const offset = offsetOf(query);
+  if (offset >= groups) return [];
+  const { weight, forwarded, ips } = scopeColumns(scope);
+  const w = (alias: string) => sql.ref(`${alias}.${weight}`);
+  const inScope = scope === "all" ? sql`true` : sql`${w("r")} > 0`;
+  const fromBottom = offset + query.perPage / 2 > groups / 2;
+  const order = (alias: string, descending: boolean): RawBuilder<unknown> =>
+    descending
+      ? sql`${w(alias)} desc, ${sql.ref(`${alias}.owner`)} collate "C", ${sql.ref(`${alias}.sender`)} collate "C"`
+      : sql`${w(alias)} asc, ${sql.ref(`${alias}.owner`)} collate "C" desc, ${sql.ref(`${alias}.sender`)} collate "C" desc`;
+  const limit = Math.min(query.perPage, groups - offset);
+  const page = fromBottom
+    ? sql`select * from sender_ranking r where r.build_id = ${build.buildId}::bigint and ${inScope}
+        order by ${order("r", false)} limit ${limit} offset ${groups - offset - limit}`
+    : sql`select * from sender_ranking r where r.build_id = ${build.buildId}::bigint and ${inScope}
+        order by ${order("r", true)} limit ${limit} offset ${offset}`;
+  const rangeDecision = withRanges
+    ? sql`(select a.approved from sender_approval a
+          where a.domain = i.owner and a.kind = 'range' and i.address <<= a.sender::inet
+          order by masklen(a.sender::inet) desc limit 1)`
+    : sql`null::boolean`;
+  const { rows } = await sql<RankedSenderRow>`
+    with page as materialized (${page}),
+    page_ips as materialized (
+      select i.owner, i.sender, ${w("i")} as volume, ${sql.ref(`i.${forwarded}`)} as forwarded, nm.kind,
+        nm.service_type, nm.asn, nm.asn_organization, nm.country,
+        coalesce(${rangeDecision}, decided.approved) as approved
+      from page p
+      join sender_ranking_ip i on i.build_id = ${build.buildId}::bigint and i.owner = p.owner and i.sender = p.sender
+      left join source_ip_name n on n.source_ip = i.source_ip
+      cross join lateral (select ${senderNameColumns("n")}) nm
+      left join sender_approval decided
+        on decided.domain = i.owner and decided.kind = 'service' and decided.sender = i.sender
+      where ${w("i")} > 0
+    ),
+    per_sender as (
+      select owner, sender, min(kind) as kind,
+        sum(case when approved is true then volume else forwarded end) as legitimate,
+        case when bool_and(approved is true) then true when bool_and(approved is false) then false end as approved
+      from page_ips group by owner, sender
+    ),
+    picked_type as materialized (${mostPerSender("service_type", "page_ips")}),
+    picked_asn as materialized (${mostPerSender("asn", "page_ips")}),
+    picked_organization as materialized (${mostPerSender("asn_organization", "page_ips")}),
+    picked_country as materialized (${mostPerSender("country", "page_ips")})
+    select p.owner, p.sender, s.kind, st.value as service_type, an.value as asn, ao.value as asn_organization,
+      co.value as country, ${sql.ref(`p.${ips}`)}::text as source_ips, p.volume::text as volume,
+      p.dmarc_pass::text as dmarc_pass, p.unaligned_arc_pass::text as unaligned_arc_pass,
+      p.dkim_aligned::text as dkim_aligned, p.spf_aligned::text as spf_aligned, p.dkim_pass::text as dkim_pass,
+      p.spf_pass::text as spf_pass, ${sql.ref(`p.${forwarded}`)}::text as forwarded,
+      s.legitimate::text as legitimate, ${w("p")}::text as weight, s.approved
+    from page p
+    join per_sender s using (owner, sender)
+    join picked_type st using (owner, sender)
+    join picked_asn an using (owner, sender)
+    join picked_organization ao using (owner, sender)
+    join picked_country co using (owner, sender)
+    order by ${order("p", true)}`.execute(trx);
+  return rows;
+}
+
+/**
+ * Of the failing messages `policy` would stop, those from approved addresses or forwarded, over
+ * the whole ranking: its forwarded ones, plus the rest of those from senders approved as a
+ * whole, corrected for the addresses a decided range approves or refuses apart from their
+ * sender (looked up by range on the ranking's address index). Approvals change at any time;
+ * this reads them now.
+ */
+export async function rankedLegitimateTotal(
+  trx: Transaction<QuerySchema>,
+  build: SenderRankingBuild,
+  domains: readonly OwnedReportDomain[],
+  policy: StricterPolicy,
+  withRanges: boolean,
+): Promise<string> {
+  const { weight, forwarded } = scopeColumns(policy);
+  const owners = [...new Set(domains.map((d) => d.owner))];
+  const unforwarded = (alias: string) =>
+    sql`(${sql.ref(`${alias}.${weight}`)} - ${sql.ref(`${alias}.${forwarded}`)})`;
+  const { rows } = await sql<{ n: string }>`select (
+      ${build.totals[policy].forwarded}::numeric
+      + coalesce((select sum(${unforwarded("r")}) from sender_approval a
+          join sender_ranking r on r.build_id = ${build.buildId}::bigint and r.owner = a.domain and r.sender = a.sender
+          where a.kind = 'service' and a.approved and a.domain = any(${owners}::text[])), 0)
+      ${
+        withRanges
+          ? sql`+ coalesce((select sum(case when ranged.approved then ${unforwarded("ranged")} else 0 end
+                - case when sd.approved is true then ${unforwarded("ranged")} else 0 end)
+              from (select distinct on (i.owner, i.source_ip) i.*, a.approved
+                from sender_approval a
+                join sender_ranking_ip i on i.build_id = ${build.buildId}::bigint and i.owner = a.domain
+                  and i.address <<= a.sender::inet
+                where a.kind = 'range' and a.domain = any(${owners}::text[]) and ${sql.ref(`i.${weight}`)} > 0
+                order by i.owner, i.source_ip, masklen(a.sender::inet) desc) ranged
+              left join sender_approval sd
+                on sd.domain = ranged.owner and sd.kind = 'service' and sd.sender = ranged.sender), 0)`
+          : sql``
+      }
+    )::text as n`.execute(trx);
+  return rows[0]!.n;
+}

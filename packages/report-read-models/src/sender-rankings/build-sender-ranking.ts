@@ -1,0 +1,125 @@
+import { type Kysely, sql, type Transaction } from "kysely";
+import type { ReportAndTenancySchema } from "../schema.js";
+import type { Span } from "../source-rankings/buckets.js";
+import { limitStatements } from "../source-rankings/build-ranking.js";
+import { senderChangeMarks } from "./change-numbers.js";
+import { ownedDomainsTable, ownedReportDomains, ownershipKey } from "./owned-report-domains.js";
+import { dispositionsStoppedBy, senderNameColumns } from "./sender-naming.js";
+
+export interface SenderRankingTarget {
+  tenantId: string;
+  kind: "calendar" | "rolling";
+  bucket: Span;
+}
+
+export interface SenderRankingBuilt extends SenderRankingTarget {
+  /** (domain, sender) groups ranked. */
+  groups: number;
+  /** (domain, source IP) rows behind them. */
+  addresses: number;
+  ms: number;
+}
+
+const stoppedBy = (policy: keyof typeof dispositionsStoppedBy) =>
+  sql`not f.dmarc_pass and f.disposition = any(${dispositionsStoppedBy[policy]}::text[])`;
+
+/** The sums a ranking keeps, per (domain, source IP) from facts `f`, and per (domain, sender) from those. */
+const sumColumns = [
+  "volume",
+  "dmarc_pass",
+  "unaligned_arc_pass",
+  "dkim_aligned",
+  "spf_aligned",
+  "dkim_pass",
+  "spf_pass",
+  "forwarded",
+  "stopped_quarantine",
+  "forwarded_quarantine",
+  "stopped_reject",
+  "forwarded_reject",
+] as const;
+
+/**
+ * Builds a tenant's sender ranking of `bucket` from its facts, in one repeatable-read snapshot
+ * that also reads the change marks (so whatever commits meanwhile has a higher number than the
+ * build's, and makes it stale), and replaces the rankings of the same bucket. Its rows name each
+ * address's sender as source_ip_name names it in that snapshot.
+ */
+export async function buildSenderRanking(
+  db: Kysely<ReportAndTenancySchema>,
+  target: SenderRankingTarget,
+  statementTimeoutMs: number,
+): Promise<SenderRankingBuilt> {
+  const started = performance.now();
+  const { bucket } = target;
+  const counted = await db
+    .transaction()
+    .setIsolationLevel("repeatable read")
+    .execute(async (trx) => {
+      await limitStatements(trx, statementTimeoutMs);
+      const marks = await senderChangeMarks(trx);
+      const domains = await ownedReportDomains(trx, target.tenantId);
+      const { rows } = await sql<{ id: string }>`select nextval('sender_ranking_id_seq')::text as id`.execute(
+        trx,
+      );
+      const id = rows[0]!.id;
+      const addresses = await sql`
+        insert into sender_ranking_ip (build_id, owner, source_ip, address, sender, ${sql.join(sumColumns.map((c) => sql.ref(c)))})
+        select ${id}::bigint, s.owner, s.source_ip, s.source_ip::inet, ip.sender, ${sql.join(sumColumns.map((c) => sql.ref(`s.${c}`)))}
+        from (
+          select d.owner, f.source_ip, sum(f.volume) as volume,
+            sum(case when f.dmarc_pass then f.volume else 0 end) as dmarc_pass,
+            sum(f.unaligned_arc_pass) as unaligned_arc_pass, sum(f.dkim_aligned) as dkim_aligned,
+            sum(f.spf_aligned) as spf_aligned, sum(f.dkim_pass) as dkim_pass, sum(f.spf_pass) as spf_pass,
+            sum(case when f.forwarded then f.volume else 0 end) as forwarded,
+            sum(case when ${stoppedBy("quarantine")} then f.volume else 0 end) as stopped_quarantine,
+            sum(case when ${stoppedBy("quarantine")} and f.forwarded then f.volume else 0 end) as forwarded_quarantine,
+            sum(case when ${stoppedBy("reject")} then f.volume else 0 end) as stopped_reject,
+            sum(case when ${stoppedBy("reject")} and f.forwarded then f.volume else 0 end) as forwarded_reject
+          from agg_sender_fact f join ${ownedDomainsTable(domains)} as d(domain, owner) on d.domain = f.domain
+          where f.t >= ${bucket.start} and f.t <= ${bucket.end}
+          group by d.owner, f.source_ip
+        ) s
+        left join source_ip_name n on n.source_ip = s.source_ip
+        cross join lateral (select ${senderNameColumns("n")}) ip`.execute(trx);
+      const groups = await sql`
+        insert into sender_ranking (build_id, owner, sender, source_ips, ips_quarantine, ips_reject,
+          ${sql.join(sumColumns.map((c) => sql.ref(c)))})
+        select build_id, owner, sender, count(*), count(*) filter (where stopped_quarantine > 0),
+          count(*) filter (where stopped_reject > 0), ${sql.join(sumColumns.map((c) => sql`sum(${sql.ref(c)})`))}
+        from sender_ranking_ip where build_id = ${id}::bigint group by build_id, owner, sender`.execute(trx);
+      await sql`delete from sender_ranking where build_id in (${replaced(target)})`.execute(trx);
+      await sql`delete from sender_ranking_ip where build_id in (${replaced(target)})`.execute(trx);
+      await sql`delete from sender_ranking_build where build_id in (${replaced(target)})`.execute(trx);
+      await sql`insert into sender_ranking_build (build_id, tenant_id, kind, bucket_start, bucket_end,
+          report_domains, built_seq, name_epoch, built_name_seq, groups, volume, dmarc_pass,
+          groups_quarantine, stopped_quarantine, forwarded_quarantine,
+          groups_reject, stopped_reject, forwarded_reject)
+        select ${id}::bigint, ${target.tenantId}, ${target.kind}, ${bucket.start}::bigint, ${bucket.end}::bigint,
+          ${ownershipKey(domains)}::text[], ${marks.factSeq}::bigint, ${marks.nameEpoch}, ${marks.nameSeq}::bigint,
+          count(*), coalesce(sum(volume), 0), coalesce(sum(dmarc_pass), 0),
+          count(*) filter (where stopped_quarantine > 0), coalesce(sum(stopped_quarantine), 0),
+          coalesce(sum(forwarded_quarantine), 0),
+          count(*) filter (where stopped_reject > 0), coalesce(sum(stopped_reject), 0),
+          coalesce(sum(forwarded_reject), 0)
+        from sender_ranking where build_id = ${id}::bigint`.execute(trx);
+      return {
+        groups: Number(groups.numAffectedRows ?? 0),
+        addresses: Number(addresses.numAffectedRows ?? 0),
+      };
+    });
+  return { ...target, ...counted, ms: performance.now() - started };
+}
+
+const replaced = (target: SenderRankingTarget) =>
+  sql`select build_id from sender_ranking_build where tenant_id = ${target.tenantId}
+    and bucket_start = ${target.bucket.start}::bigint and bucket_end = ${target.bucket.end}::bigint`;
+
+/** Drops one ranking and its rows. */
+export async function dropSenderRanking(db: Kysely<ReportAndTenancySchema>, buildId: string): Promise<void> {
+  await db.transaction().execute(async (trx: Transaction<ReportAndTenancySchema>) => {
+    await sql`delete from sender_ranking where build_id = ${buildId}::bigint`.execute(trx);
+    await sql`delete from sender_ranking_ip where build_id = ${buildId}::bigint`.execute(trx);
+    await sql`delete from sender_ranking_build where build_id = ${buildId}::bigint`.execute(trx);
+  });
+}

@@ -1,0 +1,29 @@
+import { type RawBuilder, sql } from "kysely";
+
+/**
+ * The failing messages a stricter policy would newly stop, by disposition: under p=quarantine the
+ * ones delivered (none); under p=reject also the ones quarantined, which reject would refuse.
+ * Messages already rejected are stopped today, whatever the policy.
+ */
+export const dispositionsStoppedBy = {
+  quarantine: ["none"],
+  reject: ["none", "quarantine"],
+} as const satisfies Record<string, readonly string[]>;
+
+export type StricterPolicy = keyof typeof dispositionsStoppedBy;
+
+/**
+ * The columns that say who an address (its source_ip_name row aliased `n`, or none) sends as:
+ * `kind` and `sender` (its service when the map knows the base domain of its forward-confirmed
+ * name; else that base domain; else its AS, "AS<number>"; else "unknown"), and the details a
+ * sender record picks from. One definition for the queries and the sender rankings.
+ */
+export const senderNameColumns = (n = "n"): RawBuilder<unknown> => {
+  const c = (column: string) => sql.ref(`${n}.${column}`);
+  return sql`case when ${c("service_name")} is not null then 'service'
+      when coalesce(${c("source_domain")}, '') <> '' then 'base_domain'
+      when ${c("asn")} is not null then 'asn' else 'unknown' end as kind,
+    coalesce(${c("service_name")}, nullif(${c("source_domain")}, ''), 'AS' || ${c("asn")}::text, 'unknown') as sender,
+    coalesce(${c("service_type")}, '') as service_type, coalesce(${c("asn")}::text, '') as asn,
+    coalesce(${c("asn_organization")}, '') as asn_organization, coalesce(${c("country")}, '') as country`;
+};
