@@ -5,6 +5,7 @@
  * the rows and of the sources' names, in the same run; and the sender facts' projection rate
  * against a COPY of their own output. Target: p95 ≤ 150 ms at 10M rows, 365 days.
  * `BENCH_ROWS=200000 pnpm bench senders` for a quick run.
+ * `BENCH_KEEP_DB=1` keeps the database afterwards (for EXPLAIN ANALYZE), `BENCH_REPS` sets the repetitions.
  */
 import { startService } from "@dmarc-ledger/cli";
 import { createTestDatabase } from "@dmarc-ledger/db/testing";
@@ -255,7 +256,9 @@ async function main(): Promise<void> {
     await service?.stop();
     await client.end();
     await runtime.close();
-    await database.drop();
+    // BENCH_KEEP_DB=1 leaves the database for EXPLAIN ANALYZE (its name is printed).
+    if (process.env.BENCH_KEEP_DB === "1") log(`kept database ${database.url}`);
+    else await database.drop();
   }
 }
 

@@ -4,7 +4,6 @@ import {
   type SenderRankingBuild,
   type StricterPolicy,
   secondsIn,
-  senderNameColumns,
   senderRankingBuilds,
   senderRankingStaleness,
   symmetricDifference,
@@ -12,7 +11,6 @@ import {
 import { type Kysely, type RawBuilder, sql, type Transaction } from "kysely";
 import { offsetOf, type PageQuery } from "./page.js";
 import type { QuerySchema } from "./schema.js";
-import { mostPerSender } from "./sender-ips.js";
 
 /**
  * Which sums of a sender ranking a page reads: every message (aggregate_by_sender), or the
@@ -113,11 +111,13 @@ export interface RankedSenderRow {
 /**
  * A page of (domain, sender) records from a ranking, in the API's order (the scope's weight
  * descending, then domain and sender bytewise): a walk along the ranking's index with a limit,
- * from the top for the first half of the records and from the bottom for the second. What the
- * ranking does not hold is taken from the page's addresses only (sender_ranking_ip, as named
- * when it was built, which is as named now: the ranking is current): the kind, the picks
- * (ServiceType, ASN, organisation, country) and the approvals, applied now, per address (the
- * most specific decided range holding it, else the decision on its sender), as the grouping does.
+ * from the top for the first half of the records and from the bottom for the second. The kind
+ * and the picks (ServiceType, ASN, organisation, country) were picked at the build
+ * (sender_ranking_pick: the names have not changed since, or the ranking would not be used).
+ * Approvals are applied now, as the grouping does: per address, the most specific decided range
+ * holding it, else the decision on its sender. Without a decided range that is the decision on
+ * the sender, read for the page's records; with one, the page's senders' addresses are read
+ * (sender_ranking_ip, a sender's addresses together).
  */
 export async function rankedSenderPage(
   trx: Transaction<QuerySchema>,
@@ -143,47 +143,39 @@ export async function rankedSenderPage(
         order by ${order("r", false)} limit ${limit} offset ${groups - offset - limit}`
     : sql`select * from sender_ranking r where r.build_id = ${build.buildId}::bigint and ${inScope}
         order by ${order("r", true)} limit ${limit} offset ${offset}`;
-  const rangeDecision = withRanges
-    ? sql`(select a.approved from sender_approval a
-          where a.domain = i.owner and a.kind = 'range' and i.address <<= a.sender::inet
-          order by masklen(a.sender::inet) desc limit 1)`
-    : sql`null::boolean`;
+  const approvals = withRanges
+    ? sql`select i.owner, i.sender,
+          sum(case when a.approved is true then ${w("i")} else ${sql.ref(`i.${forwarded}`)} end) as legitimate,
+          case when bool_and(a.approved is true) then true when bool_and(a.approved is false) then false end
+            as approved
+        from page p
+        join sender_ranking_ip i on i.build_id = ${build.buildId}::bigint and i.owner = p.owner and i.sender = p.sender
+        left join sender_approval decided
+          on decided.domain = i.owner and decided.kind = 'service' and decided.sender = i.sender
+        cross join lateral (select coalesce((select r.approved from sender_approval r
+            where r.domain = i.owner and r.kind = 'range' and i.address <<= r.sender::inet
+            order by masklen(r.sender::inet) desc limit 1), decided.approved) as approved) a
+        where ${w("i")} > 0
+        group by i.owner, i.sender`
+    : sql`select p.owner, p.sender,
+          case when decided.approved is true then ${w("p")} else ${sql.ref(`p.${forwarded}`)} end as legitimate,
+          decided.approved
+        from page p
+        left join sender_approval decided
+          on decided.domain = p.owner and decided.kind = 'service' and decided.sender = p.sender`;
   const { rows } = await sql<RankedSenderRow>`
     with page as materialized (${page}),
-    page_ips as materialized (
-      select i.owner, i.sender, ${w("i")} as volume, ${sql.ref(`i.${forwarded}`)} as forwarded, nm.kind,
-        nm.service_type, nm.asn, nm.asn_organization, nm.country,
-        coalesce(${rangeDecision}, decided.approved) as approved
-      from page p
-      join sender_ranking_ip i on i.build_id = ${build.buildId}::bigint and i.owner = p.owner and i.sender = p.sender
-      left join source_ip_name n on n.source_ip = i.source_ip
-      cross join lateral (select ${senderNameColumns("n")}) nm
-      left join sender_approval decided
-        on decided.domain = i.owner and decided.kind = 'service' and decided.sender = i.sender
-      where ${w("i")} > 0
-    ),
-    per_sender as (
-      select owner, sender, min(kind) as kind,
-        sum(case when approved is true then volume else forwarded end) as legitimate,
-        case when bool_and(approved is true) then true when bool_and(approved is false) then false end as approved
-      from page_ips group by owner, sender
-    ),
-    picked_type as materialized (${mostPerSender("service_type", "page_ips")}),
-    picked_asn as materialized (${mostPerSender("asn", "page_ips")}),
-    picked_organization as materialized (${mostPerSender("asn_organization", "page_ips")}),
-    picked_country as materialized (${mostPerSender("country", "page_ips")})
-    select p.owner, p.sender, s.kind, st.value as service_type, an.value as asn, ao.value as asn_organization,
-      co.value as country, ${sql.ref(`p.${ips}`)}::text as source_ips, p.volume::text as volume,
+    approvals as materialized (${approvals})
+    select p.owner, p.sender, k.kind, k.service_type, k.asn, k.asn_organization, k.country,
+      ${sql.ref(`p.${ips}`)}::text as source_ips, p.volume::text as volume,
       p.dmarc_pass::text as dmarc_pass, p.unaligned_arc_pass::text as unaligned_arc_pass,
       p.dkim_aligned::text as dkim_aligned, p.spf_aligned::text as spf_aligned, p.dkim_pass::text as dkim_pass,
       p.spf_pass::text as spf_pass, ${sql.ref(`p.${forwarded}`)}::text as forwarded,
       s.legitimate::text as legitimate, ${w("p")}::text as weight, s.approved
     from page p
-    join per_sender s using (owner, sender)
-    join picked_type st using (owner, sender)
-    join picked_asn an using (owner, sender)
-    join picked_organization ao using (owner, sender)
-    join picked_country co using (owner, sender)
+    join approvals s using (owner, sender)
+    join sender_ranking_pick k on k.build_id = ${build.buildId}::bigint and k.scope = ${scope}
+      and k.owner = p.owner and k.sender = p.sender
     order by ${order("p", true)}`.execute(trx);
   return rows;
 }

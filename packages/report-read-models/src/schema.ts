@@ -255,6 +255,24 @@ export interface SenderRankingIpTable extends SenderRankingSums {
   source_ip: string;
   address: string | null;
   sender: string;
+  kind: string;
+  service_type: string;
+  asn: string;
+  asn_organization: string;
+  country: string;
+}
+
+/** What a (domain, sender) record of a scope ("all", "quarantine", "reject") shows besides its sums. */
+export interface SenderRankingPickTable {
+  build_id: Int8;
+  scope: string;
+  owner: string;
+  sender: string;
+  kind: string;
+  service_type: string;
+  asn: string;
+  asn_organization: string;
+  country: string;
 }
 
 /** A (tenant's domain, sender)'s sums over a ranking's bucket, and how many addresses it has. */
@@ -311,6 +329,7 @@ export interface ReportSchema {
   sender_ranking_build: SenderRankingBuildTable;
   sender_ranking_ip: SenderRankingIpTable;
   sender_ranking: SenderRankingTable;
+  sender_ranking_pick: SenderRankingPickTable;
   forensic_report: ForensicReportTable;
   report_domain: ReportDomainTable;
 }

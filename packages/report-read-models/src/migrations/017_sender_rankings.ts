@@ -62,8 +62,12 @@ export const senderRankings = {
       spf_pass bigint not null, forwarded bigint not null,
       stopped_quarantine bigint not null, forwarded_quarantine bigint not null,
       stopped_reject bigint not null, forwarded_reject bigint not null`;
+    // With the address's naming as the build read it (a ranking is used only while no address
+    // it holds was named otherwise): a page with decided ranges reads it, not source_ip_name.
     await sql`create table sender_ranking_ip (build_id bigint not null, owner text not null,
-      source_ip text not null, address inet, sender text not null, ${sums})`.execute(db);
+      source_ip text not null, address inet, sender text not null, kind text not null,
+      service_type text not null, asn text not null, asn_organization text not null,
+      country text not null, ${sums})`.execute(db);
     // A page's senders' addresses (their picks and approvals); the addresses renamed since the
     // build; the addresses in a decided range.
     await sql`create index sender_ranking_ip_by_sender on sender_ranking_ip (build_id, owner, sender)`.execute(
@@ -76,6 +80,14 @@ export const senderRankings = {
     await sql`create table sender_ranking (build_id bigint not null, owner text not null,
       sender text not null, source_ips bigint not null, ips_quarantine bigint not null,
       ips_reject bigint not null, ${sums}, primary key (build_id, owner, sender))`.execute(db);
+    // Per (domain, sender) and scope ("all", "quarantine", "reject"), what a record shows besides
+    // its sums, picked at the build over the addresses with messages in the scope: the kind, and
+    // the ServiceType, ASN, organisation and country with the most of those messages. A page
+    // reads these 100 rows instead of its senders' thousands of addresses.
+    await sql`create table sender_ranking_pick (build_id bigint not null, scope text not null,
+      owner text not null, sender text not null, kind text not null, service_type text not null,
+      asn text not null, asn_organization text not null, country text not null,
+      primary key (build_id, scope, owner, sender))`.execute(db);
     // The APIs' orders, so that a page is a walk along an index (backwards for the last pages).
     await sql`create index sender_ranking_by_volume on sender_ranking
       (build_id, volume desc, owner collate "C", sender collate "C")`.execute(db);

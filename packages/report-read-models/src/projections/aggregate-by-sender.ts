@@ -43,6 +43,7 @@ export const aggregateBySenderProjection: Projection<ReportSchema> = {
     "sender_ranking_build",
     "sender_ranking_ip",
     "sender_ranking",
+    "sender_ranking_pick",
   ],
   handles: new Set(["AggregateReportReceived"]),
   async apply(trx, events) {

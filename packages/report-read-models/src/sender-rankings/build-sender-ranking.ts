@@ -64,8 +64,10 @@ export async function buildSenderRanking(
       );
       const id = rows[0]!.id;
       const addresses = await sql`
-        insert into sender_ranking_ip (build_id, owner, source_ip, address, sender, ${sql.join(sumColumns.map((c) => sql.ref(c)))})
-        select ${id}::bigint, s.owner, s.source_ip, s.source_ip::inet, ip.sender, ${sql.join(sumColumns.map((c) => sql.ref(`s.${c}`)))}
+        insert into sender_ranking_ip (build_id, owner, source_ip, address, sender, kind, service_type, asn,
+          asn_organization, country, ${sql.join(sumColumns.map((c) => sql.ref(c)))})
+        select ${id}::bigint, s.owner, s.source_ip, s.source_ip::inet, ip.sender, ip.kind, ip.service_type, ip.asn,
+          ip.asn_organization, ip.country, ${sql.join(sumColumns.map((c) => sql.ref(`s.${c}`)))}
         from (
           select d.owner, f.source_ip, sum(f.volume) as volume,
             sum(case when f.dmarc_pass then f.volume else 0 end) as dmarc_pass,
@@ -81,13 +83,17 @@ export async function buildSenderRanking(
           group by d.owner, f.source_ip
         ) s
         left join source_ip_name n on n.source_ip = s.source_ip
-        cross join lateral (select ${senderNameColumns("n")}) ip`.execute(trx);
+        cross join lateral (select ${senderNameColumns("n")}) ip
+        -- A sender's addresses together in the table: a page with decided ranges reads them.
+        order by s.owner, ip.sender`.execute(trx);
       const groups = await sql`
         insert into sender_ranking (build_id, owner, sender, source_ips, ips_quarantine, ips_reject,
           ${sql.join(sumColumns.map((c) => sql.ref(c)))})
         select build_id, owner, sender, count(*), count(*) filter (where stopped_quarantine > 0),
           count(*) filter (where stopped_reject > 0), ${sql.join(sumColumns.map((c) => sql`sum(${sql.ref(c)})`))}
         from sender_ranking_ip where build_id = ${id}::bigint group by build_id, owner, sender`.execute(trx);
+      for (const scope of ["all", "quarantine", "reject"] as const) await insertPicks(trx, id, scope);
+      await sql`delete from sender_ranking_pick where build_id in (${replaced(target)})`.execute(trx);
       await sql`delete from sender_ranking where build_id in (${replaced(target)})`.execute(trx);
       await sql`delete from sender_ranking_ip where build_id in (${replaced(target)})`.execute(trx);
       await sql`delete from sender_ranking_build where build_id in (${replaced(target)})`.execute(trx);
@@ -111,6 +117,34 @@ export async function buildSenderRanking(
   return { ...target, ...counted, ms: performance.now() - started };
 }
 
+/**
+ * The picks of every (domain, sender) of a scope, over its addresses with messages in the scope,
+ * weighed by those messages: as the grouping picks them (the value with the most messages, ties
+ * to the smallest bytewise; the kind, the smallest of its addresses').
+ */
+async function insertPicks(
+  trx: Transaction<ReportAndTenancySchema>,
+  id: string,
+  scope: "all" | "quarantine" | "reject",
+): Promise<void> {
+  const weight = sql.ref(scope === "all" ? "volume" : `stopped_${scope}`);
+  const most = (column: string) => sql`(select distinct on (owner, sender) owner, sender, value from (
+      select owner, sender, ${sql.ref(column)} as value, sum(${weight}) as n from ips group by 1, 2, 3
+    ) v order by owner, sender, n desc, value collate "C")`;
+  await sql`insert into sender_ranking_pick (build_id, scope, owner, sender, kind, service_type, asn,
+      asn_organization, country)
+    with ips as materialized (
+      select owner, sender, kind, service_type, asn, asn_organization, country, ${weight}
+      from sender_ranking_ip where build_id = ${id}::bigint and ${weight} > 0
+    )
+    select ${id}::bigint, ${scope}, k.owner, k.sender, k.kind, st.value, an.value, ao.value, co.value
+    from (select owner, sender, min(kind) as kind from ips group by 1, 2) k
+    join ${most("service_type")} st using (owner, sender)
+    join ${most("asn")} an using (owner, sender)
+    join ${most("asn_organization")} ao using (owner, sender)
+    join ${most("country")} co using (owner, sender)`.execute(trx);
+}
+
 const replaced = (target: SenderRankingTarget) =>
   sql`select build_id from sender_ranking_build where tenant_id = ${target.tenantId}
     and bucket_start = ${target.bucket.start}::bigint and bucket_end = ${target.bucket.end}::bigint`;
@@ -118,6 +152,7 @@ const replaced = (target: SenderRankingTarget) =>
 /** Drops one ranking and its rows. */
 export async function dropSenderRanking(db: Kysely<ReportAndTenancySchema>, buildId: string): Promise<void> {
   await db.transaction().execute(async (trx: Transaction<ReportAndTenancySchema>) => {
+    await sql`delete from sender_ranking_pick where build_id = ${buildId}::bigint`.execute(trx);
     await sql`delete from sender_ranking where build_id = ${buildId}::bigint`.execute(trx);
     await sql`delete from sender_ranking_ip where build_id = ${buildId}::bigint`.execute(trx);
     await sql`delete from sender_ranking_build where build_id = ${buildId}::bigint`.execute(trx);
