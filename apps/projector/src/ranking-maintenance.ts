@@ -2,6 +2,7 @@ import { parseSettings } from "@dmarc-ledger/config";
 import {
   maintainSenderRankings,
   maintainSourceRankings,
+  maintainTenantDayTotals,
   type RankingMaintenanceOptions,
   type ReportAndTenancySchema,
 } from "@dmarc-ledger/report-read-models";
@@ -14,7 +15,7 @@ export interface RankingMaintenance {
 }
 
 /**
- * Keeps the by-source and the sender rankings fresh in the background: every `intervalMs` it
+ * Keeps the by-source and the sender rankings and the tenants' day totals fresh in the background: every `intervalMs` it
  * builds the missing ones and refreshes those whose facts changed. Answers are exact either way;
  * fresh rankings keep them fast.
  */
@@ -46,6 +47,15 @@ export function startRankingMaintenance(options: {
     } catch (error) {
       if (!stopped)
         options.logger.error({ err: error }, "building source rankings failed; trying again later");
+    }
+    try {
+      for (const kept of await maintainTenantDayTotals(options.db))
+        options.logger.debug(
+          kept,
+          `${kept.outcome === "built" ? "built" : "caught up"} a tenant's day totals`,
+        );
+    } catch (error) {
+      if (!stopped) options.logger.error({ err: error }, "keeping the day totals failed; trying again later");
     }
     try {
       const senders = await maintainSenderRankings(options.db, {

@@ -1,5 +1,5 @@
 import type { CounterFields } from "@dmarc-ledger/report-read-models";
-import { inDomains, tenantReportDomains } from "@dmarc-ledger/report-read-models";
+import { inDomains, tenantDayRows, tenantReportDomains } from "@dmarc-ledger/report-read-models";
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import { type CounterColumns, counterSelect, toCounterFields } from "./counter-columns.js";
 import { type BucketRange, bucketRange, type DateBucket, dateOfDay } from "./date-buckets.js";
@@ -62,26 +62,49 @@ export async function aggregateByDate(
   db: Kysely<QuerySchema>,
   query: DateSeriesQuery,
   range: BucketRange = bucketRange(query.start, query.end, query.bucket),
+  /** ignoreDayTotals: sum agg_domain_day even for the whole tenant (tests compare the two). */
+  options: { ignoreDayTotals?: boolean } = {},
 ): Promise<Page<AggregateByDateRecord>> {
   const from = Math.min(offsetOf(query), range.count);
   const to = Math.min(from + query.perPage, range.count);
   if (from === to) return { total: range.count, records: [] };
   const firstDay = range.startOf(from);
   const afterLastDay = range.startOf(to);
-  let domains = await tenantReportDomains(db, query.tenantId, query.domain);
-  if (query.group !== undefined) domains = domains.filter((owner) => owner.group === query.group);
   const bucket = bucketOfDay(query.bucket);
-  const { rows } =
-    domains.length === 0
-      ? { rows: [] }
-      : await sql<CounterColumns & { bucket: number; none: string; quarantine: string; reject: string }>`
-          select ${bucket} as bucket, ${counterSelect("a")},
-            sum(a.disposition_none)::text as none,
-            sum(a.disposition_quarantine)::text as quarantine,
-            sum(a.disposition_reject)::text as reject
-          from agg_domain_day a
-          where a.day >= ${firstDay} and a.day < ${afterLastDay} and ${inDomains(domains, "a.domain")}
-          group by 1`.execute(db);
+  type Row = CounterColumns & { bucket: number; none: string; quarantine: string; reject: string };
+  const summed = (from: RawBuilder<unknown>) => sql<Row>`
+    select ${bucket} as bucket, ${counterSelect("a")},
+      sum(a.disposition_none)::text as none,
+      sum(a.disposition_quarantine)::text as quarantine,
+      sum(a.disposition_reject)::text as reject
+    from ${from} a
+    group by 1`;
+  // All of the tenant's domains: from its day totals (tenant-day-totals.ts), in one snapshot with
+  // the build they are read against; a filtered series, or totals of other domains, are summed
+  // from agg_domain_day.
+  const rows =
+    (options.ignoreDayTotals || query.domain !== undefined || query.group !== undefined
+      ? null
+      : await db
+          .transaction()
+          .setIsolationLevel("repeatable read")
+          .execute(async (trx) => {
+            const domains = (await tenantReportDomains(trx, query.tenantId)).map((d) => d.domain);
+            if (domains.length === 0) return [];
+            const kept = await tenantDayRows(trx, query.tenantId, domains, firstDay, afterLastDay);
+            return kept ? (await summed(sql`(${kept})`).execute(trx)).rows : null;
+          })) ?? (await groupedDayRows());
+  async function groupedDayRows(): Promise<Row[]> {
+    let domains = await tenantReportDomains(db, query.tenantId, query.domain);
+    if (query.group !== undefined) domains = domains.filter((owner) => owner.group === query.group);
+    if (domains.length === 0) return [];
+    return (
+      await summed(
+        sql`(select * from agg_domain_day d where d.day >= ${firstDay} and d.day < ${afterLastDay}
+          and ${inDomains(domains, "d.domain")})`,
+      ).execute(db)
+    ).rows;
+  }
   const byBucket = new Map(rows.map((row) => [Number(row.bucket), row]));
   const records: AggregateByDateRecord[] = [];
   for (let index = from; index < to; index++) {

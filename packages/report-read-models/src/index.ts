@@ -53,6 +53,12 @@ export {
 } from "./source-rankings/maintain-source-rankings.js";
 export { type RankingScope, rankingScopes } from "./source-rankings/ranking-scope.js";
 export {
+  maintainTenantDayTotals,
+  type TenantDayTotalsKept,
+  takeDayChangeNumber,
+  tenantDayRows,
+} from "./tenant-day-totals.js";
+export {
   inDomains,
   type OwnedReportDomains,
   reportDomainsByTenant,

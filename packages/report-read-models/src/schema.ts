@@ -40,6 +40,30 @@ export interface AggDomainDayTable extends SummedCounters {
   disposition_none: Int8;
   disposition_quarantine: Int8;
   disposition_reject: Int8;
+  /** The aggregate_by_date batch that last wrote the row (agg_domain_day_change numbers them). */
+  changed_seq: ColumnType<string | number, number | string | undefined, number | string>;
+}
+
+/** One row: the number of the latest batch of aggregate_by_date. */
+export interface AggDomainDayChangeTable {
+  single: boolean;
+  last_seq: Int8;
+}
+
+/** A tenant's sums per day over its report domains, as of its tenant_day_total_build. */
+export interface TenantDayTotalTable extends SummedCounters {
+  tenant_id: string;
+  day: number;
+  disposition_none: Int8;
+  disposition_quarantine: Int8;
+  disposition_reject: Int8;
+}
+
+/** What a tenant's day totals counted: its report domains (sorted) and the batch number. */
+export interface TenantDayTotalBuildTable {
+  tenant_id: string;
+  report_domains: string[];
+  built_seq: Int8;
 }
 
 /** Messages per reporting organisation; the by-organization grouping reads it. */
@@ -314,6 +338,9 @@ export interface ReportDomainTable {
 export interface ReportSchema {
   agg_domain: AggDomainTable;
   agg_domain_day: AggDomainDayTable;
+  agg_domain_day_change: AggDomainDayChangeTable;
+  tenant_day_total: TenantDayTotalTable;
+  tenant_day_total_build: TenantDayTotalBuildTable;
   agg_organization: AggOrganizationTable;
   agg_source: AggSourceTable;
   agg_source_change: AggSourceChangeTable;

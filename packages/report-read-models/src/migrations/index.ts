@@ -16,6 +16,7 @@ import { sourceIpNaming } from "./014_source_ip_naming.js";
 import { forensicPersonal } from "./015_forensic_personal.js";
 import { aggSenderFact } from "./016_agg_sender_fact.js";
 import { senderRankings } from "./017_sender_rankings.js";
+import { tenantDayTotals } from "./018_tenant_day_totals.js";
 
 /**
  * The report read models' tables (schema.ts). Until the read models were split (issue 22) the
@@ -42,6 +43,7 @@ export const reportReadModelMigrations: MigrationSet = {
     "015_forensic_personal": forensicPersonal,
     "016_agg_sender_fact": aggSenderFact,
     "017_sender_rankings": senderRankings,
+    "018_tenant_day_totals": tenantDayTotals,
   },
   formerly: {
     set: "read_models",

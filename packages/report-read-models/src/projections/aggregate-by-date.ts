@@ -2,6 +2,7 @@ import type { Projection } from "@dmarc-ledger/projection-engine";
 import { sql } from "kysely";
 import { addToSums, type CounterSums, emptySums } from "../counters.js";
 import type { ReportSchema } from "../schema.js";
+import { takeDayChangeNumber } from "../tenant-day-totals.js";
 import { rowParts } from "./report-parts.js";
 
 const DAY = 86_400;
@@ -26,7 +27,9 @@ const keysPerStatement = 20_000;
  */
 export const aggregateByDateProjection: Projection<ReportSchema> = {
   name: "aggregate_by_date",
-  tables: ["agg_domain_day"],
+  // The tenants' day totals are kept from agg_domain_day (tenant-day-totals.ts): a rebuild starts
+  // them afresh, with the change numbers that say which days changed since.
+  tables: ["agg_domain_day", "agg_domain_day_change", "tenant_day_total", "tenant_day_total_build"],
   handles: new Set(["AggregateReportReceived"]),
   async apply(trx, events) {
     const sums = new Map<string, { domain: string; day: number; sums: DaySums }>();
@@ -45,14 +48,16 @@ export const aggregateByDateProjection: Projection<ReportSchema> = {
       }
     }
     const entries = [...sums.values()];
+    if (entries.length === 0) return;
+    const seq = await takeDayChangeNumber(trx);
     for (let start = 0; start < entries.length; start += keysPerStatement) {
       const slice = entries.slice(start, start + keysPerStatement);
       const column = (read: (sums: DaySums) => number) =>
         sql`${slice.map((entry) => read(entry.sums))}::bigint[]`;
       await sql`insert into agg_domain_day (domain, day, volume, dmarc_pass, unaligned_arc_pass,
           dkim_aligned, spf_aligned, dkim_pass, spf_pass,
-          disposition_none, disposition_quarantine, disposition_reject)
-        select * from unnest(${slice.map((entry) => entry.domain)}::text[],
+          disposition_none, disposition_quarantine, disposition_reject, changed_seq)
+        select *, ${seq}::bigint from unnest(${slice.map((entry) => entry.domain)}::text[],
           ${slice.map((entry) => entry.day)}::integer[],
           ${column((s) => s.volume)}, ${column((s) => s.dmarcPass)}, ${column((s) => s.unalignedArcPass)},
           ${column((s) => s.dkimAligned)}, ${column((s) => s.spfAligned)}, ${column((s) => s.dkimPass)},
@@ -68,7 +73,8 @@ export const aggregateByDateProjection: Projection<ReportSchema> = {
           spf_pass = agg_domain_day.spf_pass + excluded.spf_pass,
           disposition_none = agg_domain_day.disposition_none + excluded.disposition_none,
           disposition_quarantine = agg_domain_day.disposition_quarantine + excluded.disposition_quarantine,
-          disposition_reject = agg_domain_day.disposition_reject + excluded.disposition_reject`.execute(trx);
+          disposition_reject = agg_domain_day.disposition_reject + excluded.disposition_reject,
+          changed_seq = excluded.changed_seq`.execute(trx);
     }
   },
 };
