@@ -59,6 +59,7 @@ export function startRankingMaintenance(options: {
     }
     try {
       const senders = await maintainSenderRankings(options.db, {
+        minFacts: options.rankings?.minFacts,
         statementTimeoutMs: options.rankings?.statementTimeoutMs,
       });
       for (const ranking of senders) {
