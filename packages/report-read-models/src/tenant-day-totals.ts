@@ -103,37 +103,31 @@ export async function maintainTenantDayTotals(
 
 /**
  * SQL for rows (day, the ten sums) of a tenant's days in [firstDay, afterLastDay) over all of
- * `domains` (its report domains, sorted as tenantReportDomains gives them), from its day totals:
- * the kept sums of the days no row was written on since their build, and the days written since
- * summed afresh from agg_domain_day. Null when the totals do not count exactly those domains
- * (read it in the snapshot that runs the SQL).
+ * `domains` (its report domains), from its day totals: the kept sums of the days no row was
+ * written on since their build, and the days written since summed afresh from agg_domain_day.
+ * One statement, so one snapshot of the build, the totals and the rows. No rows at all when the
+ * totals do not count exactly these domains (or the period has no reports): then sum
+ * agg_domain_day instead, which gives the same empty answer in the second case.
  */
-export async function tenantDayRows(
-  db: Kysely<AnySchema>,
+export function tenantDayRows(
   tenantId: string,
   domains: readonly string[],
   firstDay: number,
   afterLastDay: number,
-): Promise<RawBuilder<unknown> | null> {
-  const build = await (db as Kysely<ReportAndTenancySchema>)
-    .selectFrom("tenant_day_total_build")
-    .selectAll()
-    .where("tenant_id", "=", tenantId)
-    .executeTakeFirst();
+): RawBuilder<unknown> {
   const sorted = [...domains].sort();
-  if (
-    !build ||
-    build.report_domains.length !== sorted.length ||
-    build.report_domains.some((domain, i) => domain !== sorted[i])
-  )
-    return null;
-  const changed = sql`select distinct day from agg_domain_day
-    where changed_seq > ${build.built_seq}::bigint and domain = any(${sorted}::text[])
-      and day >= ${firstDay} and day < ${afterLastDay}`;
-  return sql`with changed as materialized (${changed})
+  return sql`with build as materialized (
+      select built_seq from tenant_day_total_build
+      where tenant_id = ${tenantId} and report_domains = ${sorted}::text[]
+    ),
+    changed as materialized (
+      select distinct day from agg_domain_day
+      where changed_seq > (select built_seq from build) and domain = any(${sorted}::text[])
+        and day >= ${firstDay} and day < ${afterLastDay}
+    )
     select day, ${sumNames} from tenant_day_total
-      where tenant_id = ${tenantId} and day >= ${firstDay} and day < ${afterLastDay}
-        and day not in (select day from changed)
+      where exists (select 1 from build) and tenant_id = ${tenantId}
+        and day >= ${firstDay} and day < ${afterLastDay} and day not in (select day from changed)
     union all
     select day, ${daySums} from agg_domain_day
       where domain = any(${sorted}::text[]) and day in (select day from changed) group by day`;
