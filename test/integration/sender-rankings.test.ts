@@ -161,7 +161,7 @@ describe("sender pages from sender rankings", () => {
       revision,
     );
   };
-  const maintain = () => maintainSenderRankings(runtime.db, { now, minFacts: 1 });
+  const maintain = () => maintainSenderRankings(runtime.db, { now, minFacts: 1, minRebuildAgeMs: 0 });
 
   /**
    * Every period: the whole list and the pages of both endpoints (both policies) as the grouping
@@ -293,6 +293,13 @@ describe("sender pages from sender rankings", () => {
       ]),
     );
     expect(await maintain()).toEqual([]);
+  });
+
+  it("leaves a stale ranking younger than minRebuildAgeMs for a later round", async () => {
+    await importReports(["a-one.com"], 1, [lastDay - 1, lastDay - 1]);
+    const young = await maintainSenderRankings(runtime.db, { now, minFacts: 1 });
+    expect(young.filter((b) => b.outcome === "rebuilt")).toEqual([]);
+    expect((await maintain()).filter((b) => b.outcome === "rebuilt").length).toBeGreaterThan(0);
   });
 
   it("answers like the grouping, from a ranking on the buckets, by grouping off them", async () => {

@@ -17,6 +17,8 @@ export interface SenderRankingBuild {
   builtSeq: string;
   nameEpoch: string;
   builtNameSeq: string;
+  /** When it was built (Unix ms). */
+  builtAt: number;
   totals: {
     groups: string;
     volume: string;
@@ -46,6 +48,7 @@ export async function senderRankingBuilds(
     builtSeq: String(row.built_seq),
     nameEpoch: row.name_epoch,
     builtNameSeq: String(row.built_name_seq),
+    builtAt: new Date(row.built_at).getTime(),
     totals: {
       groups: String(row.groups),
       volume: String(row.volume),
