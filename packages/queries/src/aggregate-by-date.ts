@@ -79,15 +79,19 @@ export async function aggregateByDate(
       sum(a.disposition_reject)::text as reject
     from ${from} a
     group by 1`;
-  // All of the tenant's domains: from its day totals (tenant-day-totals.ts); none back when they
-  // count other domains. A filtered series is summed from agg_domain_day.
+  // All of the tenant's domains: from its day totals (tenant-day-totals.ts) in one snapshot,
+  // unless they count other domains (or, the same answer, the period has no reports). A
+  // filtered series is summed from agg_domain_day.
   let rows: Row[] = [];
   if (!options.ignoreDayTotals && query.domain === undefined && query.group === undefined) {
-    const domains = (await tenantReportDomains(db, query.tenantId)).map((d) => d.domain);
-    if (domains.length > 0)
-      rows = (
-        await summed(sql`(${tenantDayRows(query.tenantId, domains, firstDay, afterLastDay)})`).execute(db)
-      ).rows;
+    rows = await db
+      .transaction()
+      .setIsolationLevel("repeatable read")
+      .execute(async (trx) => {
+        const domains = (await tenantReportDomains(trx, query.tenantId)).map((d) => d.domain);
+        const kept = await tenantDayRows(trx, query.tenantId, domains, firstDay, afterLastDay);
+        return kept ? (await summed(sql`(${kept})`).execute(trx)).rows : [];
+      });
   }
   if (rows.length === 0) rows = await groupedDayRows();
   async function groupedDayRows(): Promise<Row[]> {

@@ -105,30 +105,43 @@ export async function maintainTenantDayTotals(
  * SQL for rows (day, the ten sums) of a tenant's days in [firstDay, afterLastDay) over all of
  * `domains` (its report domains), from its day totals: the kept sums of the days no row was
  * written on since their build, and the days written since summed afresh from agg_domain_day.
- * One statement, so one snapshot of the build, the totals and the rows. No rows at all when the
- * totals do not count exactly these domains (or the period has no reports): then sum
- * agg_domain_day instead, which gives the same empty answer in the second case.
+ * Null when the totals count other domains: then sum agg_domain_day instead. Read it and run the
+ * SQL in one repeatable-read snapshot.
+ *
+ * The build's number and then the changed days are read first and go into the statements as
+ * values. Planned with them, the changed days come from the few newest entries of the change
+ * index and are summed through the primary key; planned blind (one statement, the number a
+ * subquery), PostgreSQL took a third of the table to be newer and read the primary key's 730,000
+ * entries (73 ms), or summed the changed days with a sequential scan (60 ms).
  */
-export function tenantDayRows(
+export async function tenantDayRows(
+  handle: Kysely<AnySchema>,
   tenantId: string,
   domains: readonly string[],
   firstDay: number,
   afterLastDay: number,
-): RawBuilder<unknown> {
+): Promise<RawBuilder<unknown> | null> {
+  const db = handle as Kysely<ReportAndTenancySchema>;
+  const build = await db
+    .selectFrom("tenant_day_total_build")
+    .selectAll()
+    .where("tenant_id", "=", tenantId)
+    .executeTakeFirst();
   const sorted = [...domains].sort();
-  return sql`with build as materialized (
-      select built_seq from tenant_day_total_build
-      where tenant_id = ${tenantId} and report_domains = ${sorted}::text[]
-    ),
-    changed as materialized (
-      select distinct day from agg_domain_day
-      where changed_seq > (select built_seq from build) and domain = any(${sorted}::text[])
-        and day >= ${firstDay} and day < ${afterLastDay}
-    )
-    select day, ${sumNames} from tenant_day_total
-      where exists (select 1 from build) and tenant_id = ${tenantId}
-        and day >= ${firstDay} and day < ${afterLastDay} and day not in (select day from changed)
+  if (
+    !build ||
+    build.report_domains.length !== sorted.length ||
+    build.report_domains.some((domain, i) => domain !== sorted[i])
+  )
+    return null;
+  const { rows } = await sql<{ day: number }>`select distinct day from agg_domain_day
+    where changed_seq > ${String(build.built_seq)}::bigint and domain = any(${sorted}::text[])
+      and day >= ${firstDay} and day < ${afterLastDay}`.execute(db);
+  const changed = rows.map((row) => Number(row.day));
+  return sql`select day, ${sumNames} from tenant_day_total
+      where tenant_id = ${tenantId} and day >= ${firstDay} and day < ${afterLastDay}
+        and day <> all(${changed}::integer[])
     union all
     select day, ${daySums} from agg_domain_day
-      where domain = any(${sorted}::text[]) and day in (select day from changed) group by day`;
+      where domain = any(${sorted}::text[]) and day = any(${changed}::integer[]) group by day`;
 }
