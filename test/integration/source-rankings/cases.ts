@@ -4,6 +4,7 @@
  * for periods on and off the calendar, after facts changed behind a ranking, and after the tenant
  * gained a domain.
  */
+import { newEvent, streams } from "@dmarc-ledger/events";
 import { applyBatchWithin, catchUp } from "@dmarc-ledger/projection-engine";
 import {
   aggregateBySource,
@@ -403,6 +404,57 @@ export function rankingCases(openBackend: () => Promise<Backend>, pagesToCompare
       expect(far.some((b) => b.kind === "rolling" && b.outcome === "built")).toBe(
         far.some((b) => b.kind === "rolling" && b.bucket.end - b.bucket.start + 1 === 30 * DAY),
       );
+      expect(await expectRankingsAsBuilt(runtime.db, tenantA)).toBeGreaterThan(4);
+    });
+
+    it("aggregate retention: the facts before a day go, every ranking loses exactly them", async () => {
+      const later = januaryTwentiethNoon + 60 * DAY;
+      await maintainSourceRankings(runtime.db, { minFacts: 50, now: later });
+      const domains = (await tenantReportDomains(runtime.db, tenantA)).map((d) => d.domain).sort();
+      const factsOf = async (names: string[]) =>
+        Number(
+          (
+            await sql<{ n: string }>`select count(*)::text as n from agg_source
+              where domain = any(${names}::text[]) and t < ${decemberFirst + 9 * DAY}`.execute(runtime.db)
+          ).rows[0]!.n,
+        );
+      const bDomains = (await tenantReportDomains(runtime.db, tenantB)).map((d) => d.domain);
+      const bBefore = await factsOf(bDomains);
+      expect(await factsOf(domains)).toBeGreaterThan(0);
+      const rankingsBefore = await runtime.db
+        .selectFrom("source_ranking_build")
+        .select(["ranking_id", "bucket_start", "bucket_end"])
+        .where("tenant_id", "=", tenantA)
+        .execute();
+      expect(rankingsBefore.some((b) => Number(b.bucket_start) === novemberFirst)).toBe(true);
+      await runtime.store.append(
+        streams.personalData(tenantA),
+        [
+          newEvent(
+            "AggregateFactsExpired",
+            { tenantId: tenantA, before: "2025-12-10", domains, removed: { messages: 0, rows: {} } },
+            meta,
+          ),
+        ],
+        "any",
+      );
+      await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+      expect(await factsOf(domains)).toBe(0);
+      expect(await factsOf(bDomains)).toBe(bBefore);
+      // November lay wholly before the day: its rankings went whole; December's and the year's
+      // lost their first days' groups and sums.
+      const rankingsAfter = await runtime.db
+        .selectFrom("source_ranking_build")
+        .select(["ranking_id", "bucket_start"])
+        .where("tenant_id", "=", tenantA)
+        .execute();
+      expect(rankingsAfter.some((b) => Number(b.bucket_start) === novemberFirst)).toBe(false);
+      expect(rankingsAfter.length).toBeGreaterThan(4);
+      expect(await expectRankingsAsBuilt(runtime.db, tenantA)).toBeGreaterThan(4);
+      expect(await expectSame(runtime.db, tenantA)).toBeGreaterThanOrEqual(6);
+      expect(await expectSame(runtime.db, tenantB)).toBeGreaterThanOrEqual(1);
+      // The upkeep carries on from there: nothing for it to catch up, and still as built after.
+      await maintainSourceRankings(runtime.db, { minFacts: 50, now: later });
       expect(await expectRankingsAsBuilt(runtime.db, tenantA)).toBeGreaterThan(4);
     });
   });
