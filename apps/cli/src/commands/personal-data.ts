@@ -66,7 +66,7 @@ export function registerPersonalDataCommands(
     .option(
       "--aggregate-days <days|keep>",
       "the aggregate facts (days, or keep: the default)",
-      (value: string): number | null => (value === "keep" ? null : days("--aggregate-days")(value)),
+      (value: string): number | "keep" => (value === "keep" ? value : days("--aggregate-days")(value)),
     )
     .option("--redaction <on|off>", "mask addresses and remove the subject on /forensic (default on)")
     .action(
@@ -75,7 +75,7 @@ export function registerPersonalDataCommands(
         options: {
           failureReportDays?: number;
           rawInputDays?: number;
-          aggregateDays?: number | null;
+          aggregateDays?: number | "keep";
           redaction?: string;
         },
       ) => {
@@ -101,7 +101,9 @@ export function registerPersonalDataCommands(
               ? { failureReportDays: options.failureReportDays }
               : {}),
             ...(options.rawInputDays !== undefined ? { rawInputDays: options.rawInputDays } : {}),
-            ...(options.aggregateDays !== undefined ? { aggregateDays: options.aggregateDays } : {}),
+            ...(options.aggregateDays !== undefined
+              ? { aggregateDays: options.aggregateDays === "keep" ? null : options.aggregateDays }
+              : {}),
             ...(options.redaction !== undefined ? { redaction: options.redaction === "on" } : {}),
           };
           await setPersonalDataPolicy(runtime.store, tenantId, next, cli);
