@@ -54,19 +54,28 @@ export async function subtractExpiredFromRankings(
     join agg_source f on ${countedBy} and f.domain = any(${domains}::text[]) and f.t < ${cutoff}
     where b.ranking_id = any(${trimmed}::bigint[])
     group by b.ranking_id, f.domain, f.source_ip, f.organization`.execute(trx);
+  // Without statistics the planner takes the table for a few rows and walks the rankings for each.
+  await sql`analyze expired_ranked`.execute(trx);
+  await dropFacts();
+  // Groups all of whose counted facts went: out of their ranking.
+  await sql`with gone as (
+      delete from source_ranking r using expired_ranked e
+      where r.ranking_id = e.ranking_id and r.domain = e.domain and r.source_ip = e.source_ip
+        and r.organization = e.organization and r.facts <= e.facts
+      returning r.ranking_id
+    )
+    update source_ranking_build b set group_count = b.group_count - g.n
+    from (select ranking_id, count(*) as n from gone group by ranking_id) g
+    where b.ranking_id = g.ranking_id`.execute(trx);
+  // The others lose the sums, in one write with their edges: the facts a group lost were its
+  // first ones, so its first second (and, when the bucket ends before the cutoff, its last) is
+  // read again from the facts it keeps (agg_source's key starts with the group).
   await sql`update source_ranking r set volume = r.volume - e.volume, dmarc_pass = r.dmarc_pass - e.dmarc_pass,
       unaligned_arc_pass = r.unaligned_arc_pass - e.unaligned_arc_pass,
       dkim_aligned = r.dkim_aligned - e.dkim_aligned, spf_aligned = r.spf_aligned - e.spf_aligned,
-      dkim_pass = r.dkim_pass - e.dkim_pass, spf_pass = r.spf_pass - e.spf_pass, facts = r.facts - e.facts
-    from expired_ranked e
-    where r.ranking_id = e.ranking_id and r.domain = e.domain and r.source_ip = e.source_ip
-      and r.organization = e.organization`.execute(trx);
-  await dropFacts();
-  // The facts a group lost were its first ones: its first second (and, when the bucket ends
-  // before the cutoff, its last) is read again from what it keeps (agg_source's key starts with
-  // the group).
-  await sql`update source_ranking r set start_offset = x.first_t - b.anchor_start,
-      end_offset = b.anchor_end - x.last_t
+      dkim_pass = r.dkim_pass - e.dkim_pass, spf_pass = r.spf_pass - e.spf_pass, facts = r.facts - e.facts,
+      start_offset = coalesce(x.first_t - b.anchor_start, r.start_offset),
+      end_offset = coalesce(b.anchor_end - x.last_t, r.end_offset)
     from expired_ranked e
     join source_ranking_build b on b.ranking_id = e.ranking_id
     cross join lateral (
@@ -75,14 +84,5 @@ export async function subtractExpiredFromRankings(
         and ${countedBy}
     ) x
     where r.ranking_id = e.ranking_id and r.domain = e.domain and r.source_ip = e.source_ip
-      and r.organization = e.organization and x.first_t is not null`.execute(trx);
-  await sql`with gone as (
-      delete from source_ranking r using expired_ranked e
-      where r.ranking_id = e.ranking_id and r.domain = e.domain and r.source_ip = e.source_ip
-        and r.organization = e.organization and r.facts <= 0
-      returning r.ranking_id
-    )
-    update source_ranking_build b set group_count = b.group_count - g.n
-    from (select ranking_id, count(*) as n from gone group by ranking_id) g
-    where b.ranking_id = g.ranking_id`.execute(trx);
+      and r.organization = e.organization`.execute(trx);
 }
