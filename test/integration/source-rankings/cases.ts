@@ -516,5 +516,37 @@ export function batchAfterBuildCase(): void {
         7,
       );
     });
+
+    it("an expiry in a batch holds the upkeep off until it commits; the rankings are as built after", async () => {
+      await maintainSourceRankings(runtime.db, { minFacts: 50, now: januaryTwentiethNoon });
+      const domains = (await tenantReportDomains(runtime.db, tenantId)).map((d) => d.domain);
+      await runtime.store.append(
+        streams.personalData(tenantId),
+        [
+          newEvent(
+            "AggregateFactsExpired",
+            { tenantId, before: "2025-12-15", domains, removed: { messages: 0, rows: {} } },
+            meta,
+          ),
+        ],
+        "any",
+      );
+      const events = await runtime.store.readAll("start", 10_000);
+      let upkeepMeanwhile: Awaited<ReturnType<typeof maintainSourceRankings>> | undefined;
+      await runtime.db.transaction().execute(async (trx) => {
+        await applyBatchWithin(trx, allProjections, events);
+        // The batch has trimmed the rankings and holds the upkeep's lock: the upkeep skips its turn
+        // rather than catch up rankings from facts the batch is taking away.
+        upkeepMeanwhile = await maintainSourceRankings(runtime.db, {
+          minFacts: 50,
+          now: januaryTwentiethNoon,
+        });
+      });
+      expect(upkeepMeanwhile).toEqual([]);
+      expect(await expectRankingsAsBuilt(runtime.db, tenantId)).toBeGreaterThan(0);
+      expect(await expectSameAsGrouping(runtime.db, tenantId, pagesAtEveryPosition)).toBeGreaterThanOrEqual(
+        1,
+      );
+    });
   });
 }
