@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { streams } from "@dmarc-ledger/events";
 import { catchUp, rebuildBeside } from "@dmarc-ledger/projection-engine";
-import { applyRetention } from "@dmarc-ledger/runtime/personal-data";
+import { aggregateCutoffDay, applyRetention } from "@dmarc-ledger/runtime/personal-data";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aggregateCorpus } from "../support/corpus.js";
@@ -308,6 +308,7 @@ describe.each(backends)("aggregate retention on %s", (_name, makeBackend) => {
       expect(event.removed.rows[table], table).toBeGreaterThan(0);
     await catchUp({ store: handle.runtime.store, db: handle.runtime.db, projections: allProjections });
 
+    // The answers asked before are kept in the API's answer cache: these must be new ones.
     expect(await answers(acme.apiKey)).toEqual(
       expected(partsKept(acmeRows, cutoffDay), "example.com", "Brands"),
     );
@@ -335,6 +336,27 @@ describe.each(backends)("aggregate retention on %s", (_name, makeBackend) => {
     await replay();
     expect(await answers(acme.apiKey)).toEqual(acmeBefore);
     expect(await answers(other.apiKey)).toEqual(otherBefore);
+  });
+
+  it("the commands: tenant policy --aggregate-days, then retention run says what went", async () => {
+    // Today, a thousand days back reaches past all of the other tenant's reports (2018, Feb 2024).
+    const set = await cli(backend.env, "tenant", "policy", "other", "--aggregate-days", "1000");
+    expect(set.code, set.err).toBe(0);
+    expect(set.out).toContain("aggregate facts: 1000 days");
+    const run = await cli(backend.env, "retention", "run");
+    expect(run.code, run.err).toBe(0);
+    const before = aggregateCutoffDay(new Date(), 1000);
+    expect(run.out).toMatch(
+      new RegExp(
+        `^${other.tenantId}: aggregate facts before ${before} of 1 report domains, 7 messages \\(\\d+ read-model rows\\)$`,
+        "m",
+      ),
+    );
+    expect((await handle.get(`aggregate_by_domain?${period}`, other.apiKey)).json).toEqual({
+      status: "SUCCESS",
+      total: 0,
+      records: [],
+    });
   });
 
   it("tenant policy --aggregate-days: sets days or keep", async () => {
