@@ -29,7 +29,12 @@ const aggregateBySenderProjection = withAggregateExpiry(bySender, dropExpiredSen
 
 export { isForwarded } from "./aggregate-by-sender.js";
 export { dkimDomainOf, spfDomainOf } from "./aggregate-by-source.js";
-export { countExpiringFacts, expiryCutoff } from "./aggregate-expiry.js";
+export {
+  countExpiringFacts,
+  type DropExpired,
+  expiryCutoff,
+  withAggregateExpiry,
+} from "./aggregate-expiry.js";
 export {
   countPersonalRows,
   cutHeaders,
