@@ -253,7 +253,7 @@ describe.each(backends)("personal data on %s: sealed, retained, erased", (name, 
     const before = await answers(acme.apiKey);
     const later = new Date(Date.now() + 200 * DAY_MS);
     const done = await applyRetention(handle.runtime, later);
-    const byTenant = new Map(done.map((run) => [run.event.tenantId, run.event]));
+    const byTenant = new Map(done.scopes.map((run) => [run.event.tenantId, run.event]));
     expect(byTenant.get(acme.tenantId)?.removed).toEqual({
       failureReports: 1,
       rawInputs: 2,

@@ -413,12 +413,35 @@ export interface RetentionApplied {
   failureReportsBefore: string;
   /** ISO-8601: raw inputs last received before this lost their bytes. */
   rawInputsBefore: string;
-  /** ISO-8601, or null when the tenant keeps its aggregate facts. */
+  /**
+   * Always null: aggregate facts expire by AggregateFactsExpired (same stream), which names the
+   * report domains the projections drop them of.
+   */
   aggregatesBefore: string | null;
   /** The data keys deleted, by month (YYYY-MM). */
   keysShredded: { keyId: string; month: string }[];
-  /** Rows removed: /forensic rows, raw inputs' bytes, aggregate facts (null when kept). */
+  /** Rows removed: /forensic rows, raw inputs' bytes; aggregateRows always null (see above). */
   removed: { failureReports: number; rawInputs: number; aggregateRows: number | null };
+}
+
+/**
+ * Retention removed a tenant's aggregate facts counted on UTC days before `before`, by its
+ * `aggregateDays` (stream `personal-data-<tenant id>`). The aggregate read models drop the facts
+ * of `domains` whose day (the day each part of a report counts on, as every grouping splits it)
+ * lies before `before`, and a replay drops them again at the same point of the history. The
+ * reports' events stay in the store.
+ */
+export interface AggregateFactsExpired {
+  tenantId: string;
+  /** YYYY-MM-DD: facts of days before this one (UTC) are gone. */
+  before: string;
+  /** The report domains whose facts went: the tenant's domains and their subdomains, at the run. */
+  domains: string[];
+  /**
+   * What went, as the read models held it when the run counted it: the messages (of the daily
+   * series) and the rows of each aggregate table.
+   */
+  removed: { messages: number; rows: Record<string, number> };
 }
 
 /**
@@ -430,7 +453,8 @@ export interface RetentionRun {
   ranAt: string;
   /** Key scopes looked at: tenants, domains' own scopes, `-`. */
   scopes: number;
-  removed: { keys: number; failureReports: number; rawInputs: number };
+  /** aggregateRows since v2 (0 in v1: aggregate facts were always kept then). */
+  removed: { keys: number; failureReports: number; rawInputs: number; aggregateRows: number };
 }
 
 /**
@@ -477,6 +501,7 @@ export interface EventPayloads {
   WebhookEndpointDisabled: WebhookEndpointDisabled;
   PersonalDataPolicySet: PersonalDataPolicySet;
   RetentionApplied: RetentionApplied;
+  AggregateFactsExpired: AggregateFactsExpired;
   RetentionRun: RetentionRun;
   TenantErased: TenantErased;
 }
@@ -515,7 +540,8 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   WebhookEndpointDisabled: 1,
   PersonalDataPolicySet: 1,
   RetentionApplied: 1,
-  RetentionRun: 1,
+  AggregateFactsExpired: 1,
+  RetentionRun: 2,
   TenantErased: 1,
 };
 

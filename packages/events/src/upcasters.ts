@@ -29,6 +29,13 @@ const upcasters: { [K in EventType]?: Record<number, Step> } = {
     // one: it says nothing rather than what today's databases would say.
     1: (data) => ({ ...(data as object), naming: null }),
   },
+  RetentionRun: {
+    // v2 counts the aggregate facts removed; before it, they were always kept.
+    1: (data) => {
+      const old = data as { removed: object };
+      return { ...old, removed: { ...old.removed, aggregateRows: 0 } };
+    },
+  },
 };
 
 export class UnknownSchemaVersionError extends Error {

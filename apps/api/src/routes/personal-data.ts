@@ -39,7 +39,7 @@ export const personalDataPolicyEndpoint: Endpoint = {
   method: "GET",
   scope: "read",
   summary:
-    "How long your personal data (failure reports, raw inputs) is kept, and whether /forensic redacts it.",
+    "How long your personal data (failure reports, raw inputs) and your aggregate facts are kept, and whether /forensic redacts it.",
   handler: async (ctx) => {
     const policy = await personalDataPolicy(ctx.deps.db, ctx.state.holder!.tenantId);
     ctx.body = { status: "SUCCESS", ...policyBody(policy) };
@@ -51,7 +51,7 @@ export const setPersonalDataPolicyEndpoint: Endpoint = {
   method: "PUT",
   scope: "write",
   summary:
-    "Sets retention in days (failure_report_days, raw_input_days, aggregate_days or `keep`) and redaction (`on`/`off`); fields left out stay.",
+    "Sets retention in days (failure_report_days, raw_input_days; aggregate_days, or `keep` to keep the aggregate facts) and redaction (`on`/`off`); fields left out stay. Facts past aggregate_days go at the next retention run.",
   handler: async (ctx) => {
     const holder = ctx.state.holder!;
     const current = await personalDataPolicy(ctx.deps.db, holder.tenantId);

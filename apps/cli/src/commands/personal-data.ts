@@ -63,11 +63,21 @@ export function registerPersonalDataCommands(
       "the raw archive's bytes of its inputs (default 90)",
       days("--raw-input-days"),
     )
+    .option(
+      "--aggregate-days <days|keep>",
+      "the aggregate facts (days, or keep: the default)",
+      (value: string): number | "keep" => (value === "keep" ? value : days("--aggregate-days")(value)),
+    )
     .option("--redaction <on|off>", "mask addresses and remove the subject on /forensic (default on)")
     .action(
       async (
         reference: string,
-        options: { failureReportDays?: number; rawInputDays?: number; redaction?: string },
+        options: {
+          failureReportDays?: number;
+          rawInputDays?: number;
+          aggregateDays?: number | "keep";
+          redaction?: string;
+        },
       ) => {
         if (options.redaction !== undefined && options.redaction !== "on" && options.redaction !== "off") {
           throw new CliError(`--redaction: "${options.redaction}" is not on or off`);
@@ -82,6 +92,7 @@ export function registerPersonalDataCommands(
           const changed =
             options.failureReportDays !== undefined ||
             options.rawInputDays !== undefined ||
+            options.aggregateDays !== undefined ||
             options.redaction !== undefined;
           if (!changed) return current;
           const next = {
@@ -90,6 +101,9 @@ export function registerPersonalDataCommands(
               ? { failureReportDays: options.failureReportDays }
               : {}),
             ...(options.rawInputDays !== undefined ? { rawInputDays: options.rawInputDays } : {}),
+            ...(options.aggregateDays !== undefined
+              ? { aggregateDays: options.aggregateDays === "keep" ? null : options.aggregateDays }
+              : {}),
             ...(options.redaction !== undefined ? { redaction: options.redaction === "on" } : {}),
           };
           await setPersonalDataPolicy(runtime.store, tenantId, next, cli);
@@ -225,14 +239,22 @@ export function registerPersonalDataCommands(
     .action(async () => {
       const { applyRetention } = await erasure();
       const removed = await withBulkRuntime(env, async (runtime) => {
+        // Aggregate retention counts what the read models hold: up to date first.
+        await catchUpReadModels(runtime);
         const done = await applyRetention(runtime, new Date(), cli);
         await catchUpReadModels(runtime);
         return done;
       });
-      if (removed.length === 0) io.out("Nothing had expired.");
-      for (const { event } of removed) {
+      if (removed.scopes.length === 0 && removed.aggregates.length === 0) io.out("Nothing had expired.");
+      for (const { event } of removed.scopes) {
         io.out(
           `${event.tenantId}: ${event.keysShredded.length} data keys shredded (${event.keysShredded.map((k) => k.month).join(", ") || "none"}), ${event.removed.failureReports} failure reports, ${event.removed.rawInputs} raw inputs' bytes`,
+        );
+      }
+      for (const { event } of removed.aggregates) {
+        const rows = Object.values(event.removed.rows).reduce((sum, n) => sum + n, 0);
+        io.out(
+          `${event.tenantId}: aggregate facts before ${event.before} of ${event.domains.length} report domains, ${event.removed.messages} messages (${rows} read-model rows)`,
         );
       }
     });
