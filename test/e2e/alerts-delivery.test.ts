@@ -13,8 +13,9 @@ import {
 } from "@dmarc-ledger/alerts";
 import { parseSettings } from "@dmarc-ledger/config";
 import { newEvent } from "@dmarc-ledger/events";
+import type { DataKeys } from "@dmarc-ledger/personal-data";
 import { type RunningProjector, startProjector } from "@dmarc-ledger/projection-engine";
-import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import { openRuntime, type Runtime, runtimeDataKeys } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import { addUser } from "@dmarc-ledger/users";
@@ -108,6 +109,7 @@ describe("webhook attempts are bounded", () => {
 describe("deliveries under failure", () => {
   let backend: Backend;
   let runtime: Runtime;
+  let dataKeys: DataKeys;
   let projector: RunningProjector;
   let alerts: RunningAlerts;
   let settings: AlertsSettings;
@@ -117,6 +119,7 @@ describe("deliveries under failure", () => {
   beforeAll(async () => {
     backend = await postgresBackend();
     runtime = await openRuntime(backend.env);
+    dataKeys = await runtimeDataKeys(runtime, backend.env);
     smtp = await startSmtpReceiver();
     settings = parseSettings(alertsSettings, {
       WEBHOOK_RETRY_BASE: "50ms",
@@ -135,6 +138,7 @@ describe("deliveries under failure", () => {
       store: runtime.store,
       db: runtime.db,
       settings,
+      dataKeys,
       publishPollMs: 20,
       onError: (error, what) => console.error(what, error),
     });
@@ -236,6 +240,7 @@ describe("deliveries under failure", () => {
     await addUser(
       runtime.store,
       runtime.db,
+      dataKeys,
       { tenantId: broken.tenantId, email: "owner@broken-example.com", role: "admin", linkTtlMs: 60_000 },
       { causedBy: "test" },
     );
@@ -294,6 +299,7 @@ describe("deliveries under failure", () => {
     await addUser(
       runtime.store,
       runtime.db,
+      dataKeys,
       { tenantId: tenant.tenantId, email: "ops@mailed-example.com", role: "viewer", linkTtlMs: 60_000 },
       { causedBy: "test" },
     );
@@ -327,8 +333,8 @@ describe("deliveries under failure", () => {
     // The week that holds today is the last whole week a week from now.
     const later = new Date(Date.now() + 7 * day * 1000);
     // The people of the two tenants with people: broken's owner and mailed's ops.
-    expect(await scheduleDigests(runtime.db, "weekly", later)).toBe(2);
-    expect(await scheduleDigests(runtime.db, "weekly", later)).toBe(0);
+    expect(await scheduleDigests(runtime.db, dataKeys, "weekly", later)).toBe(2);
+    expect(await scheduleDigests(runtime.db, dataKeys, "weekly", later)).toBe(0);
     await eventually(() => smtp.mails.length === before + 2, "two digests");
     await new Promise((resolve) => setTimeout(resolve, 500));
     const digests = smtp.mails.slice(before);
