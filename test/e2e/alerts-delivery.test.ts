@@ -18,7 +18,7 @@ import { type RunningProjector, startProjector } from "@dmarc-ledger/projection-
 import { openRuntime, type Runtime, runtimeDataKeys } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
-import { addUser } from "@dmarc-ledger/users";
+import { addUser, removeTenantPeople } from "@dmarc-ledger/users";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aggregateReport, appendAggregateReports } from "../support/aggregate-report.js";
 import { type Backend, postgresBackend } from "../support/service-harness.js";
@@ -355,6 +355,28 @@ describe("deliveries under failure", () => {
     expect(text).toContain("The webhook endpoint");
     expect(text).not.toContain("mailed-example.com");
     expect(owners.raw).toMatch(/text\/html/);
+  });
+
+  it("forgets an erased person's address: their mail rows go", async () => {
+    const owner = await runtime.db
+      .selectFrom("alert_email")
+      .select(["tenant_id", "user_id"])
+      .where("address", "=", "owner@broken-example.com")
+      .executeTakeFirstOrThrow();
+    const rows = () =>
+      Promise.all(
+        (["alert_email", "alert_digest"] as const).map((table) =>
+          runtime.db.selectFrom(table).select("user_id").where("user_id", "=", owner.user_id).execute(),
+        ),
+      );
+    expect((await rows()).map((found) => found.length > 0)).toEqual([true, true]);
+    // As the tenant's erasure takes out its people: the owner had no other tenant, so is erased.
+    const done = await removeTenantPeople(runtime.store, runtime.db, owner.tenant_id, { causedBy: "test" });
+    expect(done).toMatchObject({ removed: 1, erased: 1 });
+    await eventually(
+      async () => (await rows()).every((found) => found.length === 0),
+      "the erased person's mail rows gone",
+    );
   });
 
   it("forgets the addresses its mail went to when the tenant is erased", async () => {
