@@ -21,14 +21,28 @@ export const isPeopleScope = (scope: string) => scope.startsWith("user:") || sco
  * peopleIndexScope, month `-`): rotating MASTER_KEY rewraps it and every index stays valid.
  */
 export class BlindIndex {
+  /**
+   * The derived key, once read: the secret is never shredded and a rotation keeps its bytes, so
+   * a sign-in costs no query for it (a failed read is tried again next time).
+   */
+  private key: Promise<Buffer> | null = null;
+
   constructor(
     private readonly keys: DataKeys,
     private readonly purpose: string,
   ) {}
 
   async of(handle: KeysHandle, value: string): Promise<string> {
-    const secret = await this.keys.secretOf(handle, peopleIndexScope);
-    const key = Buffer.from(hkdfSync("sha256", secret, Buffer.alloc(0), `dmarc-ledger ${this.purpose}`, 32));
+    this.key ??= this.keys
+      .secretOf(handle, peopleIndexScope)
+      .then((secret) =>
+        Buffer.from(hkdfSync("sha256", secret, Buffer.alloc(0), `dmarc-ledger ${this.purpose}`, 32)),
+      );
+    const pending = this.key;
+    const key = await pending.catch((error: unknown) => {
+      if (this.key === pending) this.key = null;
+      throw error;
+    });
     return createHmac("sha256", key).update(value, "utf8").digest("hex");
   }
 }

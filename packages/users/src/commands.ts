@@ -54,7 +54,7 @@ export async function addUser(
   const expiresAt = new Date(Date.now() + input.linkTtlMs);
   const events = [];
   if (!existing) {
-    // The person's key is made here, before the append: a refused append leaves a key that seals nothing.
+    // The person's key is made before the append (a refused append shreds it again, below).
     const sealed = await sealEmail(db, keys, userId, email, new Date());
     events.push(newEvent("UserCreated", { userId, email: sealed }, metadata));
   }
@@ -73,7 +73,14 @@ export async function addUser(
       metadata,
     ),
   );
-  const result = await store.append(found.stream, events, existing ? existing.revision : found.revision);
+  let result: { position: bigint };
+  try {
+    result = await store.append(found.stream, events, existing ? existing.revision : found.revision);
+  } catch (error) {
+    // Another request made the account first: the key made here seals nothing, and goes.
+    if (!existing) await shredDataKeys(db, personScope(userId));
+    throw error;
+  }
   await link.store();
   return {
     userId,
