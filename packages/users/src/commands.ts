@@ -65,7 +65,7 @@ export async function addUser(
       newEvent("UserRoleGranted", { userId, tenantId: input.tenantId, role: input.role }, metadata),
     );
   }
-  const link = await issueLink(db, { userId, stream: found.stream, tenantId: input.tenantId, expiresAt });
+  const link = issueLink(db, { userId, stream: found.stream, tenantId: input.tenantId, expiresAt });
   events.push(
     newEvent(
       "UserPasswordLinkIssued",
