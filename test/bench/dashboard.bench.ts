@@ -13,7 +13,7 @@ import { startService } from "@dmarc-ledger/cli";
 import { createTestDatabase, type TestDatabase, testServerUrl } from "@dmarc-ledger/db/testing";
 import { catchUp } from "@dmarc-ledger/projection-engine";
 import { maintainSourceRankings } from "@dmarc-ledger/report-read-models";
-import { openRuntime } from "@dmarc-ledger/runtime";
+import { openRuntime, runtimeDataKeys } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { addUser, setPassword, type UsersSchema } from "@dmarc-ledger/users";
 import type { Kysely } from "kysely";
@@ -104,14 +104,16 @@ async function main(): Promise<void> {
       await seedSourceNames(runtime, ips);
       await seedApprovals(runtime, tenant.tenantId, scale.domains);
       const people = runtime.db as unknown as Kysely<UsersSchema>;
+      const keys = await runtimeDataKeys(runtime, { DATABASE_URL: database.url, MASTER_KEY: testMasterKey });
       const admin = await addUser(
         runtime.store,
         people,
+        keys,
         { tenantId: tenant.tenantId, email: "admin@bench.example", role: "admin", linkTtlMs: 3_600_000 },
         { causedBy: "bench" },
       );
       await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
-      await setPassword(runtime.store, people, { token: admin.link.token, password }, {});
+      await setPassword(runtime.store, people, keys, { token: admin.link.token, password }, {});
       await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
       const rankings = await maintainSourceRankings(runtime.db);
 

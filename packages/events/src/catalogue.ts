@@ -259,14 +259,26 @@ export interface SourceIpNaming {
 }
 
 /**
- * A person who signs in to the dashboard. Stream `user-<sha256 of the e-mail address>`, so that
- * an address is one user (created with "no stream"); the id is random, so that the trail, which
- * names users by id, does not carry a hash of their address.
+ * A person who signs in to the dashboard. Stream `user-<blind index of the e-mail address>` (an
+ * HMAC keyed by a key of packages/personal-data: streams.user), so that an address is one user
+ * (created with "no stream", or after the stream's last UserErased); the id is random, so that
+ * the trail, which names users by id, carries nothing of their address. Version 1 held the
+ * address in clear, on stream `user-<sha256 of the address>` (streams.legacyUser); upcast to
+ * `email.clear`.
  */
 export interface UserCreated {
   userId: string;
-  /** Lower-case, trimmed. */
-  email: string;
+  /** Lower-case, trimmed; sealed under the person's own data key (scope `user:<userId>`). */
+  email: Personal<string>;
+}
+
+/**
+ * The person's account is gone (removed from their last tenant, or their tenant erased): their
+ * data key was shredded first, so the address in their UserCreated can never be read again.
+ * Their stream may hold a new UserCreated later, if the address is added again.
+ */
+export interface UserErased {
+  userId: string;
 }
 
 export interface UserRoleGranted {
@@ -488,6 +500,7 @@ export interface EventPayloads {
   ReportRejected: ReportRejected;
   SourceIpResolved: SourceIpResolved;
   UserCreated: UserCreated;
+  UserErased: UserErased;
   UserRoleGranted: UserRoleGranted;
   UserRoleRevoked: UserRoleRevoked;
   UserPasswordLinkIssued: UserPasswordLinkIssued;
@@ -526,7 +539,8 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   ForensicReportReceived: 2,
   ReportRejected: 2,
   SourceIpResolved: 2,
-  UserCreated: 1,
+  UserCreated: 2,
+  UserErased: 1,
   UserRoleGranted: 1,
   UserRoleRevoked: 1,
   UserPasswordLinkIssued: 1,
