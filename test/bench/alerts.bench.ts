@@ -18,7 +18,7 @@ import { parseSettings } from "@dmarc-ledger/config";
 import { createTestDatabase } from "@dmarc-ledger/db/testing";
 import { type AggregateReportReceived, newEvent, streams } from "@dmarc-ledger/events";
 import { startProjector } from "@dmarc-ledger/projection-engine";
-import { openRuntime } from "@dmarc-ledger/runtime";
+import { openRuntime, runtimeDataKeys } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import { testMasterKey } from "../support/master-key.js";
@@ -128,7 +128,12 @@ async function main() {
     WEBHOOK_CONCURRENCY: String(CONCURRENCY),
   });
   const projector = startProjector({ store: runtime.store, db: runtime.db, projections: allProjections });
-  const alerts = startAlerts({ store: runtime.store, db: runtime.db, settings });
+  const alerts = startAlerts({
+    store: runtime.store,
+    db: runtime.db,
+    settings,
+    dataKeys: await runtimeDataKeys(runtime, { DATABASE_URL: database.url, MASTER_KEY: testMasterKey }),
+  });
   try {
     const { store } = runtime;
     const { tenantId } = await createTenant(

@@ -9,19 +9,18 @@
  */
 import { startService } from "@dmarc-ledger/cli";
 import { createTestDatabase } from "@dmarc-ledger/db/testing";
-import { newEvent, type SourceIpNaming, streams } from "@dmarc-ledger/events";
 import { catchUp } from "@dmarc-ledger/projection-engine";
 import { maintainSenderRankings } from "@dmarc-ledger/report-read-models";
 import { openRuntime } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
-import { setSenderApproval } from "@dmarc-ledger/tenancy";
 import pg from "pg";
 import { pino } from "pino";
 import { testMasterKey } from "../support/master-key.js";
 import { CopyBuffer, copyInto, createFlatTables, flatColumns } from "./reporting-api/baseline.js";
 import { DAY, domainName, scaleFor, yearEnd } from "./reporting-api/generate.js";
 import { copyProjectionOutput } from "./reporting-api/output-copy.js";
-import { inParallel, seedTenant } from "./reporting-api/seed.js";
+import { seedTenant } from "./reporting-api/seed.js";
+import { seedApprovals, seedSourceNames } from "./reporting-api/source-names.js";
 
 const rows = Number(process.env.BENCH_ROWS ?? 10_000_000);
 const reps = Number(process.env.BENCH_REPS ?? 20);
@@ -31,26 +30,6 @@ const log = (line: string) => console.log(line);
 const progress = (line: string) => process.stderr.write(`  … ${line}\n`);
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const quantile = (sorted: number[], q: number) => sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)]!;
-
-/** A deterministic naming: 300 services over most addresses, some by base domain or AS alone, some unknown. */
-function namingOf(index: number): { naming: SourceIpNaming; sender: string } {
-  const asn = { number: 64_512 + (index % 500), organization: `Network ${index % 500}` };
-  const sources = { serviceMap: "bench", asnDatabase: "bench", countryDatabase: "bench" };
-  const country = ["US", "DE", "FR", "GB", "JP"][index % 5]!;
-  const bucket = index % 10;
-  if (bucket < 6) {
-    const service = { name: `Service ${String(index % 300).padStart(3, "0")}`, type: "SaaS" };
-    return {
-      naming: { baseDomain: `s${index % 300}.example`, service, asn, country, sources },
-      sender: service.name,
-    };
-  }
-  if (bucket < 8) {
-    const baseDomain = `host${index % 2000}.example`;
-    return { naming: { baseDomain, service: null, asn, country, sources }, sender: baseDomain };
-  }
-  return { naming: { baseDomain: null, service: null, asn, country, sources }, sender: `AS${asn.number}` };
-}
 
 async function main(): Promise<void> {
   const scale = scaleFor(rows);
@@ -80,49 +59,9 @@ async function main(): Promise<void> {
     await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
     const projectMs = performance.now() - projectStarted;
 
-    // Names for the sources (one in ten never resolved), as the resolver appends them.
-    const names = new Map<string, string>();
-    const list = [...ips].sort();
-    let next = 0;
-    await inParallel(
-      () => (next < list.length ? next++ : null),
-      6,
-      async (index) => {
-        if (index % 10 === 9) return;
-        const ip = list[index]!;
-        const { naming, sender } = namingOf(index);
-        names.set(ip, sender);
-        await runtime.store.append(
-          streams.sourceIp(ip),
-          [
-            newEvent(
-              "SourceIpResolved",
-              {
-                ip,
-                outcome: "found",
-                ptrNames: [],
-                name: null,
-                confirmed: false,
-                resolvedAt: new Date(0).toISOString(),
-                naming,
-              },
-              { causedBy: "bench" },
-            ),
-          ],
-          "no_stream",
-        );
-      },
-    );
-    // Approvals: every domain approves its three biggest-numbered services.
-    for (let i = 0; i < scale.domains; i += 1) {
-      for (const name of ["Service 000", "Service 001", "Service 002"]) {
-        await setSenderApproval(
-          runtime.store,
-          { tenantId: tenant.tenantId, domain: domainName(i), service: name, approved: true },
-          { causedBy: "bench" },
-        );
-      }
-    }
+    // Names for the sources (one in ten never resolved), as the resolver appends them; approvals.
+    const names = await seedSourceNames(runtime, ips);
+    await seedApprovals(runtime, tenant.tenantId, scale.domains);
     await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
     const senderProjection = allProjections.find((projection) => projection.name === "aggregate_by_sender")!;
     const output = await copyProjectionOutput(client, [...senderProjection.tables]);

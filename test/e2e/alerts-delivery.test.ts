@@ -13,11 +13,12 @@ import {
 } from "@dmarc-ledger/alerts";
 import { parseSettings } from "@dmarc-ledger/config";
 import { newEvent } from "@dmarc-ledger/events";
+import type { DataKeys } from "@dmarc-ledger/personal-data";
 import { type RunningProjector, startProjector } from "@dmarc-ledger/projection-engine";
-import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import { openRuntime, type Runtime, runtimeDataKeys } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
-import { addUser } from "@dmarc-ledger/users";
+import { addUser, removeTenantPeople } from "@dmarc-ledger/users";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aggregateReport, appendAggregateReports } from "../support/aggregate-report.js";
 import { type Backend, postgresBackend } from "../support/service-harness.js";
@@ -108,6 +109,7 @@ describe("webhook attempts are bounded", () => {
 describe("deliveries under failure", () => {
   let backend: Backend;
   let runtime: Runtime;
+  let dataKeys: DataKeys;
   let projector: RunningProjector;
   let alerts: RunningAlerts;
   let settings: AlertsSettings;
@@ -117,6 +119,7 @@ describe("deliveries under failure", () => {
   beforeAll(async () => {
     backend = await postgresBackend();
     runtime = await openRuntime(backend.env);
+    dataKeys = await runtimeDataKeys(runtime, backend.env);
     smtp = await startSmtpReceiver();
     settings = parseSettings(alertsSettings, {
       WEBHOOK_RETRY_BASE: "50ms",
@@ -135,6 +138,7 @@ describe("deliveries under failure", () => {
       store: runtime.store,
       db: runtime.db,
       settings,
+      dataKeys,
       publishPollMs: 20,
       onError: (error, what) => console.error(what, error),
     });
@@ -236,6 +240,7 @@ describe("deliveries under failure", () => {
     await addUser(
       runtime.store,
       runtime.db,
+      dataKeys,
       { tenantId: broken.tenantId, email: "owner@broken-example.com", role: "admin", linkTtlMs: 60_000 },
       { causedBy: "test" },
     );
@@ -294,6 +299,7 @@ describe("deliveries under failure", () => {
     await addUser(
       runtime.store,
       runtime.db,
+      dataKeys,
       { tenantId: tenant.tenantId, email: "ops@mailed-example.com", role: "viewer", linkTtlMs: 60_000 },
       { causedBy: "test" },
     );
@@ -327,8 +333,8 @@ describe("deliveries under failure", () => {
     // The week that holds today is the last whole week a week from now.
     const later = new Date(Date.now() + 7 * day * 1000);
     // The people of the two tenants with people: broken's owner and mailed's ops.
-    expect(await scheduleDigests(runtime.db, "weekly", later)).toBe(2);
-    expect(await scheduleDigests(runtime.db, "weekly", later)).toBe(0);
+    expect(await scheduleDigests(runtime.db, dataKeys, "weekly", later)).toBe(2);
+    expect(await scheduleDigests(runtime.db, dataKeys, "weekly", later)).toBe(0);
     await eventually(() => smtp.mails.length === before + 2, "two digests");
     await new Promise((resolve) => setTimeout(resolve, 500));
     const digests = smtp.mails.slice(before);
@@ -349,6 +355,28 @@ describe("deliveries under failure", () => {
     expect(text).toContain("The webhook endpoint");
     expect(text).not.toContain("mailed-example.com");
     expect(owners.raw).toMatch(/text\/html/);
+  });
+
+  it("forgets an erased person's address: their mail rows go", async () => {
+    const owner = await runtime.db
+      .selectFrom("alert_email")
+      .select(["tenant_id", "user_id"])
+      .where("address", "=", "owner@broken-example.com")
+      .executeTakeFirstOrThrow();
+    const rows = () =>
+      Promise.all(
+        (["alert_email", "alert_digest"] as const).map((table) =>
+          runtime.db.selectFrom(table).select("user_id").where("user_id", "=", owner.user_id).execute(),
+        ),
+      );
+    expect((await rows()).map((found) => found.length > 0)).toEqual([true, true]);
+    // As the tenant's erasure takes out its people: the owner had no other tenant, so is erased.
+    const done = await removeTenantPeople(runtime.store, runtime.db, owner.tenant_id, { causedBy: "test" });
+    expect(done).toMatchObject({ removed: 1, erased: 1 });
+    await eventually(
+      async () => (await rows()).every((found) => found.length === 0),
+      "the erased person's mail rows gone",
+    );
   });
 
   it("forgets the addresses its mail went to when the tenant is erased", async () => {

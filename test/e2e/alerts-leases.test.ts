@@ -9,7 +9,7 @@ import {
 import { parseSettings } from "@dmarc-ledger/config";
 import { checkDomainStatus } from "@dmarc-ledger/onboarding";
 import { type RunningProjector, startProjector } from "@dmarc-ledger/projection-engine";
-import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import { openRuntime, type Runtime, runtimeDataKeys } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { createResolver } from "@dmarc-ledger/safe-spf";
 import { type FixtureDnsServer, startFixtureDnsServer } from "@dmarc-ledger/safe-spf/testing";
@@ -91,6 +91,7 @@ describe("the alerts' jobs run once per deployment", () => {
         store: runtime.store,
         db: runtime.db,
         settings,
+        dataKeys: await runtimeDataKeys(runtime, backend.env),
         publishPollMs: 20,
         leaseTtlMs: 500,
         owner: `test:${name}`,

@@ -11,7 +11,7 @@ import {
 import { parseSettings } from "@dmarc-ledger/config";
 import { type AggregateReportReceived, newEvent, type SourceIpNaming, streams } from "@dmarc-ledger/events";
 import { type RunningProjector, startProjector } from "@dmarc-ledger/projection-engine";
-import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import { openRuntime, type Runtime, runtimeDataKeys } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { addDomain, createTenant, setSenderApproval } from "@dmarc-ledger/tenancy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -247,7 +247,13 @@ describe("unapproved senders failing DMARC", () => {
       ).secret;
     }
     projector = startProjector({ store: runtime.store, db: runtime.db, projections: allProjections });
-    alerts = startAlerts({ store: runtime.store, db: runtime.db, settings, publishPollMs: 20 });
+    alerts = startAlerts({
+      store: runtime.store,
+      db: runtime.db,
+      settings,
+      publishPollMs: 20,
+      dataKeys: await runtimeDataKeys(runtime, backend.env),
+    });
   });
 
   afterAll(async () => {

@@ -16,7 +16,7 @@ import {
   resetProjections,
   startProjector,
 } from "@dmarc-ledger/projection-engine";
-import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import { openRuntime, type Runtime, runtimeDataKeys } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { createResolver } from "@dmarc-ledger/safe-spf";
 import { startFixtureDnsServer } from "@dmarc-ledger/safe-spf/testing";
@@ -138,6 +138,7 @@ describe("alerts delivered by signed webhooks", () => {
       store: runtime.store,
       db: runtime.db,
       settings,
+      dataKeys: await runtimeDataKeys(runtime, backend.env),
       publishPollMs: 20,
       onError: (error, what) => console.error(what, error),
     });

@@ -649,7 +649,7 @@ describe("the dashboard in a real browser", () => {
     );
     expect(senders.records.map((r) => r.Service)).toContain("Mailer One");
     const shown = await tableCells(page, "services");
-    // The admin's Approved cell (the second) is a checkbox: the other columns, in the API's order.
+    // The admin's Approved cell (the second) is a choice: the other columns, in the API's order.
     expect(shown.map((row) => [row[0], ...row.slice(2)])).toEqual(
       senders.records
         .slice(0, shown.length)
@@ -657,8 +657,7 @@ describe("the dashboard in a real browser", () => {
           r.Service,
           orDash(r.ServiceType),
           r.Domain,
-          orDash(r.ASN && `AS${r.ASN}`),
-          orDash(r.ASNOrganization),
+          orDash([r.ASN && `AS${r.ASN}`, r.ASNOrganization].filter(Boolean).join(" ")),
           orDash(r.Country),
           formatCount(r.SourceIPs),
           formatCount(r.Volume),
@@ -667,6 +666,11 @@ describe("the dashboard in a real browser", () => {
           formatShare(r.DKIMAligned, r.Volume),
         ]),
     );
+    // At 1280 pixels the whole table shows, its last column included, without scrolling sideways.
+    const overflow = await page
+      .locator("table#services")
+      .evaluate((table) => table.parentElement!.scrollWidth - table.parentElement!.clientWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
     const mailer = senders.records.find((r) => r.Service === "Mailer One" && r.Domain === "example.com")!;
     expect([mailer.ServiceType, mailer.SourceIPs]).toEqual(["SaaS", "3"]);
 
@@ -706,7 +710,7 @@ describe("the dashboard in a real browser", () => {
     await page.close();
   });
 
-  it("approves and then refuses a service through the UI, which a viewer cannot", async () => {
+  it("approves, refuses and clears a service's approval through the UI, which a viewer cannot", async () => {
     const approval = async () =>
       (
         await api<{ records: SenderRecord[] }>(
@@ -716,24 +720,27 @@ describe("the dashboard in a real browser", () => {
       ).records.find((r) => r.Service === "Mailer One")!.Approved;
     expect(await approval()).toBe(null);
     const page = await open(admin, `/senders?${period}&tab=services&domain=example.com`);
-    const box = page.getByLabel("Approve Mailer One for example.com");
-    await box.waitFor();
-    expect(await box.isChecked()).toBe(false);
-    await box.check();
-    await expect.poll(approval).toBe(true);
-    await page.reload();
-    await expect.poll(() => page.getByLabel("Approve Mailer One for example.com").isChecked()).toBe(true);
-    await page.getByLabel("Approve Mailer One for example.com").uncheck();
-    await expect.poll(approval).toBe(false);
-    await page.reload();
-    await page.getByLabel("Approve Mailer One for example.com").waitFor();
-    expect(await page.getByLabel("Approve Mailer One for example.com").isChecked()).toBe(false);
+    const choice = () => page.getByLabel("Approval of Mailer One for example.com");
+    await choice().waitFor();
+    expect(await choice().inputValue()).toBe("clear");
+    // Each choice reaches the API, and is what the page shows after a reload.
+    for (const [value, approved] of [
+      ["true", true],
+      ["false", false],
+      ["clear", null],
+      ["false", false],
+    ] as const) {
+      await choice().selectOption(value);
+      await expect.poll(approval).toBe(approved);
+      await page.reload();
+      await expect.poll(() => choice().inputValue()).toBe(value);
+    }
     await page.close();
 
     const viewing = await open(viewer, `/senders?${period}&tab=services&domain=example.com`);
     const row = viewing.locator("table#services tbody tr", { hasText: "Mailer One" });
     await row.waitFor();
-    expect(await viewing.getByLabel("Approve Mailer One for example.com").count()).toBe(0);
+    expect(await viewing.getByLabel("Approval of Mailer One for example.com").count()).toBe(0);
     expect((await row.locator("td").nth(1).textContent())?.trim()).toBe("no");
     await viewing.getByText("Approving a service needs an admin.").waitFor();
     const refused = await viewing.evaluate(async () => {

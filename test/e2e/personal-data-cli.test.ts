@@ -64,6 +64,9 @@ describe("the personal-data commands, embedded (a master key made in the data di
   });
 
   it("keys rotate: rewraps under the new key; the old one alone is then refused, naming MASTER_KEY", async () => {
+    for (const person of ["ada@people.example", "bea@people.example"]) {
+      expect((await cli(env, "user", "add", "acme", person, "--role", "admin")).code).toBe(0);
+    }
     const old = readFileSync(join(env.DMARC_LEDGER_DATA_DIR!, "master.key"), "utf8").trim();
     const next = randomBytes(32).toString("base64");
     const rotated = await cli({ ...env, MASTER_KEY: next, MASTER_KEY_PREVIOUS: old }, "keys", "rotate");
@@ -73,6 +76,11 @@ describe("the personal-data commands, embedded (a master key made in the data di
     expect(refused.code).toBe(1);
     expect(refused.err).toContain("MASTER_KEY: is not the key that wrapped the stored data keys");
     expect(refused.err).not.toContain(old);
+    // The people's addresses open, and the blind index finds them: its secret was rewrapped too.
+    const listed = await cli({ ...env, MASTER_KEY: next }, "user", "list", "acme");
+    expect(listed.out).toMatch(/ada@people\.example.*\n.*bea@people\.example/);
+    const removed = await cli({ ...env, MASTER_KEY: next }, "user", "remove", "acme", "Ada@People.example");
+    expect(removed.code, removed.err).toBe(0);
     const withNew = await cli({ ...env, MASTER_KEY: next }, "tenant", "erase", "acme");
     // Without --confirm: says what it would do, erases nothing.
     expect(withNew.code).toBe(1);
@@ -80,7 +88,11 @@ describe("the personal-data commands, embedded (a master key made in the data di
     const erased = await cli({ ...env, MASTER_KEY: next }, "tenant", "erase", "acme", "--confirm", tenantId);
     expect(erased.code, erased.err).toBe(0);
     expect(erased.out).toBe(
-      "Erased: 1 data keys shredded, 1 failure reports' personal fields, 1 raw inputs' bytes.",
+      [
+        "Erased: 1 data keys shredded, 1 failure reports' personal fields, 1 raw inputs' bytes, 1 people.",
+        "The tenant has no people now: `dmarc-ledger user add acme EMAIL --role admin` gives it an admin.",
+      ].join("\n"),
     );
+    expect((await cli({ ...env, MASTER_KEY: next }, "user", "list", "acme")).out).toMatch(/^No people yet/);
   });
 });

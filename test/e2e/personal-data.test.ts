@@ -253,7 +253,7 @@ describe.each(backends)("personal data on %s: sealed, retained, erased", (name, 
     const before = await answers(acme.apiKey);
     const later = new Date(Date.now() + 200 * DAY_MS);
     const done = await applyRetention(handle.runtime, later);
-    const byTenant = new Map(done.map((run) => [run.event.tenantId, run.event]));
+    const byTenant = new Map(done.scopes.map((run) => [run.event.tenantId, run.event]));
     expect(byTenant.get(acme.tenantId)?.removed).toEqual({
       failureReports: 1,
       rawInputs: 2,
@@ -305,7 +305,20 @@ describe.each(backends)("personal data on %s: sealed, retained, erased", (name, 
     const before = await answers(beta.apiKey);
     const erased = await admin.request("DELETE", `personal_data?confirm=${beta.tenantId}`);
     expect(erased.status, JSON.stringify(erased.json)).toBe(200);
-    expect(erased.json).toEqual({ status: "SUCCESS", keys_shredded: 2, failure_reports: 2, raw_inputs: 3 });
+    // Its one person taken out and erased, then back as a fresh admin with a one-time link.
+    expect(erased.json).toEqual({
+      status: "SUCCESS",
+      keys_shredded: 2,
+      failure_reports: 2,
+      raw_inputs: 3,
+      people: 1,
+      admin: {
+        email: `admin-${tag}@beta-ledger-privacy.com`,
+        set_password_url: expect.stringMatching(/set-password#token=/),
+        expires_at: expect.any(String),
+      },
+    });
+    expect((await admin.get("session")).status).toBe(401);
     expect(await forensic(beta.apiKey)).toEqual({ status: "SUCCESS", total: "0", records: [] });
     expect(await answers(beta.apiKey)).toEqual(before);
   });

@@ -228,7 +228,7 @@ const caller = record({
   status: { const: "SUCCESS" },
   kind: { enum: ["session", "key"] },
   tenant: record({ id: text, name: text, region: { enum: ["global", "eu"] } }),
-  user: { oneOf: [{ type: "null" }, record({ id: text, email: text })] },
+  user: { oneOf: [{ type: "null" }, record({ id: text, email: nullableText })] },
   role: { enum: ["admin", "viewer", null] },
   capabilities: { type: "array", items: capability },
   csrf_token: nullableText,
@@ -278,7 +278,7 @@ const dashboardSchemas: Record<string, Schema> = {
     ...passwordLink,
   }),
   user_role: successOnly,
-  remove_user: successOnly,
+  remove_user: record({ status: { const: "SUCCESS" }, erased: { type: "boolean" } }),
   password_link: record({ status: { const: "SUCCESS" }, email: text, ...passwordLink }),
   activity: list(
     record({
@@ -421,6 +421,10 @@ export const responseSchemas: Record<string, Schema> = {
     keys_shredded: { type: "integer", minimum: 0 },
     failure_reports: { type: "integer", minimum: 0 },
     raw_inputs: { type: "integer", minimum: 0 },
+    people: { type: "integer", minimum: 0 },
+    admin: {
+      oneOf: [{ type: "null" }, record({ email: text, set_password_url: text, expires_at: time })],
+    },
   }),
   ...dashboardSchemas,
   ...alertSchemas,

@@ -111,6 +111,27 @@ const optionalFields = new Set([
   "alert_types",
   "description",
 ]);
+/** Form fields whose values the description narrows (the others are plain strings). */
+const formFieldSchemas: Record<string, object> = {
+  failure_report_days: {
+    type: "string",
+    pattern: "^[0-9]+$",
+    description: "Days (1 to 3650) failure reports' personal fields and /forensic rows are kept.",
+  },
+  raw_input_days: {
+    type: "string",
+    pattern: "^[0-9]+$",
+    description: "Days (1 to 3650) the raw archive keeps the bytes of your inputs.",
+  },
+  aggregate_days: {
+    type: "string",
+    pattern: "^([0-9]+|keep)$",
+    description:
+      "Days (1 to 3650) the aggregate facts are kept, or keep (the default): kept until set otherwise. The next retention run removes the facts of the days before the cutoff day (UTC), for good.",
+  },
+  redaction: { enum: ["on", "off"] },
+};
+
 /** Fields optional in one endpoint only. */
 const optionalIn: Record<string, string[]> = { change_webhook: ["url", "enabled"] };
 
@@ -271,7 +292,9 @@ function operation(endpoint: Endpoint) {
                       required: extra.form!.filter(
                         (field) => !optionalFields.has(field) && !optionalIn[endpoint.name]?.includes(field),
                       ),
-                      properties: Object.fromEntries(extra.form!.map((field) => [field, { type: "string" }])),
+                      properties: Object.fromEntries(
+                        extra.form!.map((field) => [field, formFieldSchemas[field] ?? { type: "string" }]),
+                      ),
                     },
                   },
                 ]),

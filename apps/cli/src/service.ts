@@ -121,6 +121,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       const admin = await addUser(
         store,
         runtime.db as never,
+        dataKeys,
         {
           tenantId: created.tenantId,
           email: users.firstAdminEmail,
@@ -155,6 +156,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     });
     running.push(
       startProjectorApp({
+        dataKeys,
         runtime: parts,
         logger,
         settings,

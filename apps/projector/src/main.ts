@@ -12,7 +12,7 @@ import {
   stopOnSignal,
   stopSettings,
 } from "@dmarc-ledger/process";
-import { openRuntime, runtimeSettings } from "@dmarc-ledger/runtime";
+import { openRuntime, runtimeDataKeys, runtimeSettings } from "@dmarc-ledger/runtime";
 import { safeSpfSettings } from "@dmarc-ledger/safe-spf-service";
 import { serveProjectorMetrics } from "./projector-metrics.js";
 import { projectorSettings } from "./settings.js";
@@ -39,7 +39,10 @@ const runtime = await exitOnStartFailure(() =>
 );
 // Off unless METRICS_PORT is set: the process's own metrics and the projections' lag.
 const metrics = await exitOnStartFailure(() => serveProjectorMetrics(settings, runtime, logger));
+// The alerts open the addresses of the people they mail: a wrong MASTER_KEY is refused here.
+const dataKeys = await exitOnStartFailure(() => runtimeDataKeys(runtime));
 const projector = startProjectorApp({
+  dataKeys,
   runtime,
   logger,
   settings,

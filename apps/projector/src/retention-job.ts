@@ -38,7 +38,7 @@ export function startRetentionJob(options: {
     let ran = false;
     try {
       const removed = await applyRetention(options, new Date());
-      for (const { event } of removed) {
+      for (const { event } of removed.scopes) {
         options.logger.info(
           {
             tenantId: event.tenantId,
@@ -47,6 +47,17 @@ export function startRetentionJob(options: {
             rawInputs: event.removed.rawInputs,
           },
           "retention removed expired personal data",
+        );
+      }
+      for (const { event } of removed.aggregates) {
+        options.logger.info(
+          {
+            tenantId: event.tenantId,
+            before: event.before,
+            messages: event.removed.messages,
+            rows: event.removed.rows,
+          },
+          "retention removed expired aggregate facts",
         );
       }
       ran = true;

@@ -1,4 +1,5 @@
 import { type AlertsSettings, type DnsStatusChecker, startAlerts } from "@dmarc-ledger/alerts";
+import type { DataKeys } from "@dmarc-ledger/personal-data";
 import { type RunningProjector, runLeasedJob } from "@dmarc-ledger/projection-engine";
 import type { Runtime } from "@dmarc-ledger/runtime";
 import type { SpfResolver } from "@dmarc-ledger/safe-spf";
@@ -20,6 +21,8 @@ export interface ProjectorAppOptions {
   resolver?: SpfResolver;
   /** The onboarding check from live DNS, which the alerts run periodically; none: no DNS watch. */
   checkDomainStatus?: DnsStatusChecker;
+  /** Opens the addresses of the people the alerts mail (docs/privacy.md, "People"). */
+  dataKeys: DataKeys;
 }
 
 /**
@@ -64,6 +67,7 @@ export function startProjectorApp(options: ProjectorAppOptions): RunningProjecto
     store: runtime.store,
     db: runtime.db,
     settings,
+    dataKeys: options.dataKeys,
     ...(options.checkDomainStatus ? { checkDomainStatus: options.checkDomainStatus } : {}),
     onError: (error, what) => logger.error({ err: error }, what),
   });

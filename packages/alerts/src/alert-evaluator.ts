@@ -67,6 +67,7 @@ export function alertEvaluator(options: EvaluatorOptions): Projection<AlertsSche
       "SourceIpResolved",
       "SenderApprovalSet",
       "TenantErased",
+      "UserErased",
     ]),
     async apply(trx, events) {
       const at = now();
@@ -102,6 +103,11 @@ async function evaluate(trx: Trx, event: DomainEvent, raising: boolean, context:
       return;
     case "DomainRemoved":
       await forgetDomain(trx, event.data.domain);
+      return;
+    case "UserErased":
+      // An erased person's address goes from the mail outboxes too.
+      await trx.deleteFrom("alert_email").where("user_id", "=", event.data.userId).execute();
+      await trx.deleteFrom("alert_digest").where("user_id", "=", event.data.userId).execute();
       return;
     case "TenantErased":
       // The people's addresses the mail outboxes hold go with the tenant's other personal data.

@@ -1,3 +1,4 @@
+import type { DataKeys } from "@dmarc-ledger/personal-data";
 import { listTenantUsers } from "@dmarc-ledger/users";
 import { type Kysely, sql } from "kysely";
 import type { AlertsSchema } from "./schema.js";
@@ -129,6 +130,7 @@ export async function buildDigest(
  */
 export async function scheduleDigests(
   db: Kysely<AlertsSchema>,
+  keys: DataKeys,
   kind: DigestKind,
   now: Date = new Date(),
 ): Promise<number> {
@@ -136,7 +138,9 @@ export async function scheduleDigests(
   const tenants = await db.selectFrom("alert_domain_owner").select("tenant_id").distinct().execute();
   let made = 0;
   for (const { tenant_id: tenantId } of tenants) {
-    const people = await listTenantUsers(db as never, tenantId);
+    const people = (await listTenantUsers(db as never, keys, tenantId)).flatMap((person) =>
+      person.email ? [{ ...person, email: person.email }] : [],
+    );
     if (people.length === 0) continue;
     const keyOf = (userId: string) => `${kind}:${tenantId}:${userId}:${period.start.toISOString()}`;
     const existing = await db

@@ -1,5 +1,6 @@
 import { type EventStore, WrongExpectedVersionError } from "@dmarc-ledger/event-store";
 import { type AlertRaised, newEvent, streams } from "@dmarc-ledger/events";
+import type { DataKeys } from "@dmarc-ledger/personal-data";
 import type { ProjectionCheckpointSchema } from "@dmarc-ledger/projection-engine";
 import { listTenantUsers, usersProjection } from "@dmarc-ledger/users";
 import { type Kysely, sql } from "kysely";
@@ -19,6 +20,7 @@ import { endpointWants, webhookBody } from "./webhook-payload.js";
 export async function publishAlerts(
   store: EventStore,
   db: Kysely<AlertsSchema>,
+  keys: DataKeys,
   limit = 200,
   parallel = 8,
 ): Promise<number> {
@@ -51,7 +53,7 @@ export async function publishAlerts(
     } catch (error) {
       if (!(error instanceof WrongExpectedVersionError)) throw error;
     }
-    await fanOut(db, alert, row.created_at);
+    await fanOut(db, keys, alert, row.created_at);
   };
   await Promise.all(
     Array.from({ length: Math.min(parallel, rows.length) }, async () => {
@@ -78,7 +80,12 @@ async function readModelsReached(db: Kysely<AlertsSchema>): Promise<bigint> {
 
 const fanOutReads = [webhookEndpointsProjection.name, usersProjection.name];
 
-async function fanOut(db: Kysely<AlertsSchema>, alert: AlertRaised, raisedAt: Date): Promise<void> {
+async function fanOut(
+  db: Kysely<AlertsSchema>,
+  keys: DataKeys,
+  alert: AlertRaised,
+  raisedAt: Date,
+): Promise<void> {
   const endpoints = await db
     .selectFrom("webhook_endpoint")
     .select(["endpoint_id", "alert_types"])
@@ -87,7 +94,13 @@ async function fanOut(db: Kysely<AlertsSchema>, alert: AlertRaised, raisedAt: Da
     .execute();
   const wanted = endpoints.filter((endpoint) => endpointWants(JSON.parse(endpoint.alert_types), alert.rule));
   const rule = await tenantRule(db, alert.tenantId, alert.rule);
-  const people = rule.params.email === 1 ? await listTenantUsers(db as never, alert.tenantId) : [];
+  // A person being erased (their key gone) gets nothing.
+  const people =
+    rule.params.email === 1
+      ? (await listTenantUsers(db as never, keys, alert.tenantId)).flatMap((person) =>
+          person.email ? [{ ...person, email: person.email }] : [],
+        )
+      : [];
   const body = webhookBody(alert, raisedAt);
   const now = new Date();
   await db.transaction().execute(async (trx) => {

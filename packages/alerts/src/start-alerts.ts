@@ -1,4 +1,5 @@
 import type { EventStore } from "@dmarc-ledger/event-store";
+import type { DataKeys } from "@dmarc-ledger/personal-data";
 import { runLeasedJob, startProjector } from "@dmarc-ledger/projection-engine";
 import type { Kysely } from "kysely";
 import { alertEvaluator } from "./alert-evaluator.js";
@@ -17,6 +18,8 @@ export interface AlertsOptions {
   // biome-ignore lint/suspicious/noExplicitAny: the process's one handle, seen through the alerts' tables
   db: Kysely<any>;
   settings: AlertsSettings;
+  /** Opens the people's addresses the mails go to (sealed: docs/privacy.md, "People"). */
+  dataKeys: DataKeys;
   onError?: (error: unknown, what: string) => void;
   /** The onboarding check from live DNS (packages/onboarding); without it, no DNS watch. */
   checkDomainStatus?: DnsStatusChecker;
@@ -110,7 +113,7 @@ export function startAlerts(options: AlertsOptions): RunningAlerts {
     while (!stopping) {
       let published = 0;
       try {
-        published = await publishAlerts(store, db);
+        published = await publishAlerts(store, db, options.dataKeys);
         if (published > 0) {
           deliveries.wake();
           mail?.wake();
@@ -174,7 +177,7 @@ function startSchedule(
       maxEventAgeMs: settings.ALERT_MAX_EVENT_AGE,
     }).catch(onError("deciding the new senders that were not named failed"));
     if (settings.ALERT_SMTP_URL && settings.ALERT_DIGEST !== "off") {
-      await scheduleDigests(db, settings.ALERT_DIGEST)
+      await scheduleDigests(db, options.dataKeys, settings.ALERT_DIGEST)
         .then((made) => {
           if (made > 0) wakeMail();
         })

@@ -259,14 +259,26 @@ export interface SourceIpNaming {
 }
 
 /**
- * A person who signs in to the dashboard. Stream `user-<sha256 of the e-mail address>`, so that
- * an address is one user (created with "no stream"); the id is random, so that the trail, which
- * names users by id, does not carry a hash of their address.
+ * A person who signs in to the dashboard. Stream `user-<blind index of the e-mail address>` (an
+ * HMAC keyed by a key of packages/personal-data: streams.user), so that an address is one user
+ * (created with "no stream", or after the stream's last UserErased); the id is random, so that
+ * the trail, which names users by id, carries nothing of their address. Version 1 held the
+ * address in clear, on stream `user-<sha256 of the address>` (streams.legacyUser); upcast to
+ * `email.clear`.
  */
 export interface UserCreated {
   userId: string;
-  /** Lower-case, trimmed. */
-  email: string;
+  /** Lower-case, trimmed; sealed under the person's own data key (scope `user:<userId>`). */
+  email: Personal<string>;
+}
+
+/**
+ * The person's account is gone (removed from their last tenant, or their tenant erased): their
+ * data key was shredded first, so the address in their UserCreated can never be read again.
+ * Their stream may hold a new UserCreated later, if the address is added again.
+ */
+export interface UserErased {
+  userId: string;
 }
 
 export interface UserRoleGranted {
@@ -413,12 +425,35 @@ export interface RetentionApplied {
   failureReportsBefore: string;
   /** ISO-8601: raw inputs last received before this lost their bytes. */
   rawInputsBefore: string;
-  /** ISO-8601, or null when the tenant keeps its aggregate facts. */
+  /**
+   * Always null: aggregate facts expire by AggregateFactsExpired (same stream), which names the
+   * report domains the projections drop them of.
+   */
   aggregatesBefore: string | null;
   /** The data keys deleted, by month (YYYY-MM). */
   keysShredded: { keyId: string; month: string }[];
-  /** Rows removed: /forensic rows, raw inputs' bytes, aggregate facts (null when kept). */
+  /** Rows removed: /forensic rows, raw inputs' bytes; aggregateRows always null (see above). */
   removed: { failureReports: number; rawInputs: number; aggregateRows: number | null };
+}
+
+/**
+ * Retention removed a tenant's aggregate facts counted on UTC days before `before`, by its
+ * `aggregateDays` (stream `personal-data-<tenant id>`). The aggregate read models drop the facts
+ * of `domains` whose day (the day each part of a report counts on, as every grouping splits it)
+ * lies before `before`, and a replay drops them again at the same point of the history. The
+ * reports' events stay in the store.
+ */
+export interface AggregateFactsExpired {
+  tenantId: string;
+  /** YYYY-MM-DD: facts of days before this one (UTC) are gone. */
+  before: string;
+  /** The report domains whose facts went: the tenant's domains and their subdomains, at the run. */
+  domains: string[];
+  /**
+   * What went, as the read models held it when the run counted it: the messages (of the daily
+   * series) and the rows of each aggregate table.
+   */
+  removed: { messages: number; rows: Record<string, number> };
 }
 
 /**
@@ -430,7 +465,8 @@ export interface RetentionRun {
   ranAt: string;
   /** Key scopes looked at: tenants, domains' own scopes, `-`. */
   scopes: number;
-  removed: { keys: number; failureReports: number; rawInputs: number };
+  /** aggregateRows since v2 (0 in v1: aggregate facts were always kept then). */
+  removed: { keys: number; failureReports: number; rawInputs: number; aggregateRows: number };
 }
 
 /**
@@ -464,6 +500,7 @@ export interface EventPayloads {
   ReportRejected: ReportRejected;
   SourceIpResolved: SourceIpResolved;
   UserCreated: UserCreated;
+  UserErased: UserErased;
   UserRoleGranted: UserRoleGranted;
   UserRoleRevoked: UserRoleRevoked;
   UserPasswordLinkIssued: UserPasswordLinkIssued;
@@ -477,6 +514,7 @@ export interface EventPayloads {
   WebhookEndpointDisabled: WebhookEndpointDisabled;
   PersonalDataPolicySet: PersonalDataPolicySet;
   RetentionApplied: RetentionApplied;
+  AggregateFactsExpired: AggregateFactsExpired;
   RetentionRun: RetentionRun;
   TenantErased: TenantErased;
 }
@@ -501,7 +539,8 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   ForensicReportReceived: 2,
   ReportRejected: 2,
   SourceIpResolved: 2,
-  UserCreated: 1,
+  UserCreated: 2,
+  UserErased: 1,
   UserRoleGranted: 1,
   UserRoleRevoked: 1,
   UserPasswordLinkIssued: 1,
@@ -515,7 +554,8 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   WebhookEndpointDisabled: 1,
   PersonalDataPolicySet: 1,
   RetentionApplied: 1,
-  RetentionRun: 1,
+  AggregateFactsExpired: 1,
+  RetentionRun: 2,
   TenantErased: 1,
 };
 

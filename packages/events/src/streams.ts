@@ -13,8 +13,13 @@ export const streams = {
   rejectedInput: (sha256: string) => `rejected-input-${sha256}`,
   /** Reverse-DNS answers for one source IP (as the reports write it, normalised by the parser). */
   sourceIp: (ip: string) => `source-ip-${ip}`,
-  /** One person, by the SHA-256 of the address: appended with "no_stream", an address is one user. */
-  user: (email: string) => `user-${sha256Hex(email)}`,
+  /**
+   * One person, by the blind index of their address (an HMAC keyed by a key the database's
+   * dump does not hold in clear: packages/users' emailIndex): an address is one user.
+   */
+  user: (emailIndex: string) => `user-${emailIndex}`,
+  /** A person's stream as versions before sealed addresses named it: the SHA-256 of the address. */
+  legacyUser: (email: string) => `user-${sha256Hex(email)}`,
   /** A tenant's alert rules. */
   alertRules: (tenantId: string) => `alert-rules-${tenantId}`,
   /** One alert; the id is deterministic, so the stream's existence says it was raised. */

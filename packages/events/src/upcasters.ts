@@ -24,10 +24,24 @@ const upcasters: { [K in EventType]?: Record<number, Step> } = {
       return { ...rest, raw: typeof rawBase64 === "string" ? { clear: { base64: rawBase64 } } : null };
     },
   },
+  UserCreated: {
+    // v1 held the address in clear: it stays so in those events (docs/privacy.md).
+    1: (old) => {
+      const { email, ...rest } = old as { email: string };
+      return { ...rest, email: { clear: email } };
+    },
+  },
   SourceIpResolved: {
     // v2 added the source's naming (service, AS, country). An answer of v1 was given without
     // one: it says nothing rather than what today's databases would say.
     1: (data) => ({ ...(data as object), naming: null }),
+  },
+  RetentionRun: {
+    // v2 counts the aggregate facts removed; before it, they were always kept.
+    1: (data) => {
+      const old = data as { removed: object };
+      return { ...old, removed: { ...old.removed, aggregateRows: 0 } };
+    },
   },
 };
 

@@ -91,6 +91,20 @@ describe("event codec", () => {
     });
   });
 
+  it("lifts a retention run of v1 (aggregate facts always kept then) to one that removed none of them", () => {
+    const v1 = {
+      ranAt: "2026-01-01T00:00:00.000Z",
+      scopes: 3,
+      removed: { keys: 1, failureReports: 2, rawInputs: 4 },
+    };
+    expect(decodeEvent(recorded("RetentionRun", v1, { schemaVersion: 1 }))?.data).toEqual({
+      ...v1,
+      removed: { keys: 1, failureReports: 2, rawInputs: 4, aggregateRows: 0 },
+    });
+    const v2 = { ...v1, removed: { ...v1.removed, aggregateRows: 9 } };
+    expect(decodeEvent(recorded("RetentionRun", v2, { schemaVersion: 2 }))?.data).toEqual(v2);
+  });
+
   it("names streams by category", () => {
     expect(streamCategory(streams.aggregateReport("abc"))).toBe("aggregate-report");
     expect(streamCategory(streams.tenant("t1"))).toBe("tenant");

@@ -108,6 +108,15 @@ export class DataKeys {
     return this.sealWith(key, row.tenant_id, value);
   }
 
+  /**
+   * The bytes of the key of `scope` that belongs to no month (`-`), made on first use: the secret
+   * a blind index is derived from (blind-index.ts). Wrapped like every data key, so `keys rotate`
+   * rewraps it and the index stays the same; never shredded by retention (keyScopes leaves it out).
+   */
+  async secretOf(handle: KeysHandle, scope: string): Promise<Buffer> {
+    return (await this.keyFor(handle, scope, "-", true)).bytes;
+  }
+
   /** Whose key seals a report about `domain` (tenantOfDomain). */
   tenantOf(handle: KeysHandle, domain: string): Promise<string> {
     return tenantOfDomain(handle, domain);

@@ -2,6 +2,7 @@ export { DataKeys, type KeysHandle, monthOf } from "./data-keys.js";
 export { type MasterKeys, masterKeyFile, masterKeyId, masterKeysFrom } from "./master-keys.js";
 export { personalDataMigrations } from "./migrations/index.js";
 export { openDataKeys } from "./open-personal-data.js";
+export { BlindIndex, isPeopleScope, peopleIndexScope, personScope } from "./people.js";
 export {
   checkPolicy,
   defaultPolicy,

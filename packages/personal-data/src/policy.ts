@@ -14,7 +14,10 @@ export const defaultPolicy: PersonalDataPolicy = {
   redaction: true,
 };
 
-/** Days from 1 to 3,650: one day at least, so that what arrives is seen; ten years at most. */
+/**
+ * Days from 1 to 3,650: one day at least, so that what arrives is seen; ten years at most. The
+ * aggregate facts may also be kept (null, the default).
+ */
 export const retentionDays = { min: 1, max: 3650 } as const;
 
 export class InvalidPolicyError extends Error {
@@ -22,10 +25,6 @@ export class InvalidPolicyError extends Error {
 }
 
 export function checkPolicy(policy: PersonalDataPolicy): void {
-  // The aggregate facts' retention is not built yet (docs/privacy.md): refused, never ignored.
-  if (policy.aggregateDays !== null) {
-    throw new InvalidPolicyError("aggregate facts can only be kept for now (aggregate_days: keep)");
-  }
   const days: [string, number | null][] = [
     ["failureReportDays", policy.failureReportDays],
     ["rawInputDays", policy.rawInputDays],

@@ -1,12 +1,17 @@
 import { type Kysely, sql } from "kysely";
 import type { KeysHandle } from "./data-keys.js";
+import { isPeopleScope } from "./people.js";
 import type { PersonalDataSchema } from "./schema.js";
 
-/** The key scopes that hold data keys, every one (tenants, domains' own scopes, noTenant). */
+/**
+ * The key scopes that hold data keys of reports (tenants, domains' own scopes, noTenant): what
+ * retention goes through. People's keys and index secrets (people.ts) are not: they live as
+ * long as the person's account, whatever the tenant's policy.
+ */
 export async function keyScopes(handle: KeysHandle): Promise<string[]> {
   const db = handle as Kysely<PersonalDataSchema>;
   const rows = await db.selectFrom("data_key").select("tenant_id").distinct().execute();
-  return rows.map((row) => row.tenant_id);
+  return rows.map((row) => row.tenant_id).filter((scope) => !isPeopleScope(scope));
 }
 
 /**

@@ -3,7 +3,9 @@ import type { EventStore } from "@dmarc-ledger/event-store";
 import { type EventMetadata, newEvent, streams, type TenantErased } from "@dmarc-ledger/events";
 import { purgeOwnerInputs } from "@dmarc-ledger/intake";
 import { domainScope, shredDataKeys } from "@dmarc-ledger/personal-data";
+import { catchUp } from "@dmarc-ledger/projection-engine";
 import { countPersonalRows, tenantReportDomainNames } from "@dmarc-ledger/report-read-models";
+import { removeTenantPeople, usersProjections } from "@dmarc-ledger/users";
 import type { Kysely } from "kysely";
 
 /**
@@ -11,7 +13,9 @@ import type { Kysely } from "kysely";
  * domains' own scopes (reports about them from before the tenant added them) is deleted: their
  * failure reports' personal fields and its rejected uploads' bytes, in the events and the read
  * model, can never be read again. The raw archive drops the bytes of every input of its domains
- * or uploaded by it, and TenantErased says so; its projection drops those /forensic rows. The
+ * or uploaded by it, and TenantErased says so; its projection drops those /forensic rows. Every
+ * person of the tenant is taken out of it, and erased (their key shredded) unless another tenant
+ * has them: the tenant is left without people, and its caller gives it a fresh admin. The
  * aggregate facts stay (counts per sending server, not people; docs/privacy.md).
  */
 export async function eraseTenant(
@@ -29,11 +33,14 @@ export async function eraseTenant(
     keysShredded += (await shredDataKeys(db, scope)).length;
   }
   const rawInputs = await purgeOwnerInputs(db as never, { tenantId, domains }, null);
+  // Its people as every stored event says (the projector may lag, or not run: the CLI).
+  await catchUp({ store: runtime.store, db, projections: usersProjections });
+  const people = await removeTenantPeople(runtime.store, db as never, tenantId, metadata);
   const event: TenantErased = {
     tenantId,
     scopes,
     keysShredded,
-    removed: { failureReports, rawInputs, users: 0 },
+    removed: { failureReports, rawInputs, users: people.removed },
   };
   const { position } = await runtime.store.append(
     streams.personalData(tenantId),

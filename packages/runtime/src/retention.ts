@@ -18,6 +18,7 @@ import {
 } from "@dmarc-ledger/report-read-models";
 import type { TenancySchema } from "@dmarc-ledger/tenancy";
 import type { Kysely } from "kysely";
+import { type AggregateExpiry, aggregateRowsOf, expireAggregateFacts } from "./aggregate-retention.js";
 
 const DAY_MS = 86_400_000;
 
@@ -25,6 +26,12 @@ const DAY_MS = 86_400_000;
 export interface TenantRetention {
   event: RetentionApplied;
   position: bigint;
+}
+
+/** What one run removed: per key scope (personal data), and per tenant (aggregate facts). */
+export interface RetentionDone {
+  scopes: TenantRetention[];
+  aggregates: AggregateExpiry[];
 }
 
 /**
@@ -35,14 +42,15 @@ export interface TenantRetention {
  * raw-input cutoff purged, and a RetentionApplied for each scope something was removed of,
  * saying what and how much; its projection drops the /forensic rows stored before the cutoff
  * (and a replay drops them again). Keys first, then the event: a crash in between leaves rows
- * whose fields read as removed, and the next run writes the event. Last, RetentionRun: every run
- * is recorded, with its totals, whether it removed anything or not.
+ * whose fields read as removed, and the next run writes the event. Then each tenant's aggregate
+ * facts past its `aggregateDays` (aggregate-retention.ts: AggregateFactsExpired). Last,
+ * RetentionRun: every run is recorded, with its totals, whether it removed anything or not.
  */
 export async function applyRetention(
   runtime: { db: Kysely<AnySchema>; store: EventStore },
   now: Date,
   metadata: EventMetadata = { causedBy: "process:retention" },
-): Promise<TenantRetention[]> {
+): Promise<RetentionDone> {
   const db = runtime.db;
   const policies = await personalDataPolicies(db);
   const tenants = (
@@ -96,6 +104,16 @@ export async function applyRetention(
     );
     done.push({ event, position });
   }
+  const aggregates = await expireAggregateFacts(
+    runtime,
+    tenants.map((tenantId) => ({
+      tenantId,
+      policy: policies.get(tenantId) ?? defaultPolicy,
+      domains: domainsOf.get(tenantId) ?? [],
+    })),
+    now,
+    metadata,
+  );
   await runtime.store.append(
     streams.retentionRuns(),
     [
@@ -108,6 +126,7 @@ export async function applyRetention(
             keys: done.reduce((sum, run) => sum + run.event.keysShredded.length, 0),
             failureReports: done.reduce((sum, run) => sum + run.event.removed.failureReports, 0),
             rawInputs: done.reduce((sum, run) => sum + run.event.removed.rawInputs, 0),
+            aggregateRows: aggregates.reduce((sum, run) => sum + aggregateRowsOf(run.event), 0),
           },
         },
         metadata,
@@ -115,5 +134,5 @@ export async function applyRetention(
     ],
     "any",
   );
-  return done;
+  return { scopes: done, aggregates };
 }

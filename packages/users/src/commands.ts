@@ -1,14 +1,16 @@
 import { randomBytes } from "node:crypto";
 import type { EventStore } from "@dmarc-ledger/event-store";
-import { type EventMetadata, newEvent, type Role, streams } from "@dmarc-ledger/events";
+import { type EventMetadata, newEvent, type Role } from "@dmarc-ledger/events";
+import { type DataKeys, personScope, shredDataKeys } from "@dmarc-ledger/personal-data";
 import { readTenant } from "@dmarc-ledger/tenancy";
 import type { Kysely } from "kysely";
+import { openEmails, sealEmail } from "./addresses.js";
 import { normaliseEmail } from "./email.js";
 import { InvalidPasswordLinkError, LastAdminError, UnknownUserError } from "./errors.js";
 import { checkPasswordRules, hashPassword } from "./passwords.js";
 import type { UsersSchema } from "./schema.js";
 import { newToken, tokenHash } from "./tokens.js";
-import { readUser, type UserState } from "./user-history.js";
+import { findUser, readUserStream, type UserState } from "./user-history.js";
 
 export interface PasswordLink {
   /** The one-time token: shown in the link once, stored only hashed. */
@@ -40,16 +42,22 @@ export interface AddedUser {
 export async function addUser(
   store: EventStore,
   db: Kysely<UsersSchema>,
+  keys: DataKeys,
   input: { tenantId: string; email: string; role: Role; linkTtlMs: number },
   metadata: EventMetadata,
 ): Promise<AddedUser> {
   const email = normaliseEmail(input.email);
   await readTenant(store, input.tenantId);
-  const existing = await readUser(store, email);
+  const found = await findUser(store, db, keys, email);
+  const existing = found.user;
   const userId = existing?.userId ?? randomBytes(8).toString("hex");
   const expiresAt = new Date(Date.now() + input.linkTtlMs);
   const events = [];
-  if (!existing) events.push(newEvent("UserCreated", { userId, email }, metadata));
+  if (!existing) {
+    // The person's key is made before the append (a refused append shreds it again, below).
+    const sealed = await sealEmail(db, keys, userId, email, new Date());
+    events.push(newEvent("UserCreated", { userId, email: sealed }, metadata));
+  }
   const current = existing?.roles.get(input.tenantId);
   if (current !== input.role) {
     if (current === "admin") await refuseLastAdmin(db, existing!, input.tenantId);
@@ -57,6 +65,7 @@ export async function addUser(
       newEvent("UserRoleGranted", { userId, tenantId: input.tenantId, role: input.role }, metadata),
     );
   }
+  const link = issueLink(db, { userId, stream: found.stream, tenantId: input.tenantId, expiresAt });
   events.push(
     newEvent(
       "UserPasswordLinkIssued",
@@ -64,24 +73,44 @@ export async function addUser(
       metadata,
     ),
   );
-  const result = await store.append(streams.user(email), events, existing ? existing.revision : "no_stream");
-  const token = newToken();
-  await db
-    .insertInto("user_password_link")
-    .values({
-      token_hash: tokenHash(token),
-      user_id: userId,
-      email,
-      tenant_id: input.tenantId,
-      expires_at: expiresAt,
-    })
-    .execute();
+  let result: { position: bigint };
+  try {
+    result = await store.append(found.stream, events, existing ? existing.revision : found.revision);
+  } catch (error) {
+    // Another request made the account first: the key made here seals nothing, and goes.
+    if (!existing) await shredDataKeys(db, personScope(userId));
+    throw error;
+  }
+  await link.store();
   return {
     userId,
     email,
     outcome: !existing ? "created" : current === input.role ? "unchanged" : "granted",
-    link: { token, expiresAt },
+    link: link.link,
     position: result.position,
+  };
+}
+
+/** A one-time link's token, and the row that keeps its hash (stored once the event is appended). */
+function issueLink(
+  db: Kysely<UsersSchema>,
+  input: { userId: string; stream: string; tenantId: string; expiresAt: Date },
+): { link: PasswordLink; store: () => Promise<void> } {
+  const token = newToken();
+  return {
+    link: { token, expiresAt: input.expiresAt },
+    store: async () => {
+      await db
+        .insertInto("user_password_link")
+        .values({
+          token_hash: tokenHash(token),
+          user_id: input.userId,
+          stream: input.stream,
+          tenant_id: input.tenantId,
+          expires_at: input.expiresAt,
+        })
+        .execute();
+    },
   };
 }
 
@@ -94,11 +123,11 @@ async function memberOf(
 ): Promise<UserState & { role: Role }> {
   const account = await db
     .selectFrom("user_account")
-    .select("email")
+    .select("stream")
     .where("user_id", "=", userId)
     .executeTakeFirst();
-  const user = account ? await readUser(store, account.email) : null;
-  const role = user?.roles.get(tenantId);
+  const { user } = account ? await readUserStream(store, account.stream) : { user: null };
+  const role = user?.userId === userId ? user.roles.get(tenantId) : undefined;
   if (!user || !role) throw new UnknownUserError(`The tenant has no user ${userId}.`);
   return { ...user, role };
 }
@@ -112,7 +141,7 @@ async function refuseLastAdmin(db: Kysely<UsersSchema>, user: UserState, tenantI
     .where("role", "=", "admin")
     .execute();
   if (admins.every((admin) => admin.user_id === user.userId)) {
-    throw new LastAdminError(`${user.email} is the tenant's last admin; make another admin first.`);
+    throw new LastAdminError(`User ${user.userId} is the tenant's last admin; make another admin first.`);
   }
 }
 
@@ -127,7 +156,7 @@ export async function changeRole(
   if (user.role === input.role) return null;
   if (user.role === "admin") await refuseLastAdmin(db, user, input.tenantId);
   const result = await store.append(
-    streams.user(user.email),
+    user.stream,
     [
       newEvent(
         "UserRoleGranted",
@@ -140,48 +169,121 @@ export async function changeRole(
   return result.position;
 }
 
-/** Takes a member out of the tenant: their role goes, and with it their sessions there. */
+/**
+ * Takes a member out of the tenant: their role goes, and with it their sessions there. A person
+ * left with no tenant is erased: their key is shredded first (the address in their events can
+ * never be read again), then their password, sessions and links go, and UserErased says so.
+ */
 export async function removeUser(
   store: EventStore,
   db: Kysely<UsersSchema>,
   input: { tenantId: string; userId: string },
   metadata: EventMetadata,
-): Promise<bigint> {
+): Promise<{ position: bigint; erased: boolean }> {
   const user = await memberOf(store, db, input.tenantId, input.userId);
   if (user.role === "admin") await refuseLastAdmin(db, user, input.tenantId);
-  const result = await store.append(
-    streams.user(user.email),
-    [newEvent("UserRoleRevoked", { userId: user.userId, tenantId: input.tenantId }, metadata)],
-    user.revision,
-  );
+  return takeOut(store, db, user, input.tenantId, metadata);
+}
+
+async function takeOut(
+  store: EventStore,
+  db: Kysely<UsersSchema>,
+  user: UserState,
+  tenantId: string,
+  metadata: EventMetadata,
+): Promise<{ position: bigint; erased: boolean }> {
+  const erased = [...user.roles.keys()].every((tenant) => tenant === tenantId);
+  const events = [newEvent("UserRoleRevoked", { userId: user.userId, tenantId }, metadata)];
+  if (erased) {
+    // Shredded before anything else: a crash after this leaves an account whose address reads
+    // as removed, which the same command removes again; never an address that outlived it.
+    await shredDataKeys(db, personScope(user.userId));
+    await db.deleteFrom("user_credential").where("user_id", "=", user.userId).execute();
+    events.push(newEvent("UserErased", { userId: user.userId }, metadata));
+  }
+  const result = await store.append(user.stream, events, user.revision);
   await db
     .deleteFrom("user_session")
     .where("user_id", "=", user.userId)
-    .where("tenant_id", "=", input.tenantId)
+    .$if(!erased, (q) => q.where("tenant_id", "=", tenantId))
     .execute();
   await db
     .deleteFrom("user_password_link")
     .where("user_id", "=", user.userId)
-    .where("tenant_id", "=", input.tenantId)
+    .$if(!erased, (q) => q.where("tenant_id", "=", tenantId))
     .execute();
-  return result.position;
+  return { position: result.position, erased };
+}
+
+/**
+ * Every person of the tenant taken out of it (its erasure, docs/privacy.md): those of no other
+ * tenant erased, their keys shredded. No last-admin rule: the tenant is left without people.
+ * Reads the people from the read model: the caller catches it up first. Returns how many.
+ */
+export async function removeTenantPeople(
+  store: EventStore,
+  db: Kysely<UsersSchema>,
+  tenantId: string,
+  metadata: EventMetadata,
+): Promise<{ removed: number; erased: number; position: bigint | null }> {
+  const members = await db
+    .selectFrom("user_role")
+    .select("user_id")
+    .where("tenant_id", "=", tenantId)
+    .execute();
+  let removed = 0;
+  let erased = 0;
+  let position: bigint | null = null;
+  for (const member of members) {
+    let user: UserState;
+    try {
+      user = await memberOf(store, db, tenantId, member.user_id);
+    } catch (error) {
+      if (error instanceof UnknownUserError) continue;
+      throw error;
+    }
+    const done = await takeOut(store, db, user, tenantId, metadata);
+    removed += 1;
+    if (done.erased) erased += 1;
+    position = done.position;
+  }
+  // Sessions of the tenant whose person the read model did not show yet: ended all the same.
+  await db.deleteFrom("user_session").where("tenant_id", "=", tenantId).execute();
+  await db.deleteFrom("user_password_link").where("tenant_id", "=", tenantId).execute();
+  return { removed, erased, position };
 }
 
 /** A new one-time link for a member (who lost their password, or never used the first link). */
 export async function issuePasswordLink(
   store: EventStore,
   db: Kysely<UsersSchema>,
+  keys: DataKeys,
   input: { tenantId: string; userId: string; linkTtlMs: number },
   metadata: EventMetadata,
 ): Promise<PasswordLink & { email: string; position: bigint }> {
   const user = await memberOf(store, db, input.tenantId, input.userId);
-  const added = await addUser(
-    store,
-    db,
-    { tenantId: input.tenantId, email: user.email, role: user.role, linkTtlMs: input.linkTtlMs },
-    metadata,
+  const [email] = await openEmails(db, keys, [user.email]);
+  if (!email) throw new UnknownUserError(`The tenant has no user ${input.userId}.`);
+  const expiresAt = new Date(Date.now() + input.linkTtlMs);
+  const link = issueLink(db, {
+    userId: user.userId,
+    stream: user.stream,
+    tenantId: input.tenantId,
+    expiresAt,
+  });
+  const result = await store.append(
+    user.stream,
+    [
+      newEvent(
+        "UserPasswordLinkIssued",
+        { userId: user.userId, tenantId: input.tenantId, expiresAt: expiresAt.toISOString() },
+        metadata,
+      ),
+    ],
+    user.revision,
   );
-  return { ...added.link, email: user.email, position: added.position };
+  await link.store();
+  return { ...link.link, email, position: result.position };
 }
 
 /**
@@ -191,6 +293,7 @@ export async function issuePasswordLink(
 export async function setPassword(
   store: EventStore,
   db: Kysely<UsersSchema>,
+  keys: DataKeys,
   input: { token: string; password: string },
   metadata: Omit<EventMetadata, "causedBy">,
 ): Promise<{ userId: string; email: string; position: bigint }> {
@@ -205,8 +308,8 @@ export async function setPassword(
     );
   }
   checkPasswordRules(input.password);
-  // By address, from the user's stream: the link works before the read model shows them.
-  const user = await readUser(store, link.email);
+  // From the user's stream: the link works before the read model shows them.
+  const { user } = await readUserStream(store, link.stream);
   if (user?.userId !== link.user_id || !user.roles.has(link.tenant_id)) {
     throw new InvalidPasswordLinkError(
       "This link is no longer valid; ask an admin of your account for a new one.",
@@ -227,7 +330,7 @@ export async function setPassword(
     .execute();
   await db.deleteFrom("user_session").where("user_id", "=", user.userId).execute();
   const result = await store.append(
-    streams.user(user.email),
+    user.stream,
     [
       newEvent(
         "UserPasswordSet",
@@ -237,5 +340,17 @@ export async function setPassword(
     ],
     "stream_exists",
   );
-  return { userId: user.userId, email: user.email, position: result.position };
+  const [email] = await openEmails(db, keys, [user.email]);
+  return { userId: user.userId, email: email ?? "", position: result.position };
+}
+
+/** The id of the account of an address (by its blind index), or null when it has none. */
+export async function findUserId(
+  store: EventStore,
+  db: Kysely<UsersSchema>,
+  keys: DataKeys,
+  email: string,
+): Promise<string | null> {
+  const found = await findUser(store, db, keys, normaliseEmail(email));
+  return found.user?.userId ?? null;
 }

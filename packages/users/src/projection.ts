@@ -31,11 +31,16 @@ async function applyOne(trx: Transaction<UsersSchema>, event: DomainEvent): Prom
         .insertInto("user_account")
         .values({
           user_id: event.data.userId,
-          email: event.data.email,
+          sealed_email: JSON.stringify(event.data.email),
+          stream: event.stream,
           created_at: event.recordedAt,
           password_set: false,
         })
         .execute();
+      break;
+    case "UserErased":
+      await trx.deleteFrom("user_role").where("user_id", "=", event.data.userId).execute();
+      await trx.deleteFrom("user_account").where("user_id", "=", event.data.userId).execute();
       break;
     case "UserRoleGranted":
       await trx
@@ -84,6 +89,7 @@ export const usersProjection: Projection<UsersSchema> = {
   tables: ["user_account", "user_role", "tenant_activity"],
   handles: new Set([
     "UserCreated",
+    "UserErased",
     "UserRoleGranted",
     "UserRoleRevoked",
     "UserPasswordLinkIssued",

@@ -1,33 +1,48 @@
 import type { Role } from "@dmarc-ledger/events";
+import type { DataKeys } from "@dmarc-ledger/personal-data";
 import { type Kysely, sql } from "kysely";
+import { openEmails } from "./addresses.js";
 import type { UsersSchema } from "./schema.js";
 
 export interface TenantUser {
   userId: string;
-  email: string;
+  /** null when the person's key is gone (erased, or being erased). */
+  email: string | null;
   role: Role;
   grantedAt: Date;
   passwordSet: boolean;
   lastSignInAt: Date | null;
 }
 
-/** The members of a tenant, by address. */
-export async function listTenantUsers(db: Kysely<UsersSchema>, tenantId: string): Promise<TenantUser[]> {
+/** The members of a tenant, by address (opened with their keys). */
+export async function listTenantUsers(
+  db: Kysely<UsersSchema>,
+  keys: DataKeys,
+  tenantId: string,
+): Promise<TenantUser[]> {
   const rows = await db
     .selectFrom("user_role as r")
     .innerJoin("user_account as a", "a.user_id", "r.user_id")
-    .select(["r.user_id", "a.email", "r.role", "r.granted_at", "a.password_set", "r.last_sign_in_at"])
+    .select(["r.user_id", "a.sealed_email", "r.role", "r.granted_at", "a.password_set", "r.last_sign_in_at"])
     .where("r.tenant_id", "=", tenantId)
-    .orderBy("a.email")
     .execute();
-  return rows.map((row) => ({
-    userId: row.user_id,
-    email: row.email,
-    role: row.role,
-    grantedAt: row.granted_at,
-    passwordSet: row.password_set,
-    lastSignInAt: row.last_sign_in_at,
-  }));
+  const emails = await openEmails(
+    db,
+    keys,
+    rows.map((row) => row.sealed_email),
+  );
+  return rows
+    .map((row, index) => ({
+      userId: row.user_id,
+      email: emails[index] ?? null,
+      role: row.role,
+      grantedAt: row.granted_at,
+      passwordSet: row.password_set,
+      lastSignInAt: row.last_sign_in_at,
+    }))
+    .sort(
+      (a, b) => (a.email ?? "\uffff").localeCompare(b.email ?? "\uffff") || a.userId.localeCompare(b.userId),
+    );
 }
 
 export interface ActivityRecord {
@@ -71,13 +86,21 @@ export async function tenantActivity(
 /** The address of a user of the tenant, to name them where the trail says `user:<id>`. */
 export async function userEmails(
   db: Kysely<UsersSchema>,
+  keys: DataKeys,
   userIds: readonly string[],
 ): Promise<Map<string, string>> {
   if (userIds.length === 0) return new Map();
   const rows = await db
     .selectFrom("user_account")
-    .select(["user_id", "email"])
+    .select(["user_id", "sealed_email"])
     .where("user_id", "in", [...userIds])
     .execute();
-  return new Map(rows.map((row) => [row.user_id, row.email]));
+  const emails = await openEmails(
+    db,
+    keys,
+    rows.map((row) => row.sealed_email),
+  );
+  return new Map(
+    rows.flatMap((row, index) => (emails[index] ? [[row.user_id, emails[index]!] as const] : [])),
+  );
 }

@@ -5,7 +5,16 @@ import type { ColumnType, Generated } from "kysely";
 
 export interface UserAccountTable {
   user_id: string;
-  email: string;
+  /**
+   * The address as UserCreated holds it, JSON of its envelope: sealed under the person's key
+   * (`{"sealed":…}`), or `{"clear":…}` for a user made before addresses were sealed.
+   */
+  sealed_email: string;
+  /**
+   * The user's stream, `user-<blind index of the address>` (`user-<sha256>` for users made
+   * before): what sign-in finds an account by, never the address.
+   */
+  stream: string;
   created_at: Date;
   /** Whether the user has chosen a password (UserPasswordSet). */
   password_set: boolean;
@@ -45,7 +54,8 @@ export interface UserPasswordLinkTable {
   /** SHA-256 of the link's token: the token itself is only ever in the link. */
   token_hash: string;
   user_id: string;
-  email: string;
+  /** The user's stream: the link works before the read model shows them. */
+  stream: string;
   tenant_id: string;
   expires_at: Date;
   created_at: ColumnType<Date, Date | undefined, never>;
@@ -63,7 +73,7 @@ export interface UserSessionTable {
 }
 
 export interface SignInThrottleTable {
-  /** `account:<sha256 of the address>` or `address:<client address>`. */
+  /** `account:<blind index of the address>` or `address:<client address>`. */
   key: string;
   failures: number;
   window_started_at: Date;

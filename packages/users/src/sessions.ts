@@ -1,6 +1,8 @@
 import type { EventStore } from "@dmarc-ledger/event-store";
 import { type EventMetadata, newEvent, type Role, streams } from "@dmarc-ledger/events";
+import type { DataKeys } from "@dmarc-ledger/personal-data";
 import type { Kysely } from "kysely";
+import { emailIndex } from "./addresses.js";
 import { InvalidEmailError, normaliseEmail } from "./email.js";
 import { passwordMatches, spendPasswordCheck } from "./passwords.js";
 import type { UsersSchema } from "./schema.js";
@@ -18,7 +20,8 @@ import { newToken, tokenHash } from "./tokens.js";
 
 export interface Session {
   userId: string;
-  email: string;
+  /** The user's stream (their address is not kept with the session: userEmails opens it). */
+  stream: string;
   tenantId: string;
   role: Role;
   createdAt: Date;
@@ -39,6 +42,7 @@ export type SignInOutcome =
 export async function signIn(
   store: EventStore,
   db: Kysely<UsersSchema>,
+  keys: DataKeys,
   input: { email: string; password: string; address: string; tenantId?: string },
   settings: UserSettings,
   metadata: Omit<EventMetadata, "causedBy">,
@@ -50,18 +54,20 @@ export async function signIn(
     if (!(error instanceof InvalidEmailError)) throw error;
     email = input.email.trim().toLowerCase();
   }
-  const keys = [
-    { key: accountKey(email), max: maxFailuresPerAccount },
+  const index = await emailIndex(db, keys, email);
+  const throttle = [
+    { key: accountKey(index), max: maxFailuresPerAccount },
     { key: addressKey(input.address), max: maxFailuresPerAddress },
   ];
-  const wait = await throttledFor(db, keys);
+  const wait = await throttledFor(db, throttle);
   if (wait > 0) return { status: "throttled", retryAfterSeconds: wait };
 
+  // By blind index: today's stream name, or the SHA-256 one of an account made before sealing.
   const account = await db
     .selectFrom("user_account")
     .leftJoin("user_credential", "user_credential.user_id", "user_account.user_id")
-    .select(["user_account.user_id", "user_credential.password_hash"])
-    .where("user_account.email", "=", email)
+    .select(["user_account.user_id", "user_account.stream", "user_credential.password_hash"])
+    .where("user_account.stream", "in", [streams.user(index), streams.legacyUser(email)])
     .executeTakeFirst();
   const matches = account?.password_hash
     ? await passwordMatches(account.password_hash, input.password)
@@ -79,17 +85,17 @@ export async function signIn(
   if (!account || !role) {
     await recordFailure(
       db,
-      keys.map((k) => k.key),
+      throttle.map((k) => k.key),
     );
     return { status: "refused" };
   }
-  await clearFailures(db, accountKey(email));
+  await clearFailures(db, accountKey(index));
 
   const token = newToken();
   const now = new Date();
   const session: Session = {
     userId: account.user_id,
-    email,
+    stream: account.stream,
     tenantId: role.tenant_id,
     role: role.role,
     createdAt: now,
@@ -109,7 +115,7 @@ export async function signIn(
     })
     .execute();
   const result = await store.append(
-    streams.user(email),
+    account.stream,
     [
       newEvent(
         "UserSignedIn",
@@ -150,7 +156,7 @@ export async function findSession(
       "s.last_seen_at",
       "s.expires_at",
       "r.role",
-      "a.email",
+      "a.stream",
     ])
     .where("s.id_hash", "=", idHash)
     .executeTakeFirst();
@@ -165,7 +171,7 @@ export async function findSession(
   }
   return {
     userId: row.user_id,
-    email: row.email,
+    stream: row.stream,
     tenantId: row.tenant_id,
     role: row.role,
     createdAt: row.created_at,
@@ -187,7 +193,7 @@ export async function signOut(
     await db.deleteFrom("user_session").where("id_hash", "=", tokenHash(input.token)).execute();
   }
   const result = await store.append(
-    streams.user(session.email),
+    session.stream,
     [
       newEvent(
         "UserSignedOut",

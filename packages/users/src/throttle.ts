@@ -1,6 +1,5 @@
 import { type Kysely, sql } from "kysely";
 import type { UsersSchema } from "./schema.js";
-import { tokenHash } from "./tokens.js";
 
 /**
  * Failed sign-ins allowed per window: few per account (guessing one person's password), more per
@@ -11,8 +10,8 @@ export const throttleWindowMs = 15 * 60_000;
 export const maxFailuresPerAccount = 5;
 export const maxFailuresPerAddress = 20;
 
-/** Keyed by the address's hash: unknown addresses count too, and the table holds no addresses. */
-export const accountKey = (email: string) => `account:${tokenHash(email)}`;
+/** Keyed by the address's blind index: unknown addresses count too, and the table holds no addresses. */
+export const accountKey = (emailIndex: string) => `account:${emailIndex}`;
 export const addressKey = (address: string) => `address:${address}`;
 
 /** Seconds until sign-in is allowed again for these keys; 0 when it is now. */

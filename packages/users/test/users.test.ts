@@ -1,7 +1,9 @@
+import { randomBytes } from "node:crypto";
 import { type Database, migrateToLatest, openDatabase } from "@dmarc-ledger/db";
 import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
 import { createPostgresEventStore, type EventStore, eventStoreMigrations } from "@dmarc-ledger/event-store";
 import { streams } from "@dmarc-ledger/events";
+import { DataKeys, keyScopes, personalDataMigrations, personScope } from "@dmarc-ledger/personal-data";
 import { catchUp, projectionEngineMigrations } from "@dmarc-ledger/projection-engine";
 import { createTenant, tenancyMigrations, tenantsProjection } from "@dmarc-ledger/tenancy";
 import { type Kysely, sql } from "kysely";
@@ -12,6 +14,7 @@ import {
   csrfTokenOf,
   defaultUserSettings,
   findSession,
+  findUserId,
   InvalidPasswordLinkError,
   LastAdminError,
   listTenantUsers,
@@ -32,6 +35,7 @@ let database: Database;
 let db: Kysely<UsersSchema>;
 let store: EventStore;
 let tenantId: string;
+const keys = new DataKeys({ current: randomBytes(32), previous: null });
 let otherTenantId: string;
 const meta = { causedBy: "test" };
 const settings = defaultUserSettings;
@@ -46,6 +50,7 @@ beforeAll(async () => {
     projectionEngineMigrations,
     tenancyMigrations,
     usersMigrations,
+    personalDataMigrations,
     eventStoreMigrations,
   );
   db = database.withSchema<UsersSchema>();
@@ -61,35 +66,36 @@ afterAll(async () => {
 });
 
 async function member(email: string, role: "admin" | "viewer", password: string, tenant = tenantId) {
-  const added = await addUser(store, db, { tenantId: tenant, email, role, linkTtlMs: 60_000 }, meta);
+  const added = await addUser(store, db, keys, { tenantId: tenant, email, role, linkTtlMs: 60_000 }, meta);
   await project();
-  await setPassword(store, db, { token: added.link.token, password }, {});
+  await setPassword(store, db, keys, { token: added.link.token, password }, {});
   await project();
   return added;
 }
 
 const signInAs = (email: string, password: string, address = "192.0.2.1") =>
-  signIn(store, db, { email, password, address }, settings, {});
+  signIn(store, db, keys, { email, password, address }, settings, {});
 
 describe("users, passwords and sessions", () => {
   it("adds a user with a one-time link, which sets the password once", async () => {
     const added = await addUser(
       store,
       db,
+      keys,
       { tenantId, email: " Alice@Example.COM ", role: "admin", linkTtlMs: 60_000 },
       meta,
     );
     expect(added).toMatchObject({ email: "alice@example.com", outcome: "created" });
     await project();
-    await expect(setPassword(store, db, { token: added.link.token, password: "short" }, {})).rejects.toThrow(
-      WeakPasswordError,
-    );
-    await setPassword(store, db, { token: added.link.token, password: "correct horse battery" }, {});
     await expect(
-      setPassword(store, db, { token: added.link.token, password: "another long password" }, {}),
+      setPassword(store, db, keys, { token: added.link.token, password: "short" }, {}),
+    ).rejects.toThrow(WeakPasswordError);
+    await setPassword(store, db, keys, { token: added.link.token, password: "correct horse battery" }, {});
+    await expect(
+      setPassword(store, db, keys, { token: added.link.token, password: "another long password" }, {}),
     ).rejects.toThrow(InvalidPasswordLinkError);
     await project();
-    const users = await listTenantUsers(db, tenantId);
+    const users = await listTenantUsers(db, keys, tenantId);
     expect(users).toMatchObject([{ email: "alice@example.com", role: "admin", passwordSet: true }]);
     // Only hashes are stored: neither the token nor the password is in any table.
     const { rows } = await sql<Record<string, unknown>>`select * from user_credential`.execute(database.db);
@@ -101,13 +107,14 @@ describe("users, passwords and sessions", () => {
     const added = await addUser(
       store,
       db,
+      keys,
       { tenantId, email: "late@example.com", role: "viewer", linkTtlMs: 1 },
       meta,
     );
     await project();
     await new Promise((resolve) => setTimeout(resolve, 5));
     await expect(
-      setPassword(store, db, { token: added.link.token, password: "a long enough password" }, {}),
+      setPassword(store, db, keys, { token: added.link.token, password: "a long enough password" }, {}),
     ).rejects.toThrow(InvalidPasswordLinkError);
   });
 
@@ -119,13 +126,14 @@ describe("users, passwords and sessions", () => {
     expect(unknown).toEqual(wrong);
     const right = await signInAs("BOB@example.com", "bob's long password", "192.0.2.10");
     if (right.status !== "signed_in") throw new Error(`not signed in: ${right.status}`);
-    expect(right.session).toMatchObject({ email: "bob@example.com", tenantId, role: "viewer" });
+    const bobId = await findUserId(store, db, keys, "bob@example.com");
+    expect(right.session).toMatchObject({ userId: bobId, tenantId, role: "viewer" });
     const found = await findSession(db, right.token, settings);
-    expect(found).toMatchObject({ email: "bob@example.com", tenantId, role: "viewer" });
+    expect(found).toMatchObject({ userId: bobId, stream: right.session.stream, tenantId, role: "viewer" });
     expect(await findSession(db, `${right.token}x`, settings)).toBeNull();
     // The session's CSRF token comes from its token alone.
     expect(csrfTokenOf(right.token)).not.toBe(csrfTokenOf(`${right.token}x`));
-    const history = await store.readStream(streams.user("bob@example.com"));
+    const history = await store.readStream(right.session.stream);
     expect(history.map((event) => event.type)).toContain("UserSignedIn");
     const recorded = JSON.stringify(history.map((event) => [event.data, event.metadata]));
     expect(recorded).not.toContain(right.token);
@@ -183,7 +191,9 @@ describe("users, passwords and sessions", () => {
 
   it("changes and removes roles, keeping one admin, and a removed user's sessions end", async () => {
     const dave = await member("dave@example.com", "admin", "dave's long password");
-    const alice = (await listTenantUsers(db, tenantId)).find((user) => user.email === "alice@example.com")!;
+    const alice = (await listTenantUsers(db, keys, tenantId)).find(
+      (user) => user.email === "alice@example.com",
+    )!;
     await changeRole(store, db, { tenantId, userId: alice.userId, role: "viewer" }, meta);
     await project();
     await expect(
@@ -210,9 +220,151 @@ describe("users, passwords and sessions", () => {
     const erin = await signInAs("erin@example.com", "erin's long password", "192.0.2.30");
     if (erin.status !== "signed_in") throw new Error("not signed in");
     expect(erin.session.tenantId).toBe(otherTenantId);
-    expect((await listTenantUsers(db, tenantId)).map((user) => user.email)).not.toContain("erin@example.com");
-    expect((await listTenantUsers(db, otherTenantId)).map((user) => user.email)).toEqual([
+    expect((await listTenantUsers(db, keys, tenantId)).map((user) => user.email)).not.toContain(
+      "erin@example.com",
+    );
+    expect((await listTenantUsers(db, keys, otherTenantId)).map((user) => user.email)).toEqual([
       "erin@example.com",
     ]);
   });
+
+  it("stores no address in clear: not in the tables, the events or the stream names", async () => {
+    const marker = "sealed-marker-person@example.com";
+    await member(marker, "viewer", "marker's long password");
+    await signInAs(marker, "wrong password", "192.0.2.40");
+    const dump = async () => {
+      const tables = ["user_account", "user_password_link", "user_session", "sign_in_throttle", "user_role"];
+      const parts = [];
+      for (const table of tables) {
+        parts.push(JSON.stringify((await sql.raw(`select * from ${table}`).execute(database.db)).rows));
+      }
+      const { rows } = await sql<{ stream_id: string; data: unknown }>`select * from events`.execute(
+        database.db,
+      );
+      const { rows: names } = await sql`select * from streams`.execute(database.db);
+      return parts.join("\n") + JSON.stringify(rows) + JSON.stringify(names);
+    };
+    const everything = await dump();
+    expect(everything).not.toContain("sealed-marker-person");
+    // Nor its plain SHA-256, which anyone could compute from a guess.
+    expect(everything).not.toContain(streams.legacyUser(marker).slice(5));
+    expect((await listTenantUsers(db, keys, tenantId)).map((user) => user.email)).toContain(marker);
+  });
+
+  it("erases a person removed from their last tenant: key shredded, account gone, the address free again", async () => {
+    const frank = await member("frank@example.com", "viewer", "frank's long password");
+    await addUser(
+      store,
+      db,
+      keys,
+      { tenantId: otherTenantId, email: "frank@example.com", role: "viewer", linkTtlMs: 60_000 },
+      meta,
+    );
+    await project();
+    // Still in another tenant: only the role goes.
+    expect(await removeUser(store, db, { tenantId, userId: frank.userId }, meta)).toMatchObject({
+      erased: false,
+    });
+    await project();
+    expect((await signInAs("frank@example.com", "frank's long password", "192.0.2.50")).status).toBe(
+      "signed_in",
+    );
+    expect(await keyScopes(database.db)).not.toContain(personScope(frank.userId));
+    const { rows: before } =
+      await sql`select 1 from data_key where tenant_id = ${personScope(frank.userId)}`.execute(database.db);
+    expect(before).toHaveLength(1);
+    expect(
+      await removeUser(store, db, { tenantId: otherTenantId, userId: frank.userId }, meta),
+    ).toMatchObject({ erased: true });
+    await project();
+    const { rows: after } =
+      await sql`select 1 from data_key where tenant_id = ${personScope(frank.userId)}`.execute(database.db);
+    expect(after).toHaveLength(0);
+    expect((await signInAs("frank@example.com", "frank's long password", "192.0.2.51")).status).toBe(
+      "refused",
+    );
+    expect(await findUserId(store, db, keys, "frank@example.com")).toBeNull();
+    const { rows: account } = await sql`select 1 from user_account where user_id = ${frank.userId}`.execute(
+      database.db,
+    );
+    expect(account).toHaveLength(0);
+    // The stream's UserCreated can no longer be opened.
+    const history = await store.readStream(await findStreamOf("frank@example.com"));
+    const created = history.find((event) => event.type === "UserCreated")!;
+    expect(await keys.open(database.db, [(created.data as { email: never }).email])).toEqual([null]);
+    expect(history.at(-1)!.type).toBe("UserErased");
+    // Added again: a new account, on the same stream, with a key of its own.
+    const again = await addUser(
+      store,
+      db,
+      keys,
+      { tenantId, email: "frank@example.com", role: "viewer", linkTtlMs: 60_000 },
+      meta,
+    );
+    expect(again.outcome).toBe("created");
+    expect(again.userId).not.toBe(frank.userId);
+    await project();
+    expect((await listTenantUsers(db, keys, tenantId)).map((user) => user.email)).toContain(
+      "frank@example.com",
+    );
+  });
+
+  it("reads people made before addresses were sealed (UserCreated v1, SHA-256 stream)", async () => {
+    const email = "legacy@example.com";
+    const stream = streams.legacyUser(email);
+    await store.append(
+      stream,
+      [
+        {
+          type: "UserCreated",
+          data: { userId: "legacy0001", email },
+          metadata: { ...meta, schemaVersion: 1 },
+        },
+        {
+          type: "UserRoleGranted",
+          data: { userId: "legacy0001", tenantId, role: "viewer" },
+          metadata: { ...meta, schemaVersion: 1 },
+        },
+      ],
+      "no_stream",
+    );
+    await project();
+    expect(await findUserId(store, db, keys, email)).toBe("legacy0001");
+    const link = await addUser(store, db, keys, { tenantId, email, role: "viewer", linkTtlMs: 60_000 }, meta);
+    expect(link).toMatchObject({ userId: "legacy0001", outcome: "unchanged" });
+    await project();
+    await setPassword(store, db, keys, { token: link.link.token, password: "legacy long password" }, {});
+    await project();
+    const signedIn = await signInAs(email, "legacy long password", "192.0.2.60");
+    expect(signedIn).toMatchObject({ status: "signed_in", session: { userId: "legacy0001", stream } });
+    expect(
+      (await listTenantUsers(db, keys, tenantId)).find((user) => user.userId === "legacy0001")?.email,
+    ).toBe(email);
+    // Removed: erased on its own stream; added again, a sealed account on today's stream.
+    expect(await removeUser(store, db, { tenantId, userId: "legacy0001" }, meta)).toMatchObject({
+      erased: true,
+    });
+    await project();
+    expect(await findUserId(store, db, keys, email)).toBeNull();
+    const again = await addUser(
+      store,
+      db,
+      keys,
+      { tenantId, email, role: "viewer", linkTtlMs: 60_000 },
+      meta,
+    );
+    expect(again.outcome).toBe("created");
+    expect(await findStreamOf(email)).not.toBe(stream);
+  });
 });
+
+/** The stream of an address's account (or where a new one would go). */
+async function findStreamOf(email: string): Promise<string> {
+  const { rows } = await sql<{ stream: string }>`select stream from user_account`.execute(database.db);
+  const { userStreamsOf } = await import("../src/addresses.js");
+  const { current, legacy } = await userStreamsOf(database.db, keys, email);
+  const known = rows.map((row) => row.stream);
+  if (known.includes(current)) return current;
+  if (known.includes(legacy)) return legacy;
+  return current;
+}

@@ -4,6 +4,7 @@
  * for periods on and off the calendar, after facts changed behind a ranking, and after the tenant
  * gained a domain.
  */
+import { newEvent, streams } from "@dmarc-ledger/events";
 import { applyBatchWithin, catchUp } from "@dmarc-ledger/projection-engine";
 import {
   aggregateBySource,
@@ -405,6 +406,57 @@ export function rankingCases(openBackend: () => Promise<Backend>, pagesToCompare
       );
       expect(await expectRankingsAsBuilt(runtime.db, tenantA)).toBeGreaterThan(4);
     });
+
+    it("aggregate retention: the facts before a day go, every ranking loses exactly them", async () => {
+      const later = januaryTwentiethNoon + 60 * DAY;
+      await maintainSourceRankings(runtime.db, { minFacts: 50, now: later });
+      const domains = (await tenantReportDomains(runtime.db, tenantA)).map((d) => d.domain).sort();
+      const factsOf = async (names: string[]) =>
+        Number(
+          (
+            await sql<{ n: string }>`select count(*)::text as n from agg_source
+              where domain = any(${names}::text[]) and t < ${decemberFirst + 9 * DAY}`.execute(runtime.db)
+          ).rows[0]!.n,
+        );
+      const bDomains = (await tenantReportDomains(runtime.db, tenantB)).map((d) => d.domain);
+      const bBefore = await factsOf(bDomains);
+      expect(await factsOf(domains)).toBeGreaterThan(0);
+      const rankingsBefore = await runtime.db
+        .selectFrom("source_ranking_build")
+        .select(["ranking_id", "bucket_start", "bucket_end"])
+        .where("tenant_id", "=", tenantA)
+        .execute();
+      expect(rankingsBefore.some((b) => Number(b.bucket_start) === novemberFirst)).toBe(true);
+      await runtime.store.append(
+        streams.personalData(tenantA),
+        [
+          newEvent(
+            "AggregateFactsExpired",
+            { tenantId: tenantA, before: "2025-12-10", domains, removed: { messages: 0, rows: {} } },
+            meta,
+          ),
+        ],
+        "any",
+      );
+      await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+      expect(await factsOf(domains)).toBe(0);
+      expect(await factsOf(bDomains)).toBe(bBefore);
+      // November lay wholly before the day: its rankings went whole; December's and the year's
+      // lost their first days' groups and sums.
+      const rankingsAfter = await runtime.db
+        .selectFrom("source_ranking_build")
+        .select(["ranking_id", "bucket_start"])
+        .where("tenant_id", "=", tenantA)
+        .execute();
+      expect(rankingsAfter.some((b) => Number(b.bucket_start) === novemberFirst)).toBe(false);
+      expect(rankingsAfter.length).toBeGreaterThan(4);
+      expect(await expectRankingsAsBuilt(runtime.db, tenantA)).toBeGreaterThan(4);
+      expect(await expectSame(runtime.db, tenantA)).toBeGreaterThanOrEqual(6);
+      expect(await expectSame(runtime.db, tenantB)).toBeGreaterThanOrEqual(1);
+      // The upkeep carries on from there: nothing for it to catch up, and still as built after.
+      await maintainSourceRankings(runtime.db, { minFacts: 50, now: later });
+      expect(await expectRankingsAsBuilt(runtime.db, tenantA)).toBeGreaterThan(4);
+    });
   });
 }
 
@@ -462,6 +514,38 @@ export function batchAfterBuildCase(): void {
       expect(refreshed.every((ranking) => ranking.outcome === "caught_up")).toBe(true);
       expect(await expectSameAsGrouping(runtime.db, tenantId, pagesAtEveryPosition)).toBeGreaterThanOrEqual(
         7,
+      );
+    });
+
+    it("an expiry in a batch holds the upkeep off until it commits; the rankings are as built after", async () => {
+      await maintainSourceRankings(runtime.db, { minFacts: 50, now: januaryTwentiethNoon });
+      const domains = (await tenantReportDomains(runtime.db, tenantId)).map((d) => d.domain);
+      await runtime.store.append(
+        streams.personalData(tenantId),
+        [
+          newEvent(
+            "AggregateFactsExpired",
+            { tenantId, before: "2025-12-15", domains, removed: { messages: 0, rows: {} } },
+            meta,
+          ),
+        ],
+        "any",
+      );
+      const events = await runtime.store.readAll("start", 10_000);
+      let upkeepMeanwhile: Awaited<ReturnType<typeof maintainSourceRankings>> | undefined;
+      await runtime.db.transaction().execute(async (trx) => {
+        await applyBatchWithin(trx, allProjections, events);
+        // The batch has trimmed the rankings and holds the upkeep's lock: the upkeep skips its turn
+        // rather than catch up rankings from facts the batch is taking away.
+        upkeepMeanwhile = await maintainSourceRankings(runtime.db, {
+          minFacts: 50,
+          now: januaryTwentiethNoon,
+        });
+      });
+      expect(upkeepMeanwhile).toEqual([]);
+      expect(await expectRankingsAsBuilt(runtime.db, tenantId)).toBeGreaterThan(0);
+      expect(await expectSameAsGrouping(runtime.db, tenantId, pagesAtEveryPosition)).toBeGreaterThanOrEqual(
+        1,
       );
     });
   });

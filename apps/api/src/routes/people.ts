@@ -19,7 +19,7 @@ import { requiredField } from "../params/form-field.js";
 import { parsePageParams } from "../params/page-params.js";
 import { awaitProjection } from "../read-your-writes.js";
 import type { ApiContext } from "../state.js";
-import { usersDb } from "./session.js";
+import { peopleKeys, usersDb } from "./session.js";
 
 function roleField(ctx: ApiContext): Role {
   const role = requiredField(ctx, "role");
@@ -46,13 +46,14 @@ export const usersEndpoint: Endpoint = {
   summary: "The people of this account: address, role, whether they chose a password, last sign-in.",
   handler: async (ctx) => {
     parsePageParams(ctx.query);
-    const users = await listTenantUsers(usersDb(ctx), ctx.state.holder!.tenantId);
+    const users = await listTenantUsers(usersDb(ctx), peopleKeys(ctx), ctx.state.holder!.tenantId);
     ctx.body = {
       status: "SUCCESS",
       total: users.length,
       records: users.map((user) => ({
         UserId: user.userId,
-        Email: user.email,
+        // A person whose key is gone (being removed): their address reads as removed.
+        Email: user.email ?? "(removed)",
         Role: user.role,
         PasswordSet: user.passwordSet,
         Added: user.grantedAt.toISOString(),
@@ -75,6 +76,7 @@ export const addUserEndpoint: Endpoint = {
       addUser(
         ctx.deps.store,
         usersDb(ctx),
+        peopleKeys(ctx),
         { tenantId: ctx.state.holder!.tenantId, email, role, linkTtlMs: ctx.deps.users.passwordLinkTtlMs },
         callerMeta(ctx),
       ),
@@ -116,10 +118,11 @@ export const removeUserEndpoint: Endpoint = {
   name: "remove_user",
   method: "PUT",
   scope: "admin",
-  summary: "Takes a person out of this account (form field user_id); their sessions here end.",
+  summary:
+    "Takes a person out of this account (form field user_id); their sessions here end. A person of no other account is erased: their address can never be read again.",
   handler: async (ctx) => {
     const userId = requiredField(ctx, "user_id");
-    const position = await answering(() =>
+    const { position, erased } = await answering(() =>
       removeUser(
         ctx.deps.store,
         usersDb(ctx),
@@ -128,7 +131,7 @@ export const removeUserEndpoint: Endpoint = {
       ),
     );
     await awaitProjection(ctx, position);
-    ctx.body = { status: "SUCCESS" };
+    ctx.body = { status: "SUCCESS", erased };
   },
 };
 
@@ -143,6 +146,7 @@ export const passwordLinkEndpoint: Endpoint = {
       issuePasswordLink(
         ctx.deps.store,
         usersDb(ctx),
+        peopleKeys(ctx),
         { tenantId: ctx.state.holder!.tenantId, userId, linkTtlMs: ctx.deps.users.passwordLinkTtlMs },
         callerMeta(ctx),
       ),
@@ -168,7 +172,7 @@ export const activityEndpoint: Endpoint = {
     const ids = trail.records.flatMap((record) =>
       [record.subject, record.causedBy].filter((who) => who.startsWith("user:")).map((who) => who.slice(5)),
     );
-    const emails = await userEmails(usersDb(ctx), [...new Set(ids)]);
+    const emails = await userEmails(usersDb(ctx), peopleKeys(ctx), [...new Set(ids)]);
     const named = (who: string) => (who.startsWith("user:") ? (emails.get(who.slice(5)) ?? null) : null);
     ctx.body = {
       status: "SUCCESS",

@@ -5,11 +5,14 @@ import {
   retentionDays,
   setPersonalDataPolicy,
 } from "@dmarc-ledger/personal-data";
+import { addUser, setPasswordUrl, userEmails } from "@dmarc-ledger/users";
 import { badParameter } from "../api-error.js";
 import type { Endpoint } from "../endpoints.js";
 import { optionalField } from "../params/form-field.js";
 import { awaitProjection } from "../read-your-writes.js";
+import { sessionCookie } from "../session-cookie.js";
 import type { ApiContext } from "../state.js";
+import { peopleKeys, usersDb } from "./session.js";
 
 /** The policy as the API shows it: snake_case, aggregate_days null when the facts are kept. */
 function policyBody(policy: PersonalDataPolicy) {
@@ -39,7 +42,7 @@ export const personalDataPolicyEndpoint: Endpoint = {
   method: "GET",
   scope: "read",
   summary:
-    "How long your personal data (failure reports, raw inputs) is kept, and whether /forensic redacts it.",
+    "How long your personal data (failure reports, raw inputs) and your aggregate facts are kept, and whether /forensic redacts it.",
   handler: async (ctx) => {
     const policy = await personalDataPolicy(ctx.deps.db, ctx.state.holder!.tenantId);
     ctx.body = { status: "SUCCESS", ...policyBody(policy) };
@@ -51,7 +54,7 @@ export const setPersonalDataPolicyEndpoint: Endpoint = {
   method: "PUT",
   scope: "write",
   summary:
-    "Sets retention in days (failure_report_days, raw_input_days, aggregate_days or `keep`) and redaction (`on`/`off`); fields left out stay.",
+    "Sets retention in days (failure_report_days, raw_input_days; aggregate_days, or `keep` to keep the aggregate facts) and redaction (`on`/`off`); fields left out stay. Facts past aggregate_days go at the next retention run.",
   handler: async (ctx) => {
     const holder = ctx.state.holder!;
     const current = await personalDataPolicy(ctx.deps.db, holder.tenantId);
@@ -95,7 +98,7 @@ export const erasePersonalDataEndpoint: Endpoint = {
   method: "DELETE",
   scope: "admin",
   summary:
-    "Erases everything of your tenant that can identify a person (failure reports' personal fields, raw inputs' bytes), for good; query confirm=<your tenant id>.",
+    "Erases everything of your tenant that can identify a person (failure reports' personal fields, raw inputs' bytes, its people: everyone is signed out), for good; you come back as a fresh admin with a one-time set-password link. Query confirm=<your tenant id>.",
   handler: async (ctx) => {
     const holder = ctx.state.holder!;
     const confirm = typeof ctx.query.confirm === "string" ? ctx.query.confirm : undefined;
@@ -106,16 +109,44 @@ export const erasePersonalDataEndpoint: Endpoint = {
       );
     }
     const { eraseTenant } = await import("@dmarc-ledger/runtime/personal-data");
-    const { event, position } = await eraseTenant(ctx.deps, holder.tenantId, {
-      causedBy: holder.causedBy,
-      correlationId: ctx.state.requestId,
-    });
+    const metadata = { causedBy: holder.causedBy, correlationId: ctx.state.requestId };
+    // The admin who asked stays the tenant's way in: every person goes (their keys shredded,
+    // everyone signed out), then this one comes back as a fresh account with a one-time link.
+    const userId = holder.session?.session.userId;
+    const requester = userId
+      ? (await userEmails(usersDb(ctx), peopleKeys(ctx), [userId])).get(userId)
+      : undefined;
+    const { event, position: erasedAt } = await eraseTenant(ctx.deps, holder.tenantId, metadata);
+    const admin = requester
+      ? await addUser(
+          ctx.deps.store,
+          usersDb(ctx),
+          peopleKeys(ctx),
+          {
+            tenantId: holder.tenantId,
+            email: requester,
+            role: "admin",
+            linkTtlMs: ctx.deps.users.passwordLinkTtlMs,
+          },
+          metadata,
+        )
+      : null;
+    const position = admin?.position ?? erasedAt;
     await awaitProjection(ctx, position);
+    sessionCookie.clear(ctx);
     ctx.body = {
       status: "SUCCESS",
       keys_shredded: event.keysShredded,
       failure_reports: event.removed.failureReports,
       raw_inputs: event.removed.rawInputs,
+      people: event.removed.users,
+      admin: admin
+        ? {
+            email: admin.email,
+            set_password_url: setPasswordUrl(ctx.deps.config.dashboardUrl, admin.link),
+            expires_at: admin.link.expiresAt.toISOString(),
+          }
+        : null,
     };
   },
 };

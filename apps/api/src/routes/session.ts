@@ -6,6 +6,7 @@ import {
   signIn,
   signOut,
   type UsersSchema,
+  userEmails,
   WeakPasswordError,
 } from "@dmarc-ledger/users";
 import type { Kysely } from "kysely";
@@ -19,6 +20,14 @@ import type { ApiContext } from "../state.js";
 
 export const usersDb = (ctx: ApiContext) => ctx.deps.db as unknown as Kysely<UsersSchema>;
 
+/** The data keys people's addresses are sealed with and found by (docs/privacy.md, "People"). */
+export function peopleKeys(ctx: ApiContext) {
+  if (!ctx.deps.dataKeys) {
+    throw new ApiError(503, "no_data_keys", "This process was started without the keys of personal data.");
+  }
+  return ctx.deps.dataKeys;
+}
+
 /** The same answer for an unknown address, a wrong password and an account without access. */
 const refused = () => new ApiError(401, "sign_in_refused", "The e-mail address or the password is wrong.");
 
@@ -27,11 +36,16 @@ async function describeCaller(ctx: ApiContext) {
   const holder = ctx.state.holder!;
   const tenant = await readTenant(ctx.deps.store, holder.tenantId);
   const session = holder.session;
+  const email = session
+    ? ((await userEmails(usersDb(ctx), peopleKeys(ctx), [session.session.userId])).get(
+        session.session.userId,
+      ) ?? null)
+    : null;
   return {
     status: "SUCCESS",
     kind: session ? "session" : "key",
     tenant: { id: tenant.tenantId, name: tenant.name, region: tenant.region },
-    user: session ? { id: session.session.userId, email: session.session.email } : null,
+    user: session ? { id: session.session.userId, email } : null,
     role: session?.session.role ?? null,
     capabilities: holder.capabilities,
     csrf_token: session ? csrfTokenOf(session.token) : null,
@@ -52,6 +66,7 @@ export const signInEndpoint: Endpoint = {
     const outcome = await signIn(
       ctx.deps.store,
       usersDb(ctx),
+      peopleKeys(ctx),
       { email, password, address: ctx.ip },
       ctx.deps.users,
       { correlationId: ctx.state.requestId },
@@ -124,6 +139,7 @@ export const setPasswordEndpoint: Endpoint = {
       const done = await setPassword(
         ctx.deps.store,
         usersDb(ctx),
+        peopleKeys(ctx),
         { token, password },
         { correlationId: ctx.state.requestId },
       );

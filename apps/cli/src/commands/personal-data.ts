@@ -63,11 +63,21 @@ export function registerPersonalDataCommands(
       "the raw archive's bytes of its inputs (default 90)",
       days("--raw-input-days"),
     )
+    .option(
+      "--aggregate-days <days|keep>",
+      "the aggregate facts (days, or keep: the default)",
+      (value: string): number | "keep" => (value === "keep" ? value : days("--aggregate-days")(value)),
+    )
     .option("--redaction <on|off>", "mask addresses and remove the subject on /forensic (default on)")
     .action(
       async (
         reference: string,
-        options: { failureReportDays?: number; rawInputDays?: number; redaction?: string },
+        options: {
+          failureReportDays?: number;
+          rawInputDays?: number;
+          aggregateDays?: number | "keep";
+          redaction?: string;
+        },
       ) => {
         if (options.redaction !== undefined && options.redaction !== "on" && options.redaction !== "off") {
           throw new CliError(`--redaction: "${options.redaction}" is not on or off`);
@@ -82,6 +92,7 @@ export function registerPersonalDataCommands(
           const changed =
             options.failureReportDays !== undefined ||
             options.rawInputDays !== undefined ||
+            options.aggregateDays !== undefined ||
             options.redaction !== undefined;
           if (!changed) return current;
           const next = {
@@ -90,6 +101,9 @@ export function registerPersonalDataCommands(
               ? { failureReportDays: options.failureReportDays }
               : {}),
             ...(options.rawInputDays !== undefined ? { rawInputDays: options.rawInputDays } : {}),
+            ...(options.aggregateDays !== undefined
+              ? { aggregateDays: options.aggregateDays === "keep" ? null : options.aggregateDays }
+              : {}),
             ...(options.redaction !== undefined ? { redaction: options.redaction === "on" } : {}),
           };
           await setPersonalDataPolicy(runtime.store, tenantId, next, cli);
@@ -110,27 +124,49 @@ export function registerPersonalDataCommands(
   tenant
     .command("erase")
     .description(
-      "erase everything of a tenant that can identify a person, at once: failure reports' personal fields (events included), the raw archive's bytes",
+      "erase everything of a tenant that can identify a person, at once: failure reports' personal fields (events included), the raw archive's bytes, its people",
     )
     .argument("<tenant>", "the tenant's id or name")
     .option("--confirm <tenant id>", "the tenant's id again: without it, nothing is erased")
-    .action(async (reference: string, options: { confirm?: string }) => {
+    .option("--admin <email>", "then give the tenant this fresh admin, and print their set-password link")
+    .action(async (reference: string, options: { confirm?: string; admin?: string }) => {
       const { eraseTenant } = await erasure();
+      if (options.admin !== undefined) {
+        // Refused before anything is erased.
+        const { InvalidEmailError, normaliseEmail } = await import("@dmarc-ledger/users");
+        try {
+          normaliseEmail(options.admin);
+        } catch (error) {
+          if (error instanceof InvalidEmailError) throw new CliError(`--admin: ${error.message}`);
+          throw error;
+        }
+      }
       const done = await withRuntime(env, async (runtime) => {
         await catchUpTenantTables(runtime);
         const { tenantId, name } = await resolveTenant(runtime, reference);
         if (options.confirm !== tenantId) {
           throw new CliError(
-            `This erases the personal data of tenant ${tenantId} ("${name}") for good: its failure reports' addresses, subjects and headers, and the bytes of its raw inputs. To go on, run again with --confirm ${tenantId}`,
+            `This erases the personal data of tenant ${tenantId} ("${name}") for good: its failure reports' addresses, subjects and headers, the bytes of its raw inputs, and its people (their accounts and addresses; they are signed out). To go on, run again with --confirm ${tenantId}`,
           );
         }
         const erased = await eraseTenant(runtime, tenantId, cli);
+        const admin = options.admin ? await freshAdmin(runtime, env, tenantId, options.admin) : null;
         await catchUpReadModels(runtime);
-        return erased.event;
+        return { ...erased.event, admin };
       });
       io.out(
-        `Erased: ${done.keysShredded} data keys shredded, ${done.removed.failureReports} failure reports' personal fields, ${done.removed.rawInputs} raw inputs' bytes.`,
+        `Erased: ${done.keysShredded} data keys shredded, ${done.removed.failureReports} failure reports' personal fields, ${done.removed.rawInputs} raw inputs' bytes, ${done.removed.users} people.`,
       );
+      if (done.admin) {
+        io.out(
+          `Its new admin, ${done.admin.email}, sets a password here (one-time link, until ${done.admin.expiresAt}):`,
+        );
+        io.out(`  ${done.admin.url}`);
+      } else {
+        io.out(
+          `The tenant has no people now: \`dmarc-ledger user add ${reference} EMAIL --role admin\` gives it an admin.`,
+        );
+      }
     });
 
   tenant
@@ -225,14 +261,22 @@ export function registerPersonalDataCommands(
     .action(async () => {
       const { applyRetention } = await erasure();
       const removed = await withBulkRuntime(env, async (runtime) => {
+        // Aggregate retention counts what the read models hold: up to date first.
+        await catchUpReadModels(runtime);
         const done = await applyRetention(runtime, new Date(), cli);
         await catchUpReadModels(runtime);
         return done;
       });
-      if (removed.length === 0) io.out("Nothing had expired.");
-      for (const { event } of removed) {
+      if (removed.scopes.length === 0 && removed.aggregates.length === 0) io.out("Nothing had expired.");
+      for (const { event } of removed.scopes) {
         io.out(
           `${event.tenantId}: ${event.keysShredded.length} data keys shredded (${event.keysShredded.map((k) => k.month).join(", ") || "none"}), ${event.removed.failureReports} failure reports, ${event.removed.rawInputs} raw inputs' bytes`,
+        );
+      }
+      for (const { event } of removed.aggregates) {
+        const rows = Object.values(event.removed.rows).reduce((sum, n) => sum + n, 0);
+        io.out(
+          `${event.tenantId}: aggregate facts before ${event.before} of ${event.domains.length} report domains, ${event.removed.messages} messages (${rows} read-model rows)`,
         );
       }
     });
@@ -252,4 +296,39 @@ export function registerPersonalDataCommands(
       });
       io.out(`${rewrapped} data keys rewrapped under MASTER_KEY; MASTER_KEY_PREVIOUS may now be unset.`);
     });
+}
+
+/** A fresh admin for an erased tenant, and the link to set their password. */
+async function freshAdmin(
+  runtime: import("@dmarc-ledger/runtime").Runtime,
+  env: NodeJS.ProcessEnv,
+  tenantId: string,
+  email: string,
+): Promise<{ email: string; url: string; expiresAt: string }> {
+  const [
+    { addUser, InvalidEmailError, setPasswordUrl, userSettingsFromEnv },
+    { dashboardUrlFromEnv },
+    { runtimeDataKeys },
+  ] = await Promise.all([
+    import("@dmarc-ledger/users"),
+    import("@dmarc-ledger/api/config"),
+    import("@dmarc-ledger/runtime"),
+  ]);
+  try {
+    const added = await addUser(
+      runtime.store,
+      runtime.db as never,
+      await runtimeDataKeys(runtime, env),
+      { tenantId, email, role: "admin", linkTtlMs: userSettingsFromEnv(env).passwordLinkTtlMs },
+      cli,
+    );
+    return {
+      email: added.email,
+      url: setPasswordUrl(dashboardUrlFromEnv(env), added.link),
+      expiresAt: added.link.expiresAt.toISOString(),
+    };
+  } catch (error) {
+    if (error instanceof InvalidEmailError) throw new CliError(`--admin: ${error.message}`);
+    throw error;
+  }
 }

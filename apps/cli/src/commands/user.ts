@@ -10,6 +10,12 @@ const cli = { causedBy: "process:cli" };
 /** Loaded when a command runs: `--help` never pays for argon2 and the rest. */
 const users = () => import("@dmarc-ledger/users");
 
+/** The keys people's addresses are sealed with (docs/privacy.md, "People"). */
+async function dataKeysOf(runtime: Runtime, env: NodeJS.ProcessEnv) {
+  const { runtimeDataKeys } = await import("@dmarc-ledger/runtime");
+  return runtimeDataKeys(runtime, env);
+}
+
 /** The people tables as of every event stored (the service's projector may not run: embedded, stopped). */
 async function catchUpPeople(runtime: Runtime): Promise<void> {
   await catchUpTenantTables(runtime);
@@ -46,10 +52,12 @@ export function registerUserCommands(program: Command, io: CliIO, env: NodeJS.Pr
       const added = await withRuntime(env, async (runtime) => {
         await catchUpPeople(runtime);
         const { tenantId } = await resolveTenant(runtime, reference);
+        const keys = await dataKeysOf(runtime, env);
         try {
           return await addUser(
             runtime.store,
             runtime.db as never,
+            keys,
             { tenantId, email, role: options.role, linkTtlMs: settings.passwordLinkTtlMs },
             cli,
           );
@@ -89,17 +97,54 @@ export function registerUserCommands(program: Command, io: CliIO, env: NodeJS.Pr
       const members = await withRuntime(env, async (runtime) => {
         await catchUpPeople(runtime);
         const { tenantId } = await resolveTenant(runtime, reference);
-        return listTenantUsers(runtime.db as never, tenantId);
+        return listTenantUsers(runtime.db as never, await dataKeysOf(runtime, env), tenantId);
       });
       for (const member of members) {
         io.out(
           options.json
             ? JSON.stringify(member)
-            : `${member.userId}  ${member.email}  ${member.role}  ${member.passwordSet ? "password set" : "no password yet"}  last sign-in ${member.lastSignInAt?.toISOString() ?? "never"}`,
+            : `${member.userId}  ${member.email ?? "(removed)"}  ${member.role}  ${member.passwordSet ? "password set" : "no password yet"}  last sign-in ${member.lastSignInAt?.toISOString() ?? "never"}`,
         );
       }
       if (members.length === 0 && !options.json) {
         io.out(`No people yet: \`dmarc-ledger user add ${reference} EMAIL --role admin\`.`);
       }
+    });
+
+  user
+    .command("remove")
+    .description(
+      "take an address out of a tenant; a person of no other tenant is erased (their address can never be read again)",
+    )
+    .argument("<tenant>", "the tenant's id or name")
+    .argument("<email>", "the person's e-mail address")
+    .action(async (reference: string, email: string) => {
+      const { findUserId, InvalidEmailError, LastAdminError, removeUser, UnknownUserError } = await users();
+      const done = await withRuntime(env, async (runtime) => {
+        await catchUpPeople(runtime);
+        const { tenantId } = await resolveTenant(runtime, reference);
+        const keys = await dataKeysOf(runtime, env);
+        try {
+          const userId = await findUserId(runtime.store, runtime.db as never, keys, email);
+          if (!userId) throw new UnknownUserError(`${email} has no account.`);
+          const removed = await removeUser(runtime.store, runtime.db as never, { tenantId, userId }, cli);
+          await catchUpPeople(runtime);
+          return { userId, ...removed };
+        } catch (error) {
+          if (
+            error instanceof InvalidEmailError ||
+            error instanceof LastAdminError ||
+            error instanceof UnknownUserError
+          ) {
+            throw new CliError(error.message);
+          }
+          throw error;
+        }
+      });
+      io.out(
+        done.erased
+          ? `Removed user ${done.userId} from the tenant and erased them: no other tenant had them, their address is shredded.`
+          : `Removed user ${done.userId} from the tenant; another tenant still has them.`,
+      );
     });
 }

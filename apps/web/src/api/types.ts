@@ -166,7 +166,7 @@ export type Capability = "read" | "write" | "ingest" | "admin";
 export interface Caller {
   kind: "session" | "key";
   tenant: { id: string; name: string; region: string };
-  user: { id: string; email: string } | null;
+  user: { id: string; email: string | null } | null;
   role: "admin" | "viewer" | null;
   capabilities: Capability[];
   csrf_token: string | null;

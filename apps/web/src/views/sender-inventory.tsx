@@ -30,13 +30,9 @@ export function SenderInventory({ caller, canApprove }: { caller: Caller; canApp
   const admin = caller.capabilities.includes("write") && canApprove;
   if (senders.loading && !senders.data) return <Loading what="the senders" />;
   if (senders.error) return <ErrorNotice error={senders.error} />;
-  const approve = async (row: SenderRecord, approved: boolean) => {
+  const approve = async (row: SenderRecord, approved: Decision) => {
     try {
-      await apiWrite("PUT", "sender_approval", {
-        domain: row.Domain,
-        service: row.Service,
-        approved: String(approved),
-      });
+      await apiWrite("PUT", "sender_approval", { domain: row.Domain, service: row.Service, approved });
       setProblem(undefined);
       forgetAnswers();
     } catch (error) {
@@ -67,15 +63,20 @@ export function SenderInventory({ caller, canApprove }: { caller: Caller; canApp
       value: (r) => (r.Approved === null ? null : r.Approved ? "yes" : "no"),
       render: (r) =>
         admin ? (
-          <label class="check">
-            <input
-              type="checkbox"
-              checked={r.Approved === true}
-              onChange={(event) => approve(r, (event.currentTarget as HTMLInputElement).checked)}
-            />
+          // Three choices, not a checkbox: "not decided" is a state of its own (Approved null),
+          // which the API's "clear" returns to, and a checkbox could only say yes or no.
+          <label class="approval">
             <span class="visually-hidden">
-              Approve {r.Service} for {r.Domain}
+              Approval of {r.Service} for {r.Domain}
             </span>
+            <select
+              value={decisionOf(r.Approved)}
+              onChange={(event) => approve(r, (event.currentTarget as HTMLSelectElement).value as Decision)}
+            >
+              <option value="clear">–</option>
+              <option value="true">yes</option>
+              <option value="false">no</option>
+            </select>
           </label>
         ) : r.Approved === null ? (
           <span class="muted">–</span>
@@ -87,8 +88,8 @@ export function SenderInventory({ caller, canApprove }: { caller: Caller; canApp
     },
     { key: "type", label: "Type", value: (r) => r.ServiceType || null },
     { key: "domain", label: "Domain", value: (r) => r.Domain },
-    { key: "asn", label: "ASN", value: (r) => (r.ASN === "" ? null : `AS${r.ASN}`) },
-    { key: "network", label: "Network", value: (r) => r.ASNOrganization || null },
+    // The AS and its organisation in one column: as two, the table scrolled sideways at 1280 pixels.
+    { key: "network", label: "Network", value: (r) => networkOf(r) },
     { key: "country", label: "Country", value: (r) => r.Country || null },
     {
       key: "ips",
@@ -123,5 +124,14 @@ export function SenderInventory({ caller, canApprove }: { caller: Caller; canApp
     </>
   );
 }
+
+/** "AS15169 Google LLC"; the organisation alone when the number is unknown; null when neither is. */
+const networkOf = (r: SenderRecord): string | null =>
+  [r.ASN === "" ? "" : `AS${r.ASN}`, r.ASNOrganization].filter(Boolean).join(" ") || null;
+
+/** What PUT sender_approval takes: approve, refuse, or clear the decision. */
+type Decision = "true" | "false" | "clear";
+const decisionOf = (approved: boolean | null): Decision =>
+  approved === null ? "clear" : approved ? "true" : "false";
 
 const senderRecords = (answer: ListAnswer<SenderRecord> | undefined) => answer?.records ?? [];

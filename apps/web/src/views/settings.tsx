@@ -72,7 +72,11 @@ function People({ caller }: { caller: Caller }) {
               type="button"
               class="link-button danger"
               onClick={() => {
-                if (confirm(`Remove ${r.Email} from ${caller.tenant.name}?`)) {
+                if (
+                  confirm(
+                    `Remove ${r.Email} from ${caller.tenant.name}? Unless another account has them, their address is erased for good.`,
+                  )
+                ) {
                   action.run(() => apiWrite("PUT", "remove_user", { user_id: r.UserId }));
                 }
               }}

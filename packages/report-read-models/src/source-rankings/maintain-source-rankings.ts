@@ -27,7 +27,7 @@ export interface RankingMaintenanceOptions {
 
 const defaults = { minFacts: 20_000, statementTimeoutMs: 300_000 };
 /** One upkeep at a time across processes (two projectors may run): pg_try_advisory_lock's key. */
-const upkeepLock = sql`1380011595, 0`;
+export const upkeepLock = sql`1380011595, 0`;
 const DAY = 86_400;
 
 /**
