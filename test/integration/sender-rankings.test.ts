@@ -17,7 +17,7 @@ import {
   policyImpactGrouped,
   policyImpactRanked,
 } from "@dmarc-ledger/queries";
-import { maintainSenderRankings } from "@dmarc-ledger/report-read-models";
+import { maintainSenderRankings, ownedReportDomains } from "@dmarc-ledger/report-read-models";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { addDomain, createTenant, setSenderApproval } from "@dmarc-ledger/tenancy";
@@ -391,6 +391,34 @@ describe("sender pages from sender rankings", () => {
     const rebuilt = (await maintain()).filter((b) => b.tenantId === tenantId);
     expect(rebuilt.length).toBeGreaterThan(0);
     expect(rebuilt.filter((b) => b.outcome === "rebuilt").every((b) => b.reason === "domains")).toBe(true);
+    expect(await expectSameAsGrouping()).toEqual(periods.filter((p) => p.bucket).map((p) => p.label));
+    await expectIndependentCounts(december, senderNames);
+  });
+
+  it("an expiry of the tenant's old facts makes the rankings of those days stale", async () => {
+    const domains = (await ownedReportDomains(runtime.db, tenantId)).map((d) => d.domain);
+    await runtime.store.append(
+      streams.personalData(tenantId),
+      [
+        newEvent(
+          "AggregateFactsExpired",
+          { tenantId, before: "2025-12-05", domains, removed: { messages: 0, rows: {} } },
+          meta,
+        ),
+      ],
+      "any",
+    );
+    await project();
+    const cutoff = decemberFirst + 4 * DAY;
+    for (let i = sent.length - 1; i >= 0; i--)
+      if (sent[i]!.t < cutoff && domains.includes(sent[i]!.domain)) sent.splice(i, 1);
+    expect(
+      await aggregateBySenderRanked(runtime.db, { tenantId, ...december, page: 1, perPage: 7 }),
+    ).toBeNull();
+    expect(await expectSameAsGrouping()).toEqual([]);
+    const rebuilt = (await maintain()).filter((b) => b.tenantId === tenantId && b.outcome === "rebuilt");
+    expect(rebuilt.length).toBeGreaterThan(0);
+    expect(rebuilt.every((b) => b.reason === "facts")).toBe(true);
     expect(await expectSameAsGrouping()).toEqual(periods.filter((p) => p.bucket).map((p) => p.label));
     await expectIndependentCounts(december, senderNames);
   });

@@ -5,6 +5,7 @@
  * the first upkeep, after it, after new facts (caught up and not), after the tenant gains a
  * domain, after a replay; by day, week and month.
  */
+import { newEvent, streams } from "@dmarc-ledger/events";
 import { catchUp, rebuildBeside } from "@dmarc-ledger/projection-engine";
 import { aggregateByDate, bucketRange, type DateSeriesQuery } from "@dmarc-ledger/queries";
 import {
@@ -157,6 +158,32 @@ describe("the daily series from the tenant's day totals", () => {
     await addDomain(runtime.store, { tenantId, domain: "t-later.com" }, meta);
     await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
     owned.push("t-later.com");
+    expect(await expectSameAsSummed()).toBe(false);
+    await expectSentVolumes();
+    expect((await maintainTenantDayTotals(runtime.db)).find((k) => k.tenantId === tenantId)?.outcome).toBe(
+      "built",
+    );
+    expect(await expectSameAsSummed()).toBe(true);
+    await expectSentVolumes();
+  });
+
+  it("an expiry of the tenant's old facts: summed until built again", async () => {
+    const domains = (await tenantReportDomains(runtime.db, tenantId)).map((d) => d.domain);
+    await runtime.store.append(
+      streams.personalData(tenantId),
+      [
+        newEvent(
+          "AggregateFactsExpired",
+          { tenantId, before: "2025-10-20", domains, removed: { messages: 0, rows: {} } },
+          meta,
+        ),
+      ],
+      "any",
+    );
+    await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+    const cutoff = Date.UTC(2025, 9, 20) / 1000 / DAY;
+    for (let i = sent.length - 1; i >= 0; i--)
+      if (sent[i]!.day < cutoff && domains.includes(sent[i]!.domain)) sent.splice(i, 1);
     expect(await expectSameAsSummed()).toBe(false);
     await expectSentVolumes();
     expect((await maintainTenantDayTotals(runtime.db)).find((k) => k.tenantId === tenantId)?.outcome).toBe(

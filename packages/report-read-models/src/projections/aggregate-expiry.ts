@@ -2,6 +2,7 @@ import type { AggregateFactsExpired, DomainEvent } from "@dmarc-ledger/events";
 import type { Projection } from "@dmarc-ledger/projection-engine";
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { ReportSchema } from "../schema.js";
+import { recordSenderFactChanges } from "../sender-rankings/change-numbers.js";
 import { subtractExpiredFromRankings } from "../source-rankings/expire-ranked-facts.js";
 
 const DAY = 86_400;
@@ -56,11 +57,33 @@ const dropByT =
 
 export const dropExpiredDomainFacts = dropByT("agg_domain");
 export const dropExpiredOrganizationFacts = dropByT("agg_organization");
-export const dropExpiredSenderFacts = dropByT("agg_sender_fact");
 
+/**
+ * agg_sender_fact, and the change marks of the days it loses: a sender ranking holding one of
+ * those days is stale from this batch on (the queries group; the upkeep builds it again).
+ */
+export const dropExpiredSenderFacts: DropExpired = async (trx, expired) => {
+  const cutoff = expiryCutoff(expired);
+  await dropByT("agg_sender_fact")(trx, expired);
+  const { rows } = await sql<{ domain: string; day: number }>`select domain, day from agg_sender_change
+    where domain = any(${expired.domains}::text[]) and day < ${Math.ceil(cutoff / DAY)}`.execute(trx);
+  await recordSenderFactChanges(
+    trx,
+    rows.map((row) => ({ domain: row.domain, t: Number(row.day) * DAY })),
+  );
+};
+
+/**
+ * agg_domain_day, and the day totals of every tenant that counted one of the domains: their
+ * build is dropped, so the series is summed from agg_domain_day until the upkeep builds it again
+ * (a deleted row leaves no change number to find it by).
+ */
 export const dropExpiredDays: DropExpired = async (trx, expired) => {
   await sql`delete from agg_domain_day
     where domain = any(${expired.domains}::text[]) and day < ${expiryCutoff(expired) / DAY}`.execute(trx);
+  await sql`delete from tenant_day_total_build where report_domains && ${expired.domains}::text[]`.execute(
+    trx,
+  );
 };
 
 /**
