@@ -17,7 +17,7 @@ import pg from "pg";
 import { pino } from "pino";
 import { testMasterKey } from "../support/master-key.js";
 import { CopyBuffer, copyInto, createFlatTables, flatColumns } from "./reporting-api/baseline.js";
-import { DAY, domainName, scaleFor, yearEnd } from "./reporting-api/generate.js";
+import { DAY, scaleFor, yearEnd } from "./reporting-api/generate.js";
 import { copyProjectionOutput } from "./reporting-api/output-copy.js";
 import { seedTenant } from "./reporting-api/seed.js";
 import { seedApprovals, seedSourceNames } from "./reporting-api/source-names.js";
