@@ -12,8 +12,12 @@
 import { startService } from "@dmarc-ledger/cli";
 import { createTestDatabase, type TestDatabase, testServerUrl } from "@dmarc-ledger/db/testing";
 import { catchUp } from "@dmarc-ledger/projection-engine";
-import { maintainSourceRankings } from "@dmarc-ledger/report-read-models";
-import { openRuntime, runtimeDataKeys } from "@dmarc-ledger/runtime";
+import {
+  maintainSenderRankings,
+  maintainSourceRankings,
+  maintainTenantDayTotals,
+} from "@dmarc-ledger/report-read-models";
+import { openRuntime, type Runtime, runtimeDataKeys } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { addUser, setPassword, type UsersSchema } from "@dmarc-ledger/users";
 import type { Kysely } from "kysely";
@@ -91,11 +95,9 @@ async function main(): Promise<void> {
     if (kept) {
       // Read models added since the load are projected here; the rankings caught up.
       await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
-      const rankings = await maintainSourceRankings(runtime.db);
+      const rankings = await upkeep(runtime.db);
       await client.query("vacuum analyze");
-      log(
-        `measured again over ${kept} (${rankings.length} source rankings) after ${seconds(performance.now() - loadStarted)}`,
-      );
+      log(`measured again over ${kept} (${rankings}) after ${seconds(performance.now() - loadStarted)}`);
     } else {
       const ips = new Set<string>();
       const tenant = await seedTenant(runtime, scale, { progress, onRow: (row) => ips.add(row.sourceIp) });
@@ -115,7 +117,7 @@ async function main(): Promise<void> {
       await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
       await setPassword(runtime.store, people, keys, { token: admin.link.token, password }, {});
       await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
-      const rankings = await maintainSourceRankings(runtime.db);
+      const rankings = await upkeep(runtime.db);
 
       // One archived input per report, arriving over the year before the load (the archive is the
       // intake's; its rows are written here as the intake would, without parsing anything again).
@@ -140,7 +142,7 @@ async function main(): Promise<void> {
       log(
         `loaded ${reports.toLocaleString("en")} reports (${generator.rowsProduced.toLocaleString("en")} rows), ` +
           `${ips.size.toLocaleString("en")} source IPs named, ` +
-          `${rankings.length} source rankings and ${reports.toLocaleString("en")} archived inputs in ${seconds(performance.now() - loadStarted)}`,
+          `${rankings} and ${reports.toLocaleString("en")} archived inputs in ${seconds(performance.now() - loadStarted)}`,
       );
     }
 
@@ -228,6 +230,17 @@ async function main(): Promise<void> {
     if (process.env.BENCH_KEEP_DB || kept) log(`kept database ${database.url}`);
     else await database.drop();
   }
+}
+
+/**
+ * One round of the projector's upkeep (apps/projector/src/ranking-maintenance.ts): the source
+ * rankings, the tenants' day totals and the sender rankings, as they stand once it has run.
+ */
+async function upkeep(db: Runtime["db"]): Promise<string> {
+  const sources = await maintainSourceRankings(db);
+  const days = await maintainTenantDayTotals(db);
+  const senders = await maintainSenderRankings(db);
+  return `${sources.length} source rankings, ${days.length} day totals, ${senders.length} sender rankings`;
 }
 
 /** A database an earlier run kept (BENCH_KEEP_DB): measured again, never dropped. */
