@@ -16,6 +16,7 @@ import {
   readSimpleRows,
   type SimpleRow,
 } from "../support/independent-aggregate.js";
+import { expectedSourceRecords, unnamedSource } from "../support/independent-sources.js";
 import {
   type Backend,
   cli,
@@ -65,40 +66,6 @@ const arcReport = `<?xml version="1.0"?>
 </feedback>`;
 
 const period = "start=0&end=2000000000";
-const dispositionRank = (value: string) => ({ reject: 0, quarantine: 1, none: 2 })[value] ?? 3;
-const utcDate = (seconds: number) => new Date(seconds * 1000).toISOString().slice(0, 10);
-
-const unnamed = { Service: "", ServiceType: "", ASN: "", ASNOrganization: "", Country: "" };
-
-function sourceRecords(rows: SimpleRow[], unaligned: boolean) {
-  const selected = unaligned ? rows.filter((row) => !dmarcPass(row)) : rows;
-  return [...groupBy(selected, (row) => [row.domain, row.sourceIp, row.organization].join("\u0000")).values()]
-    .map((group) => {
-      const head = group[0]!;
-      const disposition = mostMessages(group, (row) => row.disposition, dispositionRank)!;
-      return {
-        SourceDomain: "",
-        DomainPublished: head.domain,
-        Organization: head.organization,
-        SourceIp: head.sourceIp,
-        Disposition: disposition.value,
-        ARC: mostMessages(group, (row) => row.arc ?? "")?.value ?? null,
-        DispositionCount: String(disposition.count),
-        LastDate: utcDate(Math.max(...group.map((row) => row.begin))),
-        SPFDomain: mostMessages(group, (row) => row.spf[0]?.domain ?? "")?.value ?? "",
-        DKIMDomain:
-          mostMessages(
-            group,
-            (row) => (row.dkim.find((d) => d.result === "pass") ?? row.dkim[0])?.domain ?? "",
-          )?.value ?? "",
-        ...countersOf(group, unaligned),
-        // No resolver runs here: nothing names the sources.
-        ...unnamed,
-      };
-    })
-    .sort(byVolumeThenKey((record) => [record.DomainPublished, record.SourceIp, record.Organization]));
-}
-
 /** Every page of a list endpoint, until the empty page that marks the end. */
 async function allPages(handle: ServiceHandle, endpoint: string, key: string, perPage: number) {
   const records: unknown[] = [];
@@ -205,7 +172,7 @@ describe("the reporting API over HTTP", () => {
     ["aggregate_by_source", false],
     ["aggregate_by_unaligned_source", true],
   ] as const)("%s: every page, no duplicates, no gaps, every field", async (endpoint, unaligned) => {
-    const expected = sourceRecords(acmeRows, unaligned);
+    const expected = expectedSourceRecords(acmeRows, unaligned);
     expect(expected.length).toBeGreaterThan(2000);
     const { records, totals, pages } = await allPages(handle, endpoint, acme, 1000);
     expect(pages).toBe(Math.ceil(expected.length / 1000));
@@ -241,7 +208,7 @@ describe("the reporting API over HTTP", () => {
       SPFAligned: "0",
       SPF: "7",
       SPFFailed: "3",
-      ...unnamed,
+      ...unnamedSource,
     });
   });
 

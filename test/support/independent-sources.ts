@@ -15,7 +15,7 @@ export const unnamedSource = { Service: "", ServiceType: "", ASN: "", ASNOrganiz
 
 /**
  * aggregate_by_source's records over `rows` (aggregate_by_unaligned_source's with `unaligned`),
- * no source named, as the contract prints them (the same reading as reporting-api.test.ts's).
+ * no source named, as the contract prints them (reporting-api.test.ts and aggregate-retention.test.ts read them so).
  */
 export function expectedSourceRecords(rows: SimpleRow[], unaligned: boolean) {
   const selected = unaligned ? rows.filter((row) => !dmarcPass(row)) : rows;

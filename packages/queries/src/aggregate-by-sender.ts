@@ -3,7 +3,7 @@ import { type Kysely, sql } from "kysely";
 import { offsetOf, type Page, type PageQuery } from "./page.js";
 import type { QuerySchema } from "./schema.js";
 import { mostPerSender, ownedReportDomains, rangesDecided, senderIps } from "./sender-ips.js";
-import { rankedSenderPage, withSenderRanking } from "./sender-page-ranked.js";
+import { type RankedSenderRow, rankedSenderPage, withSenderRanking } from "./sender-page-ranked.js";
 
 /** What kind of name a sender record has: a known service, or for unknown sources what is known. */
 export type SenderKind = "service" | "base_domain" | "asn" | "unknown";
@@ -30,23 +30,8 @@ export interface AggregateBySenderRecord extends CounterFields {
   Approved: boolean | null;
 }
 
-interface SenderRow {
-  owner: string;
-  sender: string;
-  kind: SenderKind;
-  service_type: string;
-  asn: string;
-  asn_organization: string;
-  country: string;
-  source_ips: string;
-  volume: string;
-  dmarc_pass: string;
-  unaligned_arc_pass: string;
-  dkim_aligned: string;
-  spf_aligned: string;
-  dkim_pass: string;
-  spf_pass: string;
-  approved: boolean | null;
+/** A grouped row: the ranked row's fields but the policy scope's, with the page's total. */
+interface SenderRow extends Omit<RankedSenderRow, "forwarded" | "legitimate" | "weight"> {
   total: string;
 }
 

@@ -2,6 +2,7 @@ import type { AnySchema } from "@dmarc-ledger/db";
 import { type Kysely, sql } from "kysely";
 import type { ReportAndTenancySchema } from "../schema.js";
 import { type Span, sameSpan } from "../source-rankings/buckets.js";
+import { underUpkeepLock } from "../upkeep-lock.js";
 import { buildSenderRanking, dropSenderRanking, type SenderRankingBuilt } from "./build-sender-ranking.js";
 import { ownedReportDomains } from "./owned-report-domains.js";
 import { senderRankingBuilds, senderRankingStaleness } from "./sender-ranking-state.js";
@@ -79,17 +80,9 @@ export async function maintainSenderRankings(
   db: Kysely<AnySchema>,
   options: SenderRankingMaintenanceOptions = {},
 ): Promise<SenderRankingChange[]> {
-  return db.connection().execute(async (connection) => {
-    const { rows } = await sql<{
-      locked: boolean;
-    }>`select pg_try_advisory_lock(${upkeepLock}) as locked`.execute(connection);
-    if (!rows[0]?.locked) return [];
-    try {
-      return await maintainAll(connection as Kysely<ReportAndTenancySchema>, options);
-    } finally {
-      await sql`select pg_advisory_unlock(${upkeepLock})`.execute(connection);
-    }
-  });
+  return underUpkeepLock(db, upkeepLock, (connection: Kysely<ReportAndTenancySchema>) =>
+    maintainAll(connection, options),
+  );
 }
 
 async function maintainAll(

@@ -3,6 +3,7 @@ import { type Kysely, sql } from "kysely";
 import { lastSourceChangeNumber } from "../projections/source-change-counter.js";
 import type { ReportAndTenancySchema } from "../schema.js";
 import { type OwnedReportDomains, reportDomainsByTenant } from "../tenant-domain-filter.js";
+import { underUpkeepLock } from "../upkeep-lock.js";
 import { calendarBuckets, daysIn, rollingBucket, rollingDays, type Span, sameSpan } from "./buckets.js";
 import {
   buildRanking,
@@ -48,17 +49,9 @@ export async function maintainSourceRankings(
   db: Kysely<AnySchema>,
   options: RankingMaintenanceOptions = {},
 ): Promise<RankingBuilt[]> {
-  return db.connection().execute(async (connection) => {
-    const { rows } = await sql<{
-      locked: boolean;
-    }>`select pg_try_advisory_lock(${upkeepLock}) as locked`.execute(connection);
-    if (!rows[0]?.locked) return [];
-    try {
-      return await maintainAll(connection as Kysely<ReportAndTenancySchema>, options);
-    } finally {
-      await sql`select pg_advisory_unlock(${upkeepLock})`.execute(connection);
-    }
-  });
+  return underUpkeepLock(db, upkeepLock, (connection: Kysely<ReportAndTenancySchema>) =>
+    maintainAll(connection, options),
+  );
 }
 
 /** A report domain's day with facts added since the last round; `unaligned` when one of them did not pass DMARC. */
