@@ -167,10 +167,10 @@ describe("sender pages from sender rankings", () => {
    * Every period: the whole list and the pages of both endpoints (both policies) as the grouping
    * answers them; returns the labels of the periods a ranking answered.
    */
-  const expectSameAsGrouping = async (): Promise<string[]> => {
+  const expectSameAsGrouping = async (domain?: string): Promise<string[]> => {
     const ranked: string[] = [];
     for (const period of periods) {
-      const base: PageQuery = { tenantId, start: period.start, end: period.end, page: 1, perPage: 7 };
+      const base: PageQuery = { tenantId, start: period.start, end: period.end, page: 1, perPage: 7, domain };
       const whole = { ...base, perPage: 1000 };
       const grouped = await aggregateBySenderGrouped(runtime.db, whole);
       expect(await aggregateBySender(runtime.db, whole), `${period.label} whole list`).toEqual(grouped);
@@ -304,6 +304,13 @@ describe("sender pages from sender rankings", () => {
 
   it("answers like the grouping, from a ranking on the buckets, by grouping off them", async () => {
     expect(await expectSameAsGrouping()).toEqual(periods.filter((p) => p.bucket).map((p) => p.label));
+    // A domain filter reads the ranking's rows of that domain (a-two.com's include mail.a-two.com's
+    // reports); a report domain that is not the tenant's own splits its owner's rows: grouped.
+    for (const domain of ["a-one.com", "a-two.com"])
+      expect(await expectSameAsGrouping(domain), domain).toEqual(
+        periods.filter((p) => p.bucket).map((p) => p.label),
+      );
+    expect(await expectSameAsGrouping("mail.a-two.com")).toEqual([]);
     await expectIndependentCounts(december, senderNames);
     await expectIndependentCounts({ start: (lastDay - 29) * DAY, end: januaryFirst - 1 }, senderNames);
   });
@@ -359,6 +366,13 @@ describe("sender pages from sender rankings", () => {
         .every((b) => b.reason === "facts"),
     ).toBe(true);
     expect(await expectSameAsGrouping()).toEqual(periods.filter((p) => p.bucket).map((p) => p.label));
+    // A domain filter reads the ranking's rows of that domain (a-two.com's include mail.a-two.com's
+    // reports); a report domain that is not the tenant's own splits its owner's rows: grouped.
+    for (const domain of ["a-one.com", "a-two.com"])
+      expect(await expectSameAsGrouping(domain), domain).toEqual(
+        periods.filter((p) => p.bucket).map((p) => p.label),
+      );
+    expect(await expectSameAsGrouping("mail.a-two.com")).toEqual([]);
     await expectIndependentCounts(december, senderNames);
     // November's facts did not change, but no ranking holds November alone: nothing else to build.
     expect(await maintain()).toEqual([]);
@@ -376,6 +390,13 @@ describe("sender pages from sender rankings", () => {
     expect(rebuilt.length).toBeGreaterThan(0);
     expect(rebuilt.filter((b) => b.outcome === "rebuilt").every((b) => b.reason === "names")).toBe(true);
     expect(await expectSameAsGrouping()).toEqual(periods.filter((p) => p.bucket).map((p) => p.label));
+    // A domain filter reads the ranking's rows of that domain (a-two.com's include mail.a-two.com's
+    // reports); a report domain that is not the tenant's own splits its owner's rows: grouped.
+    for (const domain of ["a-one.com", "a-two.com"])
+      expect(await expectSameAsGrouping(domain), domain).toEqual(
+        periods.filter((p) => p.bucket).map((p) => p.label),
+      );
+    expect(await expectSameAsGrouping("mail.a-two.com")).toEqual([]);
     await expectIndependentCounts(december, senderNames);
     // The same answer again (the resolver's weekly refresh) renames nothing.
     await name(3, { ...namingOf(3)!, service: null, baseDomain: "moved.example" }, "any");
@@ -392,6 +413,13 @@ describe("sender pages from sender rankings", () => {
     expect(rebuilt.length).toBeGreaterThan(0);
     expect(rebuilt.filter((b) => b.outcome === "rebuilt").every((b) => b.reason === "domains")).toBe(true);
     expect(await expectSameAsGrouping()).toEqual(periods.filter((p) => p.bucket).map((p) => p.label));
+    // A domain filter reads the ranking's rows of that domain (a-two.com's include mail.a-two.com's
+    // reports); a report domain that is not the tenant's own splits its owner's rows: grouped.
+    for (const domain of ["a-one.com", "a-two.com"])
+      expect(await expectSameAsGrouping(domain), domain).toEqual(
+        periods.filter((p) => p.bucket).map((p) => p.label),
+      );
+    expect(await expectSameAsGrouping("mail.a-two.com")).toEqual([]);
     await expectIndependentCounts(december, senderNames);
   });
 
@@ -420,6 +448,13 @@ describe("sender pages from sender rankings", () => {
     expect(rebuilt.length).toBeGreaterThan(0);
     expect(rebuilt.every((b) => b.reason === "facts")).toBe(true);
     expect(await expectSameAsGrouping()).toEqual(periods.filter((p) => p.bucket).map((p) => p.label));
+    // A domain filter reads the ranking's rows of that domain (a-two.com's include mail.a-two.com's
+    // reports); a report domain that is not the tenant's own splits its owner's rows: grouped.
+    for (const domain of ["a-one.com", "a-two.com"])
+      expect(await expectSameAsGrouping(domain), domain).toEqual(
+        periods.filter((p) => p.bucket).map((p) => p.label),
+      );
+    expect(await expectSameAsGrouping("mail.a-two.com")).toEqual([]);
     await expectIndependentCounts(december, senderNames);
   });
 

@@ -29,14 +29,15 @@ export function scopeColumns(scope: SenderScope): { weight: string; forwarded: s
  * (senderRankingStaleness: same domains, no facts of its days and no naming of its addresses
  * changed since its build) and whose bucket differs from the period only where the tenant's
  * domains have no facts. Of the rankings that overlap the period, the two closest to it are
- * tried. Only tenant-wide questions: a domain filter is answered by grouping.
+ * tried. Asked with the tenant's whole set of domains: a ranking current for all of them is
+ * current for any domain's rows too.
  */
 export async function chooseSenderRanking(
   db: Kysely<QuerySchema>,
   query: PageQuery,
   domains: readonly OwnedReportDomain[],
 ): Promise<SenderRankingBuild | null> {
-  if (query.domain !== undefined || domains.length === 0) return null;
+  if (domains.length === 0) return null;
   const period = { start: query.start, end: query.end };
   const candidates = (await senderRankingBuilds(db, query.tenantId))
     .filter((build) => build.bucket.start <= period.end && build.bucket.end >= period.start)
@@ -61,28 +62,76 @@ export async function chooseSenderRanking(
 }
 
 /**
+ * A ranking as one question reads it: the whole tenant's, or (a domain filter) only the rows of
+ * the tenant's domains within the filter, with their totals summed from those rows.
+ */
+export type RankingView = SenderRankingBuild & { owners?: readonly string[] };
+
+/**
  * Runs `answer` in one repeatable-read snapshot with the ranking chosen in it (so an upkeep
  * replacing the ranking, or facts committing meanwhile, cannot mix two states into one answer),
- * or returns null when no ranking answers the period.
+ * or returns null when no ranking answers the period. With a domain filter, `answer` gets the
+ * report domains within it and the ranking's rows of their owners: those rows are the filtered
+ * answer when every report domain of those owners lies within the filter (a filter naming a
+ * subdomain that is not itself the tenant's splits an owner's rows, and is answered by grouping).
  */
 export async function withSenderRanking<T>(
   db: Kysely<QuerySchema>,
   query: PageQuery,
-  answer: (
-    trx: Transaction<QuerySchema>,
-    build: SenderRankingBuild,
-    domains: OwnedReportDomain[],
-  ) => Promise<T>,
+  answer: (trx: Transaction<QuerySchema>, build: RankingView, domains: OwnedReportDomain[]) => Promise<T>,
 ): Promise<T | null> {
-  if (query.domain !== undefined) return null;
   return db
     .transaction()
     .setIsolationLevel("repeatable read")
     .execute(async (trx) => {
       const domains = await ownedReportDomains(trx, query.tenantId);
+      if (query.domain === undefined) {
+        const build = await chooseSenderRanking(trx, query, domains);
+        return build ? answer(trx, build, domains) : null;
+      }
+      const within = await ownedReportDomains(trx, query.tenantId, query.domain);
+      const owners = [...new Set(within.map((d) => d.owner))];
+      const inside = new Set(within.map((d) => d.domain));
+      if (within.length === 0 || domains.some((d) => owners.includes(d.owner) && !inside.has(d.domain)))
+        return null;
       const build = await chooseSenderRanking(trx, query, domains);
-      return build ? answer(trx, build, domains) : null;
+      return build ? answer(trx, await ownersView(trx, build, owners), within) : null;
     });
+}
+
+/** The ranking's rows of `owners`, with the totals of those rows (one primary-key range each). */
+async function ownersView(
+  trx: Transaction<QuerySchema>,
+  build: SenderRankingBuild,
+  owners: readonly string[],
+): Promise<RankingView> {
+  const { rows } = await sql<Record<string, string>>`select count(*)::text as groups,
+      coalesce(sum(volume), 0)::text as volume, coalesce(sum(dmarc_pass), 0)::text as dmarc_pass,
+      count(*) filter (where stopped_quarantine > 0)::text as groups_quarantine,
+      coalesce(sum(stopped_quarantine), 0)::text as stopped_quarantine,
+      coalesce(sum(forwarded_quarantine), 0)::text as forwarded_quarantine,
+      count(*) filter (where stopped_reject > 0)::text as groups_reject,
+      coalesce(sum(stopped_reject), 0)::text as stopped_reject,
+      coalesce(sum(forwarded_reject), 0)::text as forwarded_reject
+    from sender_ranking where build_id = ${build.buildId}::bigint and owner = any(${owners}::text[])`.execute(
+    trx,
+  );
+  const t = rows[0]!;
+  return {
+    ...build,
+    owners,
+    totals: {
+      groups: t.groups!,
+      volume: t.volume!,
+      dmarcPass: t.dmarc_pass!,
+      quarantine: {
+        groups: t.groups_quarantine!,
+        stopped: t.stopped_quarantine!,
+        forwarded: t.forwarded_quarantine!,
+      },
+      reject: { groups: t.groups_reject!, stopped: t.stopped_reject!, forwarded: t.forwarded_reject! },
+    },
+  };
 }
 
 export interface RankedSenderRow {
@@ -121,7 +170,7 @@ export interface RankedSenderRow {
  */
 export async function rankedSenderPage(
   trx: Transaction<QuerySchema>,
-  build: SenderRankingBuild,
+  build: RankingView,
   query: PageQuery,
   scope: SenderScope,
   groups: number,
@@ -138,10 +187,16 @@ export async function rankedSenderPage(
       ? sql`${w(alias)} desc, ${sql.ref(`${alias}.owner`)} collate "C", ${sql.ref(`${alias}.sender`)} collate "C"`
       : sql`${w(alias)} asc, ${sql.ref(`${alias}.owner`)} collate "C" desc, ${sql.ref(`${alias}.sender`)} collate "C" desc`;
   const limit = Math.min(query.perPage, groups - offset);
-  const page = fromBottom
-    ? sql`select * from sender_ranking r where r.build_id = ${build.buildId}::bigint and ${inScope}
+  // A domain's rows are few (its senders): read by the primary key and sorted, not found along
+  // the whole ranking's index (the planner would walk it past every other domain's rows).
+  const page = build.owners
+    ? sql`select * from (select * from sender_ranking r where r.build_id = ${build.buildId}::bigint
+          and r.owner = any(${build.owners}::text[]) and ${inScope} offset 0) r
+        order by ${order("r", true)} limit ${limit} offset ${offset}`
+    : fromBottom
+      ? sql`select * from sender_ranking r where r.build_id = ${build.buildId}::bigint and ${inScope}
         order by ${order("r", false)} limit ${limit} offset ${groups - offset - limit}`
-    : sql`select * from sender_ranking r where r.build_id = ${build.buildId}::bigint and ${inScope}
+      : sql`select * from sender_ranking r where r.build_id = ${build.buildId}::bigint and ${inScope}
         order by ${order("r", true)} limit ${limit} offset ${offset}`;
   const approvals = withRanges
     ? sql`select i.owner, i.sender,
@@ -189,7 +244,7 @@ export async function rankedSenderPage(
  */
 export async function rankedLegitimateTotal(
   trx: Transaction<QuerySchema>,
-  build: SenderRankingBuild,
+  build: RankingView,
   domains: readonly OwnedReportDomain[],
   policy: StricterPolicy,
   withRanges: boolean,
