@@ -9,6 +9,10 @@
  * again over it without loading (new read models are projected first), e.g. after a change to a
  * query: at 10M rows the load is most of the run.
  */
+
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { startService } from "@dmarc-ledger/cli";
 import { createTestDatabase, type TestDatabase, testServerUrl } from "@dmarc-ledger/db/testing";
 import { catchUp } from "@dmarc-ledger/projection-engine";
@@ -81,6 +85,10 @@ async function main(): Promise<void> {
   );
   const kept = process.env.BENCH_DATABASE;
   const database: TestDatabase = kept ? keptDatabase(kept) : await createTestDatabase("dl_bench_web");
+  // A kept database's data keys are wrapped by the master key of the run that loaded it, kept
+  // beside it (readable by its owner only), for the runs that measure it again.
+  const keyFile = join(tmpdir(), `${new URL(database.url).pathname.slice(1)}.master-key`);
+  const masterKey = kept && existsSync(keyFile) ? readFileSync(keyFile, "utf8").trim() : testMasterKey;
   const runtime = await openRuntime(
     {},
     { database: { kind: "postgres", url: database.url }, eventStoreUrl: null },
@@ -106,7 +114,7 @@ async function main(): Promise<void> {
       await seedSourceNames(runtime, ips);
       await seedApprovals(runtime, tenant.tenantId, scale.domains);
       const people = runtime.db as unknown as Kysely<UsersSchema>;
-      const keys = await runtimeDataKeys(runtime, { DATABASE_URL: database.url, MASTER_KEY: testMasterKey });
+      const keys = await runtimeDataKeys(runtime, { DATABASE_URL: database.url, MASTER_KEY: masterKey });
       const admin = await addUser(
         runtime.store,
         people,
@@ -153,7 +161,7 @@ async function main(): Promise<void> {
         RATE_LIMIT_BURST: "100000",
         // Every request answered by its query: the answer cache would serve the repeats of a view.
         API_ANSWER_CACHE_BYTES: "0",
-        MASTER_KEY: testMasterKey,
+        MASTER_KEY: masterKey,
       },
       port: 0,
       logger: pino({ level: "silent" }),
@@ -227,8 +235,10 @@ async function main(): Promise<void> {
     await service?.stop();
     await client.end();
     await runtime.close();
-    if (process.env.BENCH_KEEP_DB || kept) log(`kept database ${database.url}`);
-    else await database.drop();
+    if (process.env.BENCH_KEEP_DB || kept) {
+      writeFileSync(keyFile, masterKey, { mode: 0o600 });
+      log(`kept database ${database.url} (its MASTER_KEY in ${keyFile})`);
+    } else await database.drop();
   }
 }
 
