@@ -1,12 +1,9 @@
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
-import { promisify } from "node:util";
 import { catchUp, rebuildBeside } from "@dmarc-ledger/projection-engine";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addPerson, DashboardSession } from "../support/dashboard-session.js";
+import { markersInDatabase } from "../support/marker-scan.js";
 import {
   type Backend,
   backends,
@@ -14,15 +11,6 @@ import {
   type ServiceHandle,
   startTestService,
 } from "../support/service-harness.js";
-
-function filesBelow(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    const stat = statSync(path);
-    // Regular files only: the control socket lies there too while the service runs.
-    return stat.isDirectory() ? filesBelow(path) : stat.isFile() ? [path] : [];
-  });
-}
 
 /**
  * The dashboard's people (docs/privacy.md, "People"): their addresses are sealed under a key of
@@ -55,21 +43,7 @@ describe.each(backends)("people's addresses on %s: sealed, removed, erased", (na
       .map((line) => JSON.parse(line) as { email: string | null; role: string });
 
   /** Where a marker is found: pg_dump of the whole database, or every file of the data directory. */
-  async function markersFound(): Promise<string[]> {
-    const found: string[] = [];
-    if (backend.env.DATABASE_URL) {
-      const { stdout } = await promisify(execFile)("pg_dump", ["--no-owner", backend.env.DATABASE_URL], {
-        maxBuffer: 512 * 1024 * 1024,
-      });
-      for (const marker of markers) if (stdout.includes(marker)) found.push(`pg_dump: ${marker}`);
-    } else {
-      for (const file of filesBelow(backend.env.DMARC_LEDGER_DATA_DIR!)) {
-        const bytes = readFileSync(file);
-        for (const marker of markers) if (bytes.includes(marker)) found.push(`${file}: ${marker}`);
-      }
-    }
-    return found;
-  }
+  const markersFound = () => markersInDatabase(backend.env, markers);
 
   beforeAll(async () => {
     backend = await makeBackend();

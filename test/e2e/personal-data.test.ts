@@ -1,9 +1,7 @@
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { gunzipSync } from "node:zlib";
 import { streams } from "@dmarc-ledger/events";
 import { shredDataKeys } from "@dmarc-ledger/personal-data";
@@ -13,6 +11,7 @@ import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addPerson, DashboardSession } from "../support/dashboard-session.js";
+import { markersInDatabase, markersInFiles } from "../support/marker-scan.js";
 import {
   type Backend,
   backends,
@@ -70,15 +69,6 @@ function aggregateXml(domain: string, reportId: string): string {
 <p>reject</p></policy_published>${row("198.51.100.7", 12, "pass")}${row("203.0.113.5", 3, "fail")}</feedback>`;
 }
 
-function filesBelow(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    const stat = statSync(path);
-    // Regular files only: the control socket lies there too while the service runs.
-    return stat.isDirectory() ? filesBelow(path) : stat.isFile() ? [path] : [];
-  });
-}
-
 describe.each(backends)("personal data on %s: sealed, retained, erased", (name, makeBackend) => {
   const tag = randomBytes(4).toString("hex");
   // Markers: what must never be found in clear, anywhere, once retention or erasure ran.
@@ -129,18 +119,8 @@ describe.each(backends)("personal data on %s: sealed, retained, erased", (name, 
       for (const marker of markers)
         if (bytes.includes(marker)) found.push(`raw_input ${row.sha256}: ${marker}`);
     }
-    if (backend.env.DATABASE_URL) {
-      const { stdout } = await promisify(execFile)("pg_dump", ["--no-owner", backend.env.DATABASE_URL], {
-        maxBuffer: 512 * 1024 * 1024,
-      });
-      for (const marker of markers) if (stdout.includes(marker)) found.push(`pg_dump: ${marker}`);
-    } else {
-      // The data directory's files, every one of them (heap, WAL, indexes), as bytes.
-      for (const file of filesBelow(backend.env.DMARC_LEDGER_DATA_DIR!)) {
-        const bytes = readFileSync(file);
-        for (const marker of markers) if (bytes.includes(marker)) found.push(`${file}: ${marker}`);
-      }
-    }
+    // pg_dump, or the data directory's files, every one of them (heap, WAL, indexes), as bytes.
+    found.push(...(await markersInDatabase(backend.env, markers)));
     return found;
   }
 
@@ -342,12 +322,7 @@ describe.each(backends)("personal data on %s: sealed, retained, erased", (name, 
       const { openRuntime } = await import("@dmarc-ledger/runtime");
       const runtime = await openRuntime(backend.env);
       await runtime.close();
-      const found: string[] = [];
-      for (const file of filesBelow(backend.env.DMARC_LEDGER_DATA_DIR!)) {
-        const bytes = readFileSync(file);
-        for (const marker of markers) if (bytes.includes(marker)) found.push(`${file}: ${marker}`);
-      }
-      expect(found).toEqual([]);
+      expect(markersInFiles(backend.env.DMARC_LEDGER_DATA_DIR!, markers)).toEqual([]);
       return;
     }
     expect(await markersFound()).toEqual([]);
