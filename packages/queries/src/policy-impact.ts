@@ -4,7 +4,12 @@ import type { SenderKind } from "./aggregate-by-sender.js";
 import { offsetOf, type PageQuery } from "./page.js";
 import type { QuerySchema } from "./schema.js";
 import { mostPerSender, ownedReportDomains, rangesDecided, senderIps } from "./sender-ips.js";
-import { rankedLegitimateTotal, rankedSenderPage, withSenderRanking } from "./sender-page-ranked.js";
+import {
+  type RankedSenderRow,
+  rankedLegitimateTotal,
+  rankedSenderPage,
+  withSenderRanking,
+} from "./sender-page-ranked.js";
 
 export { dispositionsStoppedBy, type StricterPolicy };
 
@@ -44,6 +49,28 @@ export interface PolicyImpact {
   total: number;
   totals: PolicyImpactTotals;
   records: PolicyImpactRecord[];
+}
+
+/** A record from a ranked or a grouped row, `stopped` its messages the policy would stop. */
+function impactRecord(
+  row: Pick<
+    RankedSenderRow,
+    "owner" | "sender" | "service_type" | "kind" | "approved" | "source_ips" | "forwarded" | "legitimate"
+  >,
+  stopped: string,
+): PolicyImpactRecord {
+  return {
+    Domain: row.owner,
+    Service: row.sender,
+    ServiceType: row.service_type,
+    SenderKind: row.kind,
+    Approved: row.approved,
+    SourceIPs: row.source_ips,
+    Stopped: stopped,
+    Forwarded: row.forwarded,
+    LegitimateAtRisk: row.legitimate,
+    AbuseStopped: (BigInt(stopped) - BigInt(row.legitimate)).toString(),
+  };
 }
 
 interface ImpactRow {
@@ -94,18 +121,7 @@ export async function policyImpactRanked(
         LegitimateAtRisk: legitimate,
         AbuseStopped: (BigInt(scope.stopped) - BigInt(legitimate)).toString(),
       },
-      records: rows.map((row) => ({
-        Domain: row.owner,
-        Service: row.sender,
-        ServiceType: row.service_type,
-        SenderKind: row.kind,
-        Approved: row.approved,
-        SourceIPs: row.source_ips,
-        Stopped: row.weight,
-        Forwarded: row.forwarded,
-        LegitimateAtRisk: row.legitimate,
-        AbuseStopped: (BigInt(row.weight) - BigInt(row.legitimate)).toString(),
-      })),
+      records: rows.map((row) => impactRecord(row, row.weight)),
     };
   });
 }
@@ -180,17 +196,6 @@ export async function policyImpactGrouped(
       LegitimateAtRisk: allLegitimate,
       AbuseStopped: (BigInt(allStopped) - BigInt(allLegitimate)).toString(),
     },
-    records: rows.map((row) => ({
-      Domain: row.owner,
-      Service: row.sender,
-      ServiceType: row.service_type,
-      SenderKind: row.kind,
-      Approved: row.approved,
-      SourceIPs: row.source_ips,
-      Stopped: row.stopped,
-      Forwarded: row.forwarded,
-      LegitimateAtRisk: row.legitimate,
-      AbuseStopped: (BigInt(row.stopped) - BigInt(row.legitimate)).toString(),
-    })),
+    records: rows.map((row) => impactRecord(row, row.stopped)),
   };
 }
