@@ -7,6 +7,27 @@ import { promisify } from "node:util";
 
 const run = promisify(execFile);
 
+/** SQL as the superuser through psql, on the server at 127.0.0.1:`port`; its output trimmed. */
+const psqlOn =
+  (port: number) =>
+  async (sql: string, database = "postgres"): Promise<string> => {
+    const { stdout } = await run("psql", [
+      "-X",
+      "-At",
+      "-h",
+      "127.0.0.1",
+      "-p",
+      String(port),
+      "-U",
+      "postgres",
+      "-d",
+      database,
+      "-c",
+      sql,
+    ]);
+    return stdout.trim();
+  };
+
 /**
  * A PostgreSQL cluster of a test's own (initdb, pg_ctl: Debian's server binaries), on a free
  * loopback port, that the test may stop, restart or kill without touching the shared server.
@@ -110,23 +131,7 @@ export async function startPostgresCluster(
     stop: async () => {
       await serverCommand(bin, "pg_ctl", ["-D", dataDir, "-m", "fast", "-w", "-t", "60", "stop"]);
     },
-    psql: async (sql, database = "postgres") => {
-      const { stdout } = await run("psql", [
-        "-X",
-        "-At",
-        "-h",
-        "127.0.0.1",
-        "-p",
-        String(port),
-        "-U",
-        "postgres",
-        "-d",
-        database,
-        "-c",
-        sql,
-      ]);
-      return stdout.trim();
-    },
+    psql: psqlOn(port),
     remove: async () => {
       await serverCommand(bin, "pg_ctl", ["-D", dataDir, "-m", "immediate", "-w", "stop"]).catch(() => {});
       rmSync(root, { recursive: true, force: true });
@@ -190,23 +195,7 @@ export async function startStreamingReplica(primary: PostgresCluster): Promise<S
   const [sh, shArgs] = asServerUser("sh", ["-c", `cat '${conf}' >> '${join(dataDir, "postgresql.conf")}'`]);
   await run(sh, shArgs);
   const log = join(root, "server.log");
-  const psql = async (sql: string, database = "postgres") => {
-    const { stdout } = await run("psql", [
-      "-X",
-      "-At",
-      "-h",
-      "127.0.0.1",
-      "-p",
-      String(port),
-      "-U",
-      "postgres",
-      "-d",
-      database,
-      "-c",
-      sql,
-    ]);
-    return stdout.trim();
-  };
+  const psql = psqlOn(port);
   const replica: StreamingReplica = {
     port,
     url: (database = "postgres") => `postgres://postgres@127.0.0.1:${port}/${database}`,
