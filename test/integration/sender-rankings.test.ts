@@ -204,6 +204,19 @@ describe("sender pages from sender rankings", () => {
     return ranked;
   };
 
+  /**
+   * Every standard bucket answered from a ranking, like the grouping: tenant-wide and with a
+   * domain filter (the ranking's rows of that domain; a-two.com's include mail.a-two.com's
+   * reports). A domain that is not the tenant's is grouped (and answers nothing).
+   */
+  const expectRankedOnBuckets = async () => {
+    const onBuckets = periods.filter((p) => p.bucket).map((p) => p.label);
+    expect(await expectSameAsGrouping()).toEqual(onBuckets);
+    for (const domain of ["a-one.com", "a-two.com"])
+      expect(await expectSameAsGrouping(domain), domain).toEqual(onBuckets);
+    expect(await expectSameAsGrouping("mail.a-two.com")).toEqual([]);
+  };
+
   /** Volume and SourceIPs per (domain, sender), and Stopped under p=reject, counted from the reports sent. */
   const expectIndependentCounts = async (
     period: { start: number; end: number },
@@ -303,14 +316,7 @@ describe("sender pages from sender rankings", () => {
   });
 
   it("answers like the grouping, from a ranking on the buckets, by grouping off them", async () => {
-    expect(await expectSameAsGrouping()).toEqual(periods.filter((p) => p.bucket).map((p) => p.label));
-    // A domain filter reads the ranking's rows of that domain (a-two.com's include mail.a-two.com's
-    // reports); a report domain that is not the tenant's own splits its owner's rows: grouped.
-    for (const domain of ["a-one.com", "a-two.com"])
-      expect(await expectSameAsGrouping(domain), domain).toEqual(
-        periods.filter((p) => p.bucket).map((p) => p.label),
-      );
-    expect(await expectSameAsGrouping("mail.a-two.com")).toEqual([]);
+    await expectRankedOnBuckets();
     await expectIndependentCounts(december, senderNames);
     await expectIndependentCounts({ start: (lastDay - 29) * DAY, end: januaryFirst - 1 }, senderNames);
   });
@@ -365,14 +371,7 @@ describe("sender pages from sender rankings", () => {
         .filter((b) => b.tenantId === tenantId && b.outcome === "rebuilt")
         .every((b) => b.reason === "facts"),
     ).toBe(true);
-    expect(await expectSameAsGrouping()).toEqual(periods.filter((p) => p.bucket).map((p) => p.label));
-    // A domain filter reads the ranking's rows of that domain (a-two.com's include mail.a-two.com's
-    // reports); a report domain that is not the tenant's own splits its owner's rows: grouped.
-    for (const domain of ["a-one.com", "a-two.com"])
-      expect(await expectSameAsGrouping(domain), domain).toEqual(
-        periods.filter((p) => p.bucket).map((p) => p.label),
-      );
-    expect(await expectSameAsGrouping("mail.a-two.com")).toEqual([]);
+    await expectRankedOnBuckets();
     await expectIndependentCounts(december, senderNames);
     // November's facts did not change, but no ranking holds November alone: nothing else to build.
     expect(await maintain()).toEqual([]);
@@ -389,14 +388,7 @@ describe("sender pages from sender rankings", () => {
     const rebuilt = await maintain();
     expect(rebuilt.length).toBeGreaterThan(0);
     expect(rebuilt.filter((b) => b.outcome === "rebuilt").every((b) => b.reason === "names")).toBe(true);
-    expect(await expectSameAsGrouping()).toEqual(periods.filter((p) => p.bucket).map((p) => p.label));
-    // A domain filter reads the ranking's rows of that domain (a-two.com's include mail.a-two.com's
-    // reports); a report domain that is not the tenant's own splits its owner's rows: grouped.
-    for (const domain of ["a-one.com", "a-two.com"])
-      expect(await expectSameAsGrouping(domain), domain).toEqual(
-        periods.filter((p) => p.bucket).map((p) => p.label),
-      );
-    expect(await expectSameAsGrouping("mail.a-two.com")).toEqual([]);
+    await expectRankedOnBuckets();
     await expectIndependentCounts(december, senderNames);
     // The same answer again (the resolver's weekly refresh) renames nothing.
     await name(3, { ...namingOf(3)!, service: null, baseDomain: "moved.example" }, "any");
@@ -412,14 +404,7 @@ describe("sender pages from sender rankings", () => {
     const rebuilt = (await maintain()).filter((b) => b.tenantId === tenantId);
     expect(rebuilt.length).toBeGreaterThan(0);
     expect(rebuilt.filter((b) => b.outcome === "rebuilt").every((b) => b.reason === "domains")).toBe(true);
-    expect(await expectSameAsGrouping()).toEqual(periods.filter((p) => p.bucket).map((p) => p.label));
-    // A domain filter reads the ranking's rows of that domain (a-two.com's include mail.a-two.com's
-    // reports); a report domain that is not the tenant's own splits its owner's rows: grouped.
-    for (const domain of ["a-one.com", "a-two.com"])
-      expect(await expectSameAsGrouping(domain), domain).toEqual(
-        periods.filter((p) => p.bucket).map((p) => p.label),
-      );
-    expect(await expectSameAsGrouping("mail.a-two.com")).toEqual([]);
+    await expectRankedOnBuckets();
     await expectIndependentCounts(december, senderNames);
   });
 
@@ -447,14 +432,7 @@ describe("sender pages from sender rankings", () => {
     const rebuilt = (await maintain()).filter((b) => b.tenantId === tenantId && b.outcome === "rebuilt");
     expect(rebuilt.length).toBeGreaterThan(0);
     expect(rebuilt.every((b) => b.reason === "facts")).toBe(true);
-    expect(await expectSameAsGrouping()).toEqual(periods.filter((p) => p.bucket).map((p) => p.label));
-    // A domain filter reads the ranking's rows of that domain (a-two.com's include mail.a-two.com's
-    // reports); a report domain that is not the tenant's own splits its owner's rows: grouped.
-    for (const domain of ["a-one.com", "a-two.com"])
-      expect(await expectSameAsGrouping(domain), domain).toEqual(
-        periods.filter((p) => p.bucket).map((p) => p.label),
-      );
-    expect(await expectSameAsGrouping("mail.a-two.com")).toEqual([]);
+    await expectRankedOnBuckets();
     await expectIndependentCounts(december, senderNames);
   });
 

@@ -70,10 +70,10 @@ export type RankingView = SenderRankingBuild & { owners?: readonly string[] };
 /**
  * Runs `answer` in one repeatable-read snapshot with the ranking chosen in it (so an upkeep
  * replacing the ranking, or facts committing meanwhile, cannot mix two states into one answer),
- * or returns null when no ranking answers the period. With a domain filter, `answer` gets the
- * report domains within it and the ranking's rows of their owners: those rows are the filtered
- * answer when every report domain of those owners lies within the filter (a filter naming a
- * subdomain that is not itself the tenant's splits an owner's rows, and is answered by grouping).
+ * or returns null when no ranking answers the period. With a domain filter (one of the tenant's
+ * domains), `answer` gets the report domains within it and the ranking's rows of their owners:
+ * the filter's domain and the tenant's domains under it, whose rows hold those reports and no
+ * other (a report domain lies under its owner).
  */
 export async function withSenderRanking<T>(
   db: Kysely<QuerySchema>,
@@ -85,17 +85,19 @@ export async function withSenderRanking<T>(
     .setIsolationLevel("repeatable read")
     .execute(async (trx) => {
       const domains = await ownedReportDomains(trx, query.tenantId);
-      if (query.domain === undefined) {
+      const within = query.domain;
+      if (within === undefined) {
         const build = await chooseSenderRanking(trx, query, domains);
         return build ? answer(trx, build, domains) : null;
       }
-      const within = await ownedReportDomains(trx, query.tenantId, query.domain);
-      const owners = [...new Set(within.map((d) => d.owner))];
-      const inside = new Set(within.map((d) => d.domain));
-      if (within.length === 0 || domains.some((d) => owners.includes(d.owner) && !inside.has(d.domain)))
-        return null;
+      // Not a domain the tenant's reports count for: grouped (which answers nothing for a domain
+      // that is not the tenant's).
+      if (!domains.some((d) => d.owner === within)) return null;
+      const inside = domains.filter((d) => d.owner === within || d.owner.endsWith(`.${within}`));
       const build = await chooseSenderRanking(trx, query, domains);
-      return build ? answer(trx, await ownersView(trx, build, owners), within) : null;
+      return build
+        ? answer(trx, await ownersView(trx, build, [...new Set(inside.map((d) => d.owner))]), inside)
+        : null;
     });
 }
 
