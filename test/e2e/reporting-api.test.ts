@@ -10,9 +10,7 @@ import { aggregateCorpus, failureCorpus } from "../support/corpus.js";
 import {
   byVolumeThenKey,
   countersOf,
-  dmarcPass,
   groupBy,
-  mostMessages,
   readSimpleRows,
   type SimpleRow,
 } from "../support/independent-aggregate.js";
