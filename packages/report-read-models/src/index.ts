@@ -6,12 +6,15 @@ export {
   buildSenderRanking,
   type SenderRankingBuilt,
   type SenderRankingTarget,
+  senderRankingSums,
+  senderSumsOf,
 } from "./sender-rankings/build-sender-ranking.js";
 export {
   recordSenderFactChanges,
   type SenderChangeMarks,
   senderChangeMarks,
 } from "./sender-rankings/change-numbers.js";
+export { pruneSenderFactDeltas } from "./sender-rankings/fact-deltas.js";
 export {
   maintainSenderRankings,
   type SenderRankingChange,
@@ -33,6 +36,7 @@ export {
 export {
   type SenderRankingBuild,
   senderRankingBuilds,
+  senderRankingPatchable,
   senderRankingStaleness,
 } from "./sender-rankings/sender-ranking-state.js";
 export { factsChangedSince, sourceFactSums, tenantScopedFacts } from "./source-facts.js";

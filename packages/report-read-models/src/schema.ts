@@ -223,6 +223,15 @@ export interface SourceIpNameChangeTable {
   last_seq: Int8;
 }
 
+/**
+ * What a batch of aggregate_by_sender added to agg_sender_fact (an expiry: what it removed,
+ * negated), numbered by the batch, per UTC day: what a query adds to a sender ranking built before.
+ */
+export interface AggSenderDeltaTable extends Omit<AggSenderFactTable, "t"> {
+  seq: Int8;
+  day: number;
+}
+
 /** One row: the number of the latest batch of aggregate_by_sender (sender-rankings/change-numbers.ts). */
 export interface AggSenderChangeCounterTable {
   single: boolean;
@@ -346,6 +355,7 @@ export interface ReportSchema {
   agg_source_change: AggSourceChangeTable;
   agg_source_count: AggSourceCountTable;
   agg_sender_fact: AggSenderFactTable;
+  agg_sender_delta: AggSenderDeltaTable;
   source_ranking_upkeep: SourceRankingUpkeepTable;
   source_ranking_build: SourceRankingBuildTable;
   source_ranking: SourceRankingTable;

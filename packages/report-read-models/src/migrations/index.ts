@@ -17,6 +17,7 @@ import { forensicPersonal } from "./015_forensic_personal.js";
 import { aggSenderFact } from "./016_agg_sender_fact.js";
 import { senderRankings } from "./017_sender_rankings.js";
 import { tenantDayTotals } from "./018_tenant_day_totals.js";
+import { aggSenderDelta } from "./019_agg_sender_delta.js";
 
 /**
  * The report read models' tables (schema.ts). Until the read models were split (issue 22) the
@@ -44,6 +45,7 @@ export const reportReadModelMigrations: MigrationSet = {
     "016_agg_sender_fact": aggSenderFact,
     "017_sender_rankings": senderRankings,
     "018_tenant_day_totals": tenantDayTotals,
+    "019_agg_sender_delta": aggSenderDelta,
   },
   formerly: {
     set: "read_models",

@@ -30,7 +30,7 @@ const keysPerStatement = 20_000;
  * parameters however many keys it carries.
  */
 export class SumsByKey {
-  private readonly entries = new Map<string, { key: KeyValue[]; sums: CounterSums }>();
+  private readonly entriesByKey = new Map<string, { key: KeyValue[]; sums: CounterSums }>();
 
   constructor(
     private readonly table: SummedTable,
@@ -46,21 +46,26 @@ export class SumsByKey {
 
   /** The keys summed so far. */
   *keys(): IterableIterator<readonly KeyValue[]> {
-    for (const entry of this.entries.values()) yield entry.key;
+    for (const entry of this.entriesByKey.values()) yield entry.key;
+  }
+
+  /** The keys summed so far with their sums. */
+  *entries(): IterableIterator<{ readonly key: readonly KeyValue[]; readonly sums: CounterSums }> {
+    yield* this.entriesByKey.values();
   }
 
   add(key: KeyValue[], verdict: RowVerdict, count: number): void {
     const id = key.join("\u0000");
-    let entry = this.entries.get(id);
+    let entry = this.entriesByKey.get(id);
     if (!entry) {
       entry = { key, sums: emptySums() };
-      this.entries.set(id, entry);
+      this.entriesByKey.set(id, entry);
     }
     addToSums(entry.sums, verdict, count);
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.entriesByKey.size;
   }
 
   /**
@@ -69,7 +74,7 @@ export class SumsByKey {
    */
   async write(trx: Transaction<ReportSchema>, stamp?: { column: string; value: string }): Promise<void> {
     const counters = counterColumns.filter(([name]) => this.withDmarcPass || name !== "dmarc_pass");
-    const entries = [...this.entries.values()];
+    const entries = [...this.entriesByKey.values()];
     const table = sql.table(this.table);
     const columns = [
       ...this.keyColumns.map((column) => column.name),

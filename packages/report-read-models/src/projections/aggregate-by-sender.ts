@@ -2,6 +2,7 @@ import type { AggregateRowRecord } from "@dmarc-ledger/events";
 import type { Projection } from "@dmarc-ledger/projection-engine";
 import type { ReportSchema } from "../schema.js";
 import { recordSenderFactChanges } from "../sender-rankings/change-numbers.js";
+import { appendSenderFactDeltas } from "../sender-rankings/fact-deltas.js";
 import { type KeyColumn, SumsByKey } from "./add-sums.js";
 import { rowParts } from "./report-parts.js";
 
@@ -35,9 +36,10 @@ const senderKeyColumns: KeyColumn[] = [
 export const aggregateBySenderProjection: Projection<ReportSchema> = {
   name: "aggregate_by_sender",
   // The sender rankings are built from agg_sender_fact (sender-rankings/): a rebuild starts them
-  // afresh, with the change numbers that say when one is stale.
+  // afresh, with the change numbers that say when one is stale and the deltas added to them.
   tables: [
     "agg_sender_fact",
+    "agg_sender_delta",
     "agg_sender_change_counter",
     "agg_sender_change",
     "sender_ranking_build",
@@ -64,10 +66,24 @@ export const aggregateBySenderProjection: Projection<ReportSchema> = {
     }
     if (sums.size > 0) {
       await sums.write(trx);
-      await recordSenderFactChanges(
+      const seq = await recordSenderFactChanges(
         trx,
         [...sums.keys()].map((key) => ({ domain: key[0] as string, t: key[1] as number })),
       );
+      if (seq !== null)
+        await appendSenderFactDeltas(
+          trx,
+          seq,
+          [...sums.entries()].map(({ key, sums }) => ({
+            domain: key[0] as string,
+            t: key[1] as number,
+            sourceIp: key[2] as string,
+            disposition: key[3] as string,
+            dmarcPass: key[4] as boolean,
+            forwarded: key[5] as boolean,
+            sums,
+          })),
+        );
     }
   },
 };

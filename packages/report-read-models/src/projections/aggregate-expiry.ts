@@ -3,6 +3,7 @@ import type { Projection } from "@dmarc-ledger/projection-engine";
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { ReportSchema } from "../schema.js";
 import { recordSenderFactChanges } from "../sender-rankings/change-numbers.js";
+import { appendExpiredSenderFacts } from "../sender-rankings/fact-deltas.js";
 import { subtractExpiredFromRankings } from "../source-rankings/expire-ranked-facts.js";
 
 const DAY = 86_400;
@@ -59,18 +60,20 @@ export const dropExpiredDomainFacts = dropByT("agg_domain");
 export const dropExpiredOrganizationFacts = dropByT("agg_organization");
 
 /**
- * agg_sender_fact, and the change marks of the days it loses: a sender ranking holding one of
- * those days is stale from this batch on (the queries group; the upkeep builds it again).
+ * agg_sender_fact, the change marks of the days it loses, and the facts it loses negated in
+ * agg_sender_delta, all numbered as one batch: a sender ranking built before counts them no more
+ * at query time (as it counts a later batch's facts), and the upkeep builds it again.
  */
 export const dropExpiredSenderFacts: DropExpired = async (trx, expired) => {
   const cutoff = expiryCutoff(expired);
-  await dropByT("agg_sender_fact")(trx, expired);
   const { rows } = await sql<{ domain: string; day: number }>`select domain, day from agg_sender_change
     where domain = any(${expired.domains}::text[]) and day < ${Math.ceil(cutoff / DAY)}`.execute(trx);
-  await recordSenderFactChanges(
+  const seq = await recordSenderFactChanges(
     trx,
     rows.map((row) => ({ domain: row.domain, t: Number(row.day) * DAY })),
   );
+  if (seq === null) await dropByT("agg_sender_fact")(trx, expired);
+  else await appendExpiredSenderFacts(trx, seq, expired.domains, cutoff);
 };
 
 /**

@@ -1,4 +1,4 @@
-import { type Kysely, sql, type Transaction } from "kysely";
+import { type Kysely, type RawBuilder, sql, type Transaction } from "kysely";
 import type { ReportAndTenancySchema } from "../schema.js";
 import type { Span } from "../source-rankings/buckets.js";
 import { limitStatements } from "../source-rankings/build-ranking.js";
@@ -20,11 +20,8 @@ export interface SenderRankingBuilt extends SenderRankingTarget {
   ms: number;
 }
 
-const stoppedBy = (policy: keyof typeof dispositionsStoppedBy) =>
-  sql`not f.dmarc_pass and f.disposition = any(${dispositionsStoppedBy[policy]}::text[])`;
-
 /** The sums a ranking keeps, per (domain, source IP) from facts `f`, and per (domain, sender) from those. */
-const sumColumns = [
+export const senderRankingSums = [
   "volume",
   "dmarc_pass",
   "unaligned_arc_pass",
@@ -38,6 +35,26 @@ const sumColumns = [
   "stopped_reject",
   "forwarded_reject",
 ] as const;
+
+/**
+ * The sums a ranking keeps, named as senderRankingSums, over rows `alias` shaped as
+ * agg_sender_fact's (its facts, or agg_sender_delta's changes to them), for a `group by`.
+ */
+export function senderSumsOf(alias: string): RawBuilder<unknown> {
+  const c = (column: string) => sql.ref(`${alias}.${column}`);
+  const stoppedBy = (policy: keyof typeof dispositionsStoppedBy) =>
+    sql`not ${c("dmarc_pass")} and ${c("disposition")} = any(${dispositionsStoppedBy[policy]}::text[])`;
+  const when = (condition: RawBuilder<unknown>) =>
+    sql`sum(case when ${condition} then ${c("volume")} else 0 end)`;
+  return sql`sum(${c("volume")}) as volume, ${when(c("dmarc_pass"))} as dmarc_pass,
+    sum(${c("unaligned_arc_pass")}) as unaligned_arc_pass, sum(${c("dkim_aligned")}) as dkim_aligned,
+    sum(${c("spf_aligned")}) as spf_aligned, sum(${c("dkim_pass")}) as dkim_pass, sum(${c("spf_pass")}) as spf_pass,
+    ${when(c("forwarded"))} as forwarded,
+    ${when(stoppedBy("quarantine"))} as stopped_quarantine,
+    ${when(sql`${stoppedBy("quarantine")} and ${c("forwarded")}`)} as forwarded_quarantine,
+    ${when(stoppedBy("reject"))} as stopped_reject,
+    ${when(sql`${stoppedBy("reject")} and ${c("forwarded")}`)} as forwarded_reject`;
+}
 
 /**
  * Builds a tenant's sender ranking of `bucket` from its facts, in one repeatable-read snapshot
@@ -65,19 +82,11 @@ export async function buildSenderRanking(
       const id = rows[0]!.id;
       const addresses = await sql`
         insert into sender_ranking_ip (build_id, owner, source_ip, address, sender, kind, service_type, asn,
-          asn_organization, country, ${sql.join(sumColumns.map((c) => sql.ref(c)))})
+          asn_organization, country, ${sql.join(senderRankingSums.map((c) => sql.ref(c)))})
         select ${id}::bigint, s.owner, s.source_ip, s.source_ip::inet, ip.sender, ip.kind, ip.service_type, ip.asn,
-          ip.asn_organization, ip.country, ${sql.join(sumColumns.map((c) => sql.ref(`s.${c}`)))}
+          ip.asn_organization, ip.country, ${sql.join(senderRankingSums.map((c) => sql.ref(`s.${c}`)))}
         from (
-          select d.owner, f.source_ip, sum(f.volume) as volume,
-            sum(case when f.dmarc_pass then f.volume else 0 end) as dmarc_pass,
-            sum(f.unaligned_arc_pass) as unaligned_arc_pass, sum(f.dkim_aligned) as dkim_aligned,
-            sum(f.spf_aligned) as spf_aligned, sum(f.dkim_pass) as dkim_pass, sum(f.spf_pass) as spf_pass,
-            sum(case when f.forwarded then f.volume else 0 end) as forwarded,
-            sum(case when ${stoppedBy("quarantine")} then f.volume else 0 end) as stopped_quarantine,
-            sum(case when ${stoppedBy("quarantine")} and f.forwarded then f.volume else 0 end) as forwarded_quarantine,
-            sum(case when ${stoppedBy("reject")} then f.volume else 0 end) as stopped_reject,
-            sum(case when ${stoppedBy("reject")} and f.forwarded then f.volume else 0 end) as forwarded_reject
+          select d.owner, f.source_ip, ${senderSumsOf("f")}
           from agg_sender_fact f join ${ownedDomainsTable(domains)} as d(domain, owner) on d.domain = f.domain
           where f.t >= ${bucket.start} and f.t <= ${bucket.end}
           group by d.owner, f.source_ip
@@ -88,9 +97,9 @@ export async function buildSenderRanking(
         order by s.owner, ip.sender`.execute(trx);
       const groups = await sql`
         insert into sender_ranking (build_id, owner, sender, source_ips, ips_quarantine, ips_reject,
-          ${sql.join(sumColumns.map((c) => sql.ref(c)))})
+          ${sql.join(senderRankingSums.map((c) => sql.ref(c)))})
         select build_id, owner, sender, count(*), count(*) filter (where stopped_quarantine > 0),
-          count(*) filter (where stopped_reject > 0), ${sql.join(sumColumns.map((c) => sql`sum(${sql.ref(c)})`))}
+          count(*) filter (where stopped_reject > 0), ${sql.join(senderRankingSums.map((c) => sql`sum(${sql.ref(c)})`))}
         from sender_ranking_ip where build_id = ${id}::bigint group by build_id, owner, sender`.execute(trx);
       // The picks join five groupings of the same addresses, estimated at a row or so each: a
       // nested loop over them was quadratic (over 2 minutes for 90 days at 1M rows); hashed, seconds.

@@ -29,12 +29,13 @@ async function takeNumber(
 /**
  * Records that a batch of aggregate_by_sender wrote facts (one per element of `changed`) of these
  * report domains on the days of these `t`s: a sender ranking whose bucket holds one of those
- * days, built before, is stale.
+ * days, built before, no longer counts them (a query adds them from agg_sender_delta; the upkeep
+ * builds it again). Returns the batch's number, or null when nothing changed.
  */
 export async function recordSenderFactChanges(
   trx: Transaction<ReportSchema>,
   changed: Iterable<{ domain: string; t: number }>,
-): Promise<void> {
+): Promise<string | null> {
   const days = new Map<string, { domain: string; day: number; facts: number }>();
   for (const { domain, t } of changed) {
     const day = Math.floor(t / DAY);
@@ -43,7 +44,7 @@ export async function recordSenderFactChanges(
     entry.facts++;
     days.set(key, entry);
   }
-  if (days.size === 0) return;
+  if (days.size === 0) return null;
   const seq = await takeNumber(trx, "agg_sender_change_counter");
   const list = [...days.values()];
   await sql`insert into agg_sender_change (domain, day, seq, facts)
@@ -52,6 +53,7 @@ export async function recordSenderFactChanges(
     on conflict (domain, day) do update set seq = excluded.seq, facts = agg_sender_change.facts + excluded.facts`.execute(
     trx,
   );
+  return seq;
 }
 
 /** The number a batch of source_ip_names stamps on the addresses whose naming it changes. */

@@ -4,6 +4,7 @@ import type { ReportAndTenancySchema } from "../schema.js";
 import { type Span, sameSpan } from "../source-rankings/buckets.js";
 import { underUpkeepLock } from "../upkeep-lock.js";
 import { buildSenderRanking, dropSenderRanking, type SenderRankingBuilt } from "./build-sender-ranking.js";
+import { pruneSenderFactDeltas } from "./fact-deltas.js";
 import { ownedReportDomains } from "./owned-report-domains.js";
 import { senderRankingBuilds, senderRankingStaleness } from "./sender-ranking-state.js";
 
@@ -141,5 +142,7 @@ async function maintainAll(
       changes.push({ ...built, outcome: "built" });
     }
   }
+  // What every ranking has counted is needed no more (builds happen here, one at a time).
+  await pruneSenderFactDeltas(db);
   return changes;
 }

@@ -101,3 +101,20 @@ export async function senderRankingStaleness(
     ) as found`.execute(db);
   return renamed[0]?.found ? "names" : null;
 }
+
+/**
+ * Whether what changed since a ranking's build can be added to it at query time (read in the
+ * caller's snapshot): facts and renamed addresses can (agg_sender_delta, source_ip_name's
+ * numbers); a change of the tenant's report domains or their owners, or a replay of the names
+ * (whose numbers start afresh), cannot.
+ */
+export async function senderRankingPatchable(
+  db: Kysely<AnySchema>,
+  build: SenderRankingBuild,
+  domains: readonly OwnedReportDomain[],
+): Promise<boolean> {
+  const key = ownershipKey(domains);
+  if (key.length !== build.reportDomains.length || key.some((pair, i) => pair !== build.reportDomains[i]))
+    return false;
+  return (await senderChangeMarks(db)).nameEpoch === build.nameEpoch;
+}
