@@ -3,7 +3,12 @@ import { type Kysely, sql } from "kysely";
 import { offsetOf, type Page, type PageQuery } from "./page.js";
 import type { QuerySchema } from "./schema.js";
 import { mostPerSender, ownedReportDomains, rangesDecided, senderIps } from "./sender-ips.js";
-import { type RankedSenderRow, rankedSenderPage, withSenderRanking } from "./sender-page-ranked.js";
+import {
+  type RankedOptions,
+  type RankedSenderRow,
+  rankedSenderPage,
+  withSenderRanking,
+} from "./sender-page-ranked.js";
 
 /** What kind of name a sender record has: a known service, or for unknown sources what is known. */
 export type SenderKind = "service" | "base_domain" | "asn" | "unknown";
@@ -59,12 +64,18 @@ export async function aggregateBySender(
 export async function aggregateBySenderRanked(
   db: Kysely<QuerySchema>,
   query: PageQuery,
+  options?: RankedOptions,
 ): Promise<Page<AggregateBySenderRecord> | null> {
-  return withSenderRanking(db, query, async (trx, build, domains) => {
-    const total = Number(build.totals.groups);
-    const rows = await rankedSenderPage(trx, build, query, "all", total, await rangesDecided(trx, domains));
-    return { total, records: rows.map((row) => senderRecord({ ...row, total: String(total) })) };
-  });
+  return withSenderRanking(
+    db,
+    query,
+    async (trx, build, domains) => {
+      const total = Number(build.totals.groups);
+      const rows = await rankedSenderPage(trx, build, query, "all", total, await rangesDecided(trx, domains));
+      return { total, records: rows.map((row) => senderRecord({ ...row, total: String(total) })) };
+    },
+    options,
+  );
 }
 
 /** aggregate_by_sender by grouping the period's facts per request. */

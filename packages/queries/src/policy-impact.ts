@@ -5,6 +5,7 @@ import { offsetOf, type PageQuery } from "./page.js";
 import type { QuerySchema } from "./schema.js";
 import { mostPerSender, ownedReportDomains, rangesDecided, senderIps } from "./sender-ips.js";
 import {
+  type RankedOptions,
   type RankedSenderRow,
   rankedLegitimateTotal,
   rankedSenderPage,
@@ -104,26 +105,32 @@ export async function policyImpact(db: Kysely<QuerySchema>, query: PolicyImpactQ
 export async function policyImpactRanked(
   db: Kysely<QuerySchema>,
   query: PolicyImpactQuery,
+  options?: RankedOptions,
 ): Promise<PolicyImpact | null> {
-  return withSenderRanking(db, query, async (trx, build, domains) => {
-    const scope = build.totals[query.policy];
-    const total = Number(scope.groups);
-    const ranges = await rangesDecided(trx, domains);
-    const rows = await rankedSenderPage(trx, build, query, query.policy, total, ranges);
-    const legitimate = await rankedLegitimateTotal(trx, build, domains, query.policy, ranges);
-    return {
-      total,
-      totals: {
-        Volume: build.totals.volume,
-        DMARC: build.totals.dmarcPass,
-        Stopped: scope.stopped,
-        Forwarded: scope.forwarded,
-        LegitimateAtRisk: legitimate,
-        AbuseStopped: (BigInt(scope.stopped) - BigInt(legitimate)).toString(),
-      },
-      records: rows.map((row) => impactRecord(row, row.weight)),
-    };
-  });
+  return withSenderRanking(
+    db,
+    query,
+    async (trx, build, domains) => {
+      const scope = build.totals[query.policy];
+      const total = Number(scope.groups);
+      const ranges = await rangesDecided(trx, domains);
+      const rows = await rankedSenderPage(trx, build, query, query.policy, total, ranges);
+      const legitimate = await rankedLegitimateTotal(trx, build, domains, query.policy, ranges);
+      return {
+        total,
+        totals: {
+          Volume: build.totals.volume,
+          DMARC: build.totals.dmarcPass,
+          Stopped: scope.stopped,
+          Forwarded: scope.forwarded,
+          LegitimateAtRisk: legitimate,
+          AbuseStopped: (BigInt(scope.stopped) - BigInt(legitimate)).toString(),
+        },
+        records: rows.map((row) => impactRecord(row, row.weight)),
+      };
+    },
+    options,
+  );
 }
 
 /** policy_impact by grouping the period's facts per request. */

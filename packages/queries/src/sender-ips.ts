@@ -33,15 +33,10 @@ export function senderIps(
   condition: RawBuilder<unknown> = sql`true`,
   withRanges = true,
 ): RawBuilder<unknown> {
-  const rangeDecision = withRanges
-    ? sql`(select a.approved from sender_approval a
-          where a.domain = ip.owner and a.kind = 'range' and ip.source_ip::inet <<= a.sender::inet
-          order by masklen(a.sender::inet) desc limit 1)`
-    : sql`null::boolean`;
   return sql`
     select ip.owner, ip.source_ip, ip.volume, ip.dmarc_pass, ip.unaligned_arc_pass, ip.dkim_aligned,
       ip.spf_aligned, ip.dkim_pass, ip.spf_pass, ip.forwarded, ip.kind, ip.sender, ip.service_type, ip.asn,
-      ip.asn_organization, ip.country, coalesce(${rangeDecision}, decided.approved) as approved
+      ip.asn_organization, ip.country, ${approvalOf("ip", sql`decided.approved`, withRanges)} as approved
     from (
       select s.*, ${senderNameColumns("n")}
       from (
@@ -61,6 +56,25 @@ export function senderIps(
     left join sender_approval decided
       on decided.domain = ip.owner and decided.kind = 'service' and decided.sender = ip.sender`;
 }
+
+/** The decision of the most specific decided range holding an address `alias` (owner, source_ip), or null. */
+export const rangeApproval = (
+  alias: string,
+): RawBuilder<unknown> => sql`(select a.approved from sender_approval a
+    where a.domain = ${sql.ref(`${alias}.owner`)} and a.kind = 'range'
+      and ${sql.ref(`${alias}.source_ip`)}::inet <<= a.sender::inet
+    order by masklen(a.sender::inet) desc limit 1)`;
+
+/**
+ * An address's approval: the most specific decided range holding it, else `decided` (the
+ * decision on its sender). `withRanges` false (no range decided for the domains) leaves the
+ * per-address range lookup out.
+ */
+export const approvalOf = (
+  alias: string,
+  decided: RawBuilder<unknown>,
+  withRanges: boolean,
+): RawBuilder<unknown> => (withRanges ? sql`coalesce(${rangeApproval(alias)}, ${decided})` : decided);
 
 /** Whether any IP range is decided for the domains' owners (most tenants decide none). */
 export async function rangesDecided(

@@ -5,38 +5,45 @@ import {
   type StricterPolicy,
   secondsIn,
   senderRankingBuilds,
-  senderRankingStaleness,
+  senderRankingPatchable,
+  senderRankingSums,
   symmetricDifference,
 } from "@dmarc-ledger/report-read-models";
 import { type Kysely, type RawBuilder, sql, type Transaction } from "kysely";
 import { offsetOf, type PageQuery } from "./page.js";
 import type { QuerySchema } from "./schema.js";
+import { approvalOf } from "./sender-ips.js";
+import {
+  type AddressSide,
+  bytewise,
+  defaultPatchLimit,
+  type GroupSums,
+  groupKey,
+  inScope,
+  legitimateOf,
+  type PatchedSender,
+  readSenderRankingPatch,
+  type SenderRankingPatch,
+  scopeView,
+} from "./sender-ranking-patch.js";
+import { type SenderScope, type SenderSumName, scopeColumns, senderSums } from "./sender-scope.js";
+
+export { type SenderScope, scopeColumns };
 
 /**
- * Which sums of a sender ranking a page reads: every message (aggregate_by_sender), or the
- * failing messages a stricter policy would stop (policy_impact).
- */
-export type SenderScope = "all" | StricterPolicy;
-
-/** The columns of sender_ranking and sender_ranking_ip a scope ranks, counts and weighs by. */
-export function scopeColumns(scope: SenderScope): { weight: string; forwarded: string; ips: string } {
-  if (scope === "all") return { weight: "volume", forwarded: "forwarded", ips: "source_ips" };
-  return { weight: `stopped_${scope}`, forwarded: `forwarded_${scope}`, ips: `ips_${scope}` };
-}
-
-/**
- * The tenant's sender ranking that answers the period exactly, or null: one that is current
- * (senderRankingStaleness: same domains, no facts of its days and no naming of its addresses
- * changed since its build) and whose bucket differs from the period only where the tenant's
- * domains have no facts. Of the rankings that overlap the period, the two closest to it are
- * tried. Asked with the tenant's whole set of domains: a ranking current for all of them is
- * current for any domain's rows too.
+ * The tenant's sender ranking that answers the period exactly, with what to add to it, or null:
+ * one whose bucket differs from the period only where the tenant's domains have no facts, whose
+ * domains are the tenant's now, and whose changes since its build (later facts, an expiry,
+ * renamed addresses: readSenderRankingPatch) number at most `patchLimit`. Of the rankings that
+ * overlap the period, the two closest to it are tried. Asked with the tenant's whole set of
+ * domains: a ranking that answers for all of them answers for any domain's rows too.
  */
 export async function chooseSenderRanking(
   db: Kysely<QuerySchema>,
   query: PageQuery,
   domains: readonly OwnedReportDomain[],
-): Promise<SenderRankingBuild | null> {
+  patchLimit = defaultPatchLimit,
+): Promise<{ build: SenderRankingBuild; patch: SenderRankingPatch } | null> {
   if (domains.length === 0) return null;
   const period = { start: query.start, end: query.end };
   const candidates = (await senderRankingBuilds(db, query.tenantId))
@@ -55,17 +62,25 @@ export async function chooseSenderRanking(
       );
       if (rows[0]?.found) factsWhereTheyDiffer = true;
     }
-    if (factsWhereTheyDiffer) continue;
-    if ((await senderRankingStaleness(db, build, domains)) === null) return build;
+    if (factsWhereTheyDiffer || !(await senderRankingPatchable(db, build, domains))) continue;
+    const patch = await readSenderRankingPatch(db, build, domains, patchLimit);
+    if (patch) return { build, patch };
   }
   return null;
 }
 
 /**
  * A ranking as one question reads it: the whole tenant's, or (a domain filter) only the rows of
- * the tenant's domains within the filter, with their totals summed from those rows.
+ * the tenant's domains within the filter; with the (domain, sender)s changed since its build
+ * (`patch`) and the totals they make.
  */
-export type RankingView = SenderRankingBuild & { owners?: readonly string[] };
+export type RankingView = SenderRankingBuild & { owners?: readonly string[]; patch: SenderRankingPatch };
+
+/** Options of a ranked answer. */
+export interface RankedOptions {
+  /** The most changes since a ranking's build a query adds to it (readSenderRankingPatch). */
+  patchLimit?: number;
+}
 
 /**
  * Runs `answer` in one repeatable-read snapshot with the ranking chosen in it (so an upkeep
@@ -79,6 +94,7 @@ export async function withSenderRanking<T>(
   db: Kysely<QuerySchema>,
   query: PageQuery,
   answer: (trx: Transaction<QuerySchema>, build: RankingView, domains: OwnedReportDomain[]) => Promise<T>,
+  options: RankedOptions = {},
 ): Promise<T | null> {
   return db
     .transaction()
@@ -87,25 +103,59 @@ export async function withSenderRanking<T>(
       const domains = await ownedReportDomains(trx, query.tenantId);
       const within = query.domain;
       if (within === undefined) {
-        const build = await chooseSenderRanking(trx, query, domains);
-        return build ? answer(trx, build, domains) : null;
+        const chosen = await chooseSenderRanking(trx, query, domains, options.patchLimit);
+        if (!chosen) return null;
+        const totals = patchedTotals(chosen.build.totals, chosen.patch);
+        return answer(trx, { ...chosen.build, patch: chosen.patch, totals }, domains);
       }
       // Not a domain the tenant's reports count for: grouped (which answers nothing for a domain
       // that is not the tenant's).
       if (!domains.some((d) => d.owner === within)) return null;
       const inside = domains.filter((d) => d.owner === within || d.owner.endsWith(`.${within}`));
-      const build = await chooseSenderRanking(trx, query, domains);
-      return build
-        ? answer(trx, await ownersView(trx, build, [...new Set(inside.map((d) => d.owner))]), inside)
-        : null;
+      const chosen = await chooseSenderRanking(trx, query, domains, options.patchLimit);
+      if (!chosen) return null;
+      const owners = [...new Set(inside.map((d) => d.owner))];
+      const patch = {
+        groups: chosen.patch.groups.filter((g) => owners.includes(g.owner)),
+        addresses: chosen.patch.addresses.filter((a) => owners.includes(a.owner)),
+      };
+      return answer(trx, await ownersView(trx, chosen.build, owners, patch), inside);
     });
 }
 
-/** The ranking's rows of `owners`, with the totals of those rows (one primary-key range each). */
+/** A ranking's totals with what changed since its build: the changed groups' sums, before and now. */
+function patchedTotals(
+  totals: SenderRankingBuild["totals"],
+  patch: SenderRankingPatch,
+): SenderRankingBuild["totals"] {
+  if (patch.groups.length === 0) return totals;
+  const sum = (value: string, read: (group: GroupSums) => bigint) => {
+    let n = BigInt(value);
+    for (const { before, now } of patch.groups) n += (now ? read(now) : 0n) - (before ? read(before) : 0n);
+    return n.toString();
+  };
+  const counted = (scope: "all" | "quarantine" | "reject") => (group: GroupSums) =>
+    inScope(group.sums, scope) ? 1n : 0n;
+  const scope = (policy: "quarantine" | "reject") => ({
+    groups: sum(totals[policy].groups, counted(policy)),
+    stopped: sum(totals[policy].stopped, (g) => g.sums[`stopped_${policy}`]),
+    forwarded: sum(totals[policy].forwarded, (g) => g.sums[`forwarded_${policy}`]),
+  });
+  return {
+    groups: sum(totals.groups, counted("all")),
+    volume: sum(totals.volume, (g) => g.sums.volume),
+    dmarcPass: sum(totals.dmarcPass, (g) => g.sums.dmarc_pass),
+    quarantine: scope("quarantine"),
+    reject: scope("reject"),
+  };
+}
+
+/** The ranking's rows of `owners`, with the totals of those rows (one primary-key range each) and the patch's. */
 async function ownersView(
   trx: Transaction<QuerySchema>,
   build: SenderRankingBuild,
   owners: readonly string[],
+  patch: SenderRankingPatch,
 ): Promise<RankingView> {
   const { rows } = await sql<Record<string, string>>`select count(*)::text as groups,
       coalesce(sum(volume), 0)::text as volume, coalesce(sum(dmarc_pass), 0)::text as dmarc_pass,
@@ -119,21 +169,18 @@ async function ownersView(
     trx,
   );
   const t = rows[0]!;
-  return {
-    ...build,
-    owners,
-    totals: {
-      groups: t.groups!,
-      volume: t.volume!,
-      dmarcPass: t.dmarc_pass!,
-      quarantine: {
-        groups: t.groups_quarantine!,
-        stopped: t.stopped_quarantine!,
-        forwarded: t.forwarded_quarantine!,
-      },
-      reject: { groups: t.groups_reject!, stopped: t.stopped_reject!, forwarded: t.forwarded_reject! },
+  const totals = {
+    groups: t.groups!,
+    volume: t.volume!,
+    dmarcPass: t.dmarc_pass!,
+    quarantine: {
+      groups: t.groups_quarantine!,
+      stopped: t.stopped_quarantine!,
+      forwarded: t.forwarded_quarantine!,
     },
+    reject: { groups: t.groups_reject!, stopped: t.stopped_reject!, forwarded: t.forwarded_reject! },
   };
+  return { ...build, owners, patch, totals: patchedTotals(totals, patch) };
 }
 
 export interface RankedSenderRow {
@@ -164,11 +211,14 @@ export interface RankedSenderRow {
  * descending, then domain and sender bytewise): a walk along the ranking's index with a limit,
  * from the top for the first half of the records and from the bottom for the second. The kind
  * and the picks (ServiceType, ASN, organisation, country) were picked at the build
- * (sender_ranking_pick: the names have not changed since, or the ranking would not be used).
- * Approvals are applied now, as the grouping does: per address, the most specific decided range
- * holding it, else the decision on its sender. Without a decided range that is the decision on
- * the sender, read for the page's records; with one, the page's senders' addresses are read
- * (sender_ranking_ip, a sender's addresses together).
+ * (sender_ranking_pick). Approvals are applied now, as the grouping does: per address, the most
+ * specific decided range holding it, else the decision on its sender. Without a decided range
+ * that is the decision on the sender, read for the page's records; with one, the page's senders'
+ * addresses are read (sender_ranking_ip, a sender's addresses together).
+ *
+ * With (domain, sender)s changed since the build (`build.patch`), the page is merged: the
+ * unchanged rows of a window of the index around the page, and the changed ones as they stand
+ * now, each placed by counting the changed ones before it (mergedPage).
  */
 export async function rankedSenderPage(
   trx: Transaction<QuerySchema>,
@@ -180,26 +230,229 @@ export async function rankedSenderPage(
 ): Promise<RankedSenderRow[]> {
   const offset = offsetOf(query);
   if (offset >= groups) return [];
-  const { weight, forwarded, ips } = scopeColumns(scope);
-  const w = (alias: string) => sql.ref(`${alias}.${weight}`);
-  const inScope = scope === "all" ? sql`true` : sql`${w("r")} > 0`;
-  const fromBottom = offset + query.perPage / 2 > groups / 2;
-  const order = (alias: string, descending: boolean): RawBuilder<unknown> =>
-    descending
-      ? sql`${w(alias)} desc, ${sql.ref(`${alias}.owner`)} collate "C", ${sql.ref(`${alias}.sender`)} collate "C"`
-      : sql`${w(alias)} asc, ${sql.ref(`${alias}.owner`)} collate "C" desc, ${sql.ref(`${alias}.sender`)} collate "C" desc`;
   const limit = Math.min(query.perPage, groups - offset);
+  // A domain's rows are few (its senders): always read from the top, sorted per request.
+  const fromBottom = !build.owners && offset + query.perPage / 2 > groups / 2;
+  const windowOffset = fromBottom ? groups - offset - limit : offset;
+  if (build.patch.groups.length === 0)
+    return pageRows(
+      trx,
+      build,
+      scope,
+      withRanges,
+      rankingWindow(build, scope, !fromBottom, windowOffset, limit),
+    );
+  const entries = await mergedPage(trx, build, scope, windowOffset, limit, !fromBottom);
+  const unchanged = entries.filter((entry) => entry.changed === null);
+  const rows = unchanged.length
+    ? await pageRows(
+        trx,
+        build,
+        scope,
+        withRanges,
+        sql`select r.* from sender_ranking r
+          join unnest(${unchanged.map((e) => e.owner)}::text[], ${unchanged.map((e) => e.sender)}::text[])
+            as k(owner, sender) on k.owner = r.owner and k.sender = r.sender
+          where r.build_id = ${build.buildId}::bigint`,
+      )
+    : [];
+  const changed = await changedRows(
+    trx,
+    build,
+    scope,
+    entries.flatMap((entry) => (entry.changed ? [entry.changed] : [])),
+    withRanges,
+  );
+  const byKey = new Map([...rows, ...changed].map((row) => [groupKey(row), row]));
+  return entries.map((entry) => byKey.get(groupKey(entry))!);
+}
+
+/**
+ * SQL for `limit` rows of a ranking's `scope` from `offset` on, along its index: in the API's
+ * order (`descending`) or the reverse; a domain filter's rows by the primary key, sorted.
+ */
+function rankingWindow(
+  build: RankingView,
+  scope: SenderScope,
+  descending: boolean,
+  offset: number,
+  limit: number,
+): RawBuilder<unknown> {
+  const { weight } = scopeColumns(scope);
+  const inScope = scope === "all" ? sql`true` : sql`${sql.ref(`r.${weight}`)} > 0`;
   // A domain's rows are few (its senders): read by the primary key and sorted, not found along
   // the whole ranking's index (the planner would walk it past every other domain's rows).
-  const page = build.owners
+  return build.owners
     ? sql`select * from (select * from sender_ranking r where r.build_id = ${build.buildId}::bigint
           and r.owner = any(${build.owners}::text[]) and ${inScope} offset 0) r
-        order by ${order("r", true)} limit ${limit} offset ${offset}`
-    : fromBottom
-      ? sql`select * from sender_ranking r where r.build_id = ${build.buildId}::bigint and ${inScope}
-        order by ${order("r", false)} limit ${limit} offset ${groups - offset - limit}`
-      : sql`select * from sender_ranking r where r.build_id = ${build.buildId}::bigint and ${inScope}
-        order by ${order("r", true)} limit ${limit} offset ${offset}`;
+        order by ${rankOrder(scope, "r", descending)} limit ${limit} offset ${offset}`
+    : sql`select * from sender_ranking r where r.build_id = ${build.buildId}::bigint and ${inScope}
+        order by ${rankOrder(scope, "r", descending)} limit ${limit} offset ${offset}`;
+}
+
+/** The API's order of a scope (descending) or its reverse, over rows aliased `alias`. */
+function rankOrder(scope: SenderScope, alias: string, descending: boolean): RawBuilder<unknown> {
+  const w = sql.ref(`${alias}.${scopeColumns(scope).weight}`);
+  return descending
+    ? sql`${w} desc, ${sql.ref(`${alias}.owner`)} collate "C", ${sql.ref(`${alias}.sender`)} collate "C"`
+    : sql`${w} asc, ${sql.ref(`${alias}.owner`)} collate "C" desc, ${sql.ref(`${alias}.sender`)} collate "C" desc`;
+}
+
+/** A page's (domain, sender), from the ranking or (`changed`) from the patch. */
+interface PageEntry {
+  owner: string;
+  sender: string;
+  weight: bigint;
+  changed: PatchedSender | null;
+}
+
+/** The API's order (weight descending, domain and sender bytewise), or with `descending` false its reverse. */
+const entryOrder = (descending: boolean) => (a: PageEntry, b: PageEntry) => {
+  const byWeight = a.weight === b.weight ? 0 : a.weight > b.weight ? -1 : 1;
+  const order = byWeight || bytewise(a.owner, b.owner) || bytewise(a.sender, b.sender);
+  return descending ? order : -order;
+};
+
+/**
+ * The (domain, sender)s at positions offset … offset + limit of the ranking merged with the
+ * patch, in `descending` (the API's) order or its reverse, returned in the API's order. The
+ * merged list is the ranking's rows less the changed groups' (k old) plus the changed groups as
+ * they stand now (k new). An unchanged row at position p of the ranking is at p − (old before
+ * it) + (new before it); a new one ranked r among the new, at (ranking rows before it) − (old
+ * before it) + r. Every row that lands in the page lies within the window offset − k new …
+ * offset + limit + k old of the ranking, and a new one before that window or after it lands
+ * outside the page: one walk of limit + k old + k new rows answers the page.
+ */
+async function mergedPage(
+  trx: Transaction<QuerySchema>,
+  build: RankingView,
+  scope: SenderScope,
+  offset: number,
+  limit: number,
+  descending: boolean,
+): Promise<PageEntry[]> {
+  const weight = scopeColumns(scope).weight;
+  const order = entryOrder(descending);
+  const changedKeys = new Set(build.patch.groups.map(groupKey));
+  const entry = (group: PatchedSender, side: GroupSums | null): PageEntry[] =>
+    side && inScope(side.sums, scope)
+      ? [{ owner: group.owner, sender: group.sender, weight: side.sums[weight], changed: group }]
+      : [];
+  const old = build.patch.groups.flatMap((g) => entry(g, g.before)).sort(order);
+  const now = build.patch.groups.flatMap((g) => entry(g, g.now)).sort(order);
+  const from = Math.max(0, offset - now.length);
+  const { rows } = await sql<{ owner: string; sender: string; weight: string }>`
+    select w.owner, w.sender, ${sql.ref(`w.${weight}`)}::text as weight
+    from (${rankingWindow(build, scope, descending, from, offset + limit + old.length - from)}) w`.execute(
+    trx,
+  );
+  const window: PageEntry[] = rows.map((r) => ({ ...r, weight: BigInt(r.weight), changed: null }));
+  // How many of a list in this order come before x: a binary search (every list here is sorted).
+  const before = (list: readonly PageEntry[], x: PageEntry) => {
+    let low = 0;
+    let high = list.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (order(list[middle]!, x) < 0) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  };
+  const placed: { position: number; entry: PageEntry }[] = [];
+  window.forEach((row, i) => {
+    if (changedKeys.has(groupKey(row))) return;
+    placed.push({ position: from + i - before(old, row) + before(now, row), entry: row });
+  });
+  now.forEach((row, rank) => {
+    placed.push({ position: from + before(window, row) - before(old, row) + rank, entry: row });
+  });
+  const page = placed
+    .filter((p) => p.position >= offset && p.position < offset + limit)
+    .sort((a, b) => a.position - b.position)
+    .map((p) => p.entry);
+  return descending ? page : page.reverse();
+}
+
+/**
+ * The records of `scope` of changed (domain, sender)s as they stand now: their sums from the
+ * patch; their picks, kind and approvals over their addresses now, the ranking's unchanged ones
+ * (read with their approvals) and the changed ones of the patch.
+ */
+async function changedRows(
+  trx: Transaction<QuerySchema>,
+  build: RankingView,
+  scope: SenderScope,
+  groups: readonly PatchedSender[],
+  withRanges: boolean,
+): Promise<RankedSenderRow[]> {
+  if (groups.length === 0) return [];
+  const changed = build.patch.addresses;
+  const changedKeys = new Set(changed.map((a) => `${a.owner}\u0000${a.sourceIp}`));
+  const { rows: found } = await sql<Record<string, string | boolean | null>>`
+    select r.owner, r.source_ip, r.sender, r.kind, r.service_type, r.asn, r.asn_organization, r.country,
+      ${sql.join(senderRankingSums.map((k) => sql`r.${sql.ref(k)}::text as ${sql.ref(k)}`))},
+      ${approvalOf("r", sql`decided.approved`, withRanges)} as approved
+    from sender_ranking_ip r
+    join unnest(${groups.map((g) => g.owner)}::text[], ${groups.map((g) => g.sender)}::text[]) as k(owner, sender)
+      on k.owner = r.owner and k.sender = r.sender
+    left join sender_approval decided
+      on decided.domain = r.owner and decided.kind = 'service' and decided.sender = r.sender
+    where r.build_id = ${build.buildId}::bigint`.execute(trx);
+  const rows = found.filter((row) => !changedKeys.has(`${row.owner}\u0000${row.source_ip}`));
+  const addresses = new Map<string, AddressSide[]>(groups.map((g) => [groupKey(g), []]));
+  for (const row of rows)
+    addresses.get(groupKey({ owner: row.owner as string, sender: row.sender as string }))?.push({
+      sender: row.sender as string,
+      kind: row.kind as AddressSide["kind"],
+      service_type: row.service_type as string,
+      asn: row.asn as string,
+      asn_organization: row.asn_organization as string,
+      country: row.country as string,
+      sums: senderSums((k) => row[k] as string),
+      approved: row.approved as boolean | null,
+    });
+  for (const address of changed)
+    if (address.now)
+      addresses.get(groupKey({ owner: address.owner, sender: address.now.sender }))?.push(address.now);
+  const { weight, forwarded } = scopeColumns(scope);
+  return groups.map((group) => {
+    const sums = group.now!.sums;
+    const view = scopeView(addresses.get(groupKey(group))!, scope);
+    const sum = (name: SenderSumName) => sums[name].toString();
+    return {
+      owner: group.owner,
+      sender: group.sender,
+      kind: view.kind,
+      service_type: view.service_type,
+      asn: view.asn,
+      asn_organization: view.asn_organization,
+      country: view.country,
+      source_ips: view.ips.toString(),
+      volume: sum("volume"),
+      dmarc_pass: sum("dmarc_pass"),
+      unaligned_arc_pass: sum("unaligned_arc_pass"),
+      dkim_aligned: sum("dkim_aligned"),
+      spf_aligned: sum("spf_aligned"),
+      dkim_pass: sum("dkim_pass"),
+      spf_pass: sum("spf_pass"),
+      forwarded: sum(forwarded),
+      legitimate: view.legitimate.toString(),
+      weight: sum(weight),
+      approved: view.approved,
+    };
+  });
+}
+
+/** The records of the ranking rows `page` selects, with their picks and approvals, in the API's order. */
+async function pageRows(
+  trx: Transaction<QuerySchema>,
+  build: RankingView,
+  scope: SenderScope,
+  withRanges: boolean,
+  page: RawBuilder<unknown>,
+): Promise<RankedSenderRow[]> {
+  const { weight, forwarded, ips } = scopeColumns(scope);
+  const w = (alias: string) => sql.ref(`${alias}.${weight}`);
   const approvals = withRanges
     ? sql`select i.owner, i.sender,
           sum(case when a.approved is true then ${w("i")} else ${sql.ref(`i.${forwarded}`)} end) as legitimate,
@@ -233,7 +486,7 @@ export async function rankedSenderPage(
     join approvals s using (owner, sender)
     join sender_ranking_pick k on k.build_id = ${build.buildId}::bigint and k.scope = ${scope}
       and k.owner = p.owner and k.sender = p.sender
-    order by ${order("p", true)}`.execute(trx);
+    order by ${rankOrder(scope, "p", true)}`.execute(trx);
   return rows;
 }
 
@@ -241,8 +494,9 @@ export async function rankedSenderPage(
  * Of the failing messages `policy` would stop, those from approved addresses or forwarded, over
  * the whole ranking: its forwarded ones, plus the rest of those from senders approved as a
  * whole, corrected for the addresses a decided range approves or refuses apart from their
- * sender (looked up by range on the ranking's address index). Approvals change at any time;
- * this reads them now.
+ * sender (looked up by range on the ranking's address index); and for the addresses changed
+ * since the build, what they hold now instead of what the ranking counted. Approvals
+ * change at any time; this reads them now.
  */
 export async function rankedLegitimateTotal(
   trx: Transaction<QuerySchema>,
@@ -275,5 +529,12 @@ export async function rankedLegitimateTotal(
           : sql``
       }
     )::text as n`.execute(trx);
-  return rows[0]!.n;
+  // The totals' forwarded messages are as they stand now (patchedTotals); the approved unforwarded
+  // ones of the changed addresses: less what the ranking counted of them, plus theirs now.
+  const approvedUnforwarded = (side: AddressSide | null) =>
+    side ? legitimateOf(side, policy) - side.sums[`forwarded_${policy}`] : 0n;
+  let n = BigInt(rows[0]!.n);
+  for (const { before, now } of build.patch.addresses)
+    n += approvedUnforwarded(now) - approvedUnforwarded(before);
+  return n.toString();
 }
