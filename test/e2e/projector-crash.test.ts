@@ -9,18 +9,10 @@ import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aggregateReport } from "../support/aggregate-report.js";
 import { builtEntry } from "../support/built-processes.js";
+import { prng } from "../support/prng.js";
 import { type Backend, postgresBackend } from "../support/service-harness.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
-
-/** A deterministic stream of pseudo-random numbers, so a failing run can be repeated. */
-function prng(seed: number) {
-  let state = seed;
-  return () => {
-    state = (state * 1103515245 + 12345) & 0x7fffffff;
-    return state / 0x7fffffff;
-  };
-}
 
 function generatedReport(index: number, random: () => number) {
   const begin = 1_700_000_000 + (index % 60) * 86_400;

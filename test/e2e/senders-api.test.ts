@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { newEvent, type SourceIpNaming, streams } from "@dmarc-ledger/events";
+import { type SourceIpNaming, streams } from "@dmarc-ledger/events";
 import { waitForProjections } from "@dmarc-ledger/projection-engine";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -30,6 +30,7 @@ import {
   type ServiceHandle,
   startTestService,
 } from "../support/service-harness.js";
+import { namedSourceIp } from "../support/source-ip-naming.js";
 
 const aggregateFiles = [
   "!example.com!1538204542!1538463818.xml",
@@ -178,21 +179,7 @@ describe("the sender inventory over HTTP", () => {
     for (const [ip, { naming }] of names) {
       const appended = await handle.runtime.store.append(
         streams.sourceIp(ip),
-        [
-          newEvent(
-            "SourceIpResolved",
-            {
-              ip,
-              outcome: "found",
-              ptrNames: [],
-              name: null,
-              confirmed: false,
-              resolvedAt: new Date().toISOString(),
-              naming,
-            },
-            { causedBy: "test" },
-          ),
-        ],
+        [namedSourceIp(ip, naming)],
         "no_stream",
       );
       position = appended.position;
@@ -391,21 +378,7 @@ describe("the sender inventory over HTTP", () => {
     const resolve = async (ip: string, naming: SourceIpNaming) => {
       const appended = await handle.runtime.store.append(
         streams.sourceIp(ip),
-        [
-          newEvent(
-            "SourceIpResolved",
-            {
-              ip,
-              outcome: "found",
-              ptrNames: [],
-              name: null,
-              confirmed: false,
-              resolvedAt: new Date().toISOString(),
-              naming,
-            },
-            { causedBy: "test" },
-          ),
-        ],
+        [namedSourceIp(ip, naming)],
         "any",
       );
       expect(await waitForProjections(handle.runtime.db, allProjections, appended.position, 30_000)).toBe(

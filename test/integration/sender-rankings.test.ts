@@ -3,8 +3,9 @@
  * the period exactly. Held here to the grouping of the facts (which test/e2e/senders-api.test.ts
  * holds to an independent computation from report files) and to an independent count from the
  * reports this file makes: whole lists and pages, for periods on and off the standard buckets,
- * after new facts, after an address is renamed, after approvals change (by service and by range),
- * after the tenant gains a domain, and after a replay.
+ * after new facts, an address renamed and an expiry (each added to the ranking at query time,
+ * then built in), after approvals change (by service and by range), after the tenant gains a
+ * domain, and after a replay; on PGlite (the embedded default) and on PostgreSQL.
  */
 import { newEvent, type SourceIpNaming, streams } from "@dmarc-ledger/events";
 import { catchUp, rebuildBeside } from "@dmarc-ledger/projection-engine";
@@ -21,9 +22,12 @@ import { maintainSenderRankings, ownedReportDomains } from "@dmarc-ledger/report
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { addDomain, createTenant, setSenderApproval } from "@dmarc-ledger/tenancy";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aggregateReport, appendAggregateReports, type TestRow } from "../support/aggregate-report.js";
-import { type Backend, postgresBackend } from "../support/service-harness.js";
+import { prng } from "../support/prng.js";
+import { type Backend, backends } from "../support/service-harness.js";
+import { namedSourceIp } from "../support/source-ip-naming.js";
 
 const meta = { causedBy: "test" };
 const DAY = 86_400;
@@ -34,14 +38,8 @@ const januaryFirst = Date.UTC(2026, 0, 1) / 1000;
 const lastDay = januaryFirst / DAY - 1;
 const now = januaryFirst + 5 * 3600;
 
-function prng(seed: number) {
-  let state = seed;
-  return () => {
-    state = (state * 1103515245 + 12345) & 0x7fffffff;
-    return state / 0x7fffffff;
-  };
-}
-const random = prng(23);
+/** Seeded afresh for each backend: both import the same reports. */
+let random = prng(23);
 const pick = <T>(values: readonly T[]) => values[Math.floor(random() * values.length)]!;
 
 const addressOf = (i: number) => `203.0.113.${i}`;
@@ -125,7 +123,7 @@ const periods = [
   },
 ];
 
-describe("sender pages from sender rankings", () => {
+describe.each(backends)("sender pages from sender rankings on %s", (_name, makeBackend) => {
   let backend: Backend;
   let runtime: Runtime;
   let tenantId: string;
@@ -143,24 +141,13 @@ describe("sender pages from sender rankings", () => {
   const name = async (i: number, naming: SourceIpNaming | null, revision: bigint | "no_stream" | "any") => {
     await runtime.store.append(
       streams.sourceIp(addressOf(i)),
-      [
-        newEvent(
-          "SourceIpResolved",
-          {
-            ip: addressOf(i),
-            outcome: "found",
-            ptrNames: [],
-            name: null,
-            confirmed: false,
-            resolvedAt: new Date(0).toISOString(),
-            naming,
-          },
-          meta,
-        ),
-      ],
+      [namedSourceIp(addressOf(i), naming, { resolvedAt: new Date(0), metadata: meta })],
       revision,
     );
   };
+  /** The tenant's decision on a sender or an IP range of one of its domains. */
+  const decide = (decision: Omit<Parameters<typeof setSenderApproval>[1], "tenantId">) =>
+    setSenderApproval(runtime.store, { tenantId, ...decision }, meta);
   const maintain = () => maintainSenderRankings(runtime.db, { now, minFacts: 1, minRebuildAgeMs: 0 });
 
   /**
@@ -250,7 +237,10 @@ describe("sender pages from sender rankings", () => {
   const december = { start: decemberFirst, end: januaryFirst - 1 };
 
   beforeAll(async () => {
-    backend = await postgresBackend();
+    random = prng(23);
+    sent.length = 0;
+    reportIndex = 0;
+    backend = await makeBackend();
     runtime = await openRuntime(backend.env);
     tenantId = (await createTenant(runtime.store, { name: "a", region: "global" }, meta)).tenantId;
     otherTenant = (await createTenant(runtime.store, { name: "b", region: "global" }, meta)).tenantId;
@@ -275,16 +265,8 @@ describe("sender pages from sender rankings", () => {
       await name(i, naming, "no_stream");
       senderNames.set(addressOf(i), naming.service?.name ?? naming.baseDomain ?? `AS${naming.asn!.number}`);
     }
-    await setSenderApproval(
-      runtime.store,
-      { tenantId, domain: "a-one.com", service: "Service 1", approved: true },
-      meta,
-    );
-    await setSenderApproval(
-      runtime.store,
-      { tenantId, domain: "a-two.com", service: "Service 2", approved: false },
-      meta,
-    );
+    await decide({ domain: "a-one.com", service: "Service 1", approved: true });
+    await decide({ domain: "a-two.com", service: "Service 2", approved: false });
     await project();
   });
 
@@ -312,6 +294,10 @@ describe("sender pages from sender rankings", () => {
     await importReports(["a-one.com"], 1, [lastDay - 1, lastDay - 1]);
     const young = await maintainSenderRankings(runtime.db, { now, minFacts: 1 });
     expect(young.filter((b) => b.outcome === "rebuilt")).toEqual([]);
+    // Meanwhile answered from the rankings with the new facts added (no range decided yet: each
+    // address's approval is its sender's).
+    await expectRankedOnBuckets();
+    await expectEveryPage(december);
     expect((await maintain()).filter((b) => b.outcome === "rebuilt").length).toBeGreaterThan(0);
   });
 
@@ -322,26 +308,10 @@ describe("sender pages from sender rankings", () => {
   });
 
   it("approvals apply at once, by service and by range (splitting a sender by address)", async () => {
-    await setSenderApproval(
-      runtime.store,
-      { tenantId, domain: "a-one.com", service: "Service 0", approved: true },
-      meta,
-    );
-    await setSenderApproval(
-      runtime.store,
-      { tenantId, domain: "a-one.com", range: "203.0.113.0/29", approved: false },
-      meta,
-    );
-    await setSenderApproval(
-      runtime.store,
-      { tenantId, domain: "a-two.com", range: "203.0.113.60/30", approved: true },
-      meta,
-    );
-    await setSenderApproval(
-      runtime.store,
-      { tenantId, domain: "a-two.com", range: "203.0.113.62/32", approved: false },
-      meta,
-    );
+    await decide({ domain: "a-one.com", service: "Service 0", approved: true });
+    await decide({ domain: "a-one.com", range: "203.0.113.0/29", approved: false });
+    await decide({ domain: "a-two.com", range: "203.0.113.60/30", approved: true });
+    await decide({ domain: "a-two.com", range: "203.0.113.62/32", approved: false });
     await project();
     const ranked = await expectSameAsGrouping();
     expect(ranked).toEqual(periods.filter((p) => p.bucket).map((p) => p.label));
@@ -359,32 +329,88 @@ describe("sender pages from sender rankings", () => {
     expect(await maintain()).toEqual([]);
   });
 
-  it("new facts make the rankings of their days stale: grouped until built again", async () => {
-    await importReports(["a-one.com", "mail.a-two.com"], 6, [lastDay - 3, lastDay]);
+  /** Every page of both endpoints over one period, three records a page, as the grouping pages them. */
+  const expectEveryPage = async (period: { start: number; end: number }) => {
+    const base: PageQuery = { tenantId, ...period, page: 1, perPage: 3 };
+    const whole = await aggregateBySenderGrouped(runtime.db, { ...base, perPage: 1000 });
+    for (let page = 1; page <= Math.ceil(whole.total / 3); page++)
+      expect(await aggregateBySenderRanked(runtime.db, { ...base, page }), `page ${page}`).toEqual({
+        total: whole.total,
+        records: whole.records.slice((page - 1) * 3, page * 3),
+      });
+    for (const policy of ["quarantine", "reject"] as const) {
+      const impact = await policyImpactGrouped(runtime.db, { ...base, perPage: 1000, policy });
+      for (let page = 1; page <= Math.ceil(impact.total / 3); page++)
+        expect(
+          await policyImpactRanked(runtime.db, { ...base, page, policy }),
+          `${policy} page ${page}`,
+        ).toEqual({
+          ...impact,
+          records: impact.records.slice((page - 1) * 3, page * 3),
+        });
+    }
+  };
+  /** Answered from the rankings with the changes since their build added, like the grouping; not without them. */
+  const expectPatchedAnswers = async () => {
+    await expectRankedOnBuckets();
+    await expectEveryPage(december);
+    await expectIndependentCounts(december, senderNames);
     expect(
-      await aggregateBySenderRanked(runtime.db, { tenantId, ...december, page: 1, perPage: 7 }),
+      await aggregateBySenderRanked(
+        runtime.db,
+        { tenantId, ...december, page: 1, perPage: 7 },
+        { patchLimit: 0 },
+      ),
     ).toBeNull();
-    expect(await expectSameAsGrouping()).toEqual([]);
+  };
+  const deltaRows = async () =>
+    Number(
+      (await sql<{ n: string }>`select count(*)::text as n from agg_sender_delta`.execute(runtime.db))
+        .rows[0]!.n,
+    );
+
+  it("new facts are added to the rankings at query time, then built in by the upkeep", async () => {
+    const query = { tenantId, ...december, page: 1, perPage: 1000 };
+    const before = await aggregateBySenderGrouped(runtime.db, query);
+    expect(await deltaRows()).toBe(0);
+    await importReports(["a-one.com", "mail.a-two.com"], 6, [lastDay - 3, lastDay]);
+    const after = await aggregateBySenderGrouped(runtime.db, query);
+    expect(after.records).not.toEqual(before.records);
+    expect(await deltaRows()).toBeGreaterThan(0);
+    // Answered from the ranking built before, with the new facts added: every page as grouped.
+    expect(await aggregateBySenderRanked(runtime.db, query)).toEqual(after);
+    await expectRankedOnBuckets();
+    await expectEveryPage(december);
+    await expectIndependentCounts(december, senderNames);
+    // More changes than the query may add: grouped.
+    expect(await aggregateBySenderRanked(runtime.db, query, { patchLimit: 3 })).toBeNull();
+    expect(
+      await policyImpactRanked(runtime.db, { ...query, policy: "reject" }, { patchLimit: 3 }),
+    ).toBeNull();
     const rebuilt = await maintain();
     expect(
       rebuilt
         .filter((b) => b.tenantId === tenantId && b.outcome === "rebuilt")
         .every((b) => b.reason === "facts"),
     ).toBe(true);
+    // Every ranking counts them now: the deltas are gone.
+    expect(await deltaRows()).toBe(0);
+    expect(await aggregateBySenderRanked(runtime.db, query, { patchLimit: 0 })).toEqual(after);
     await expectRankedOnBuckets();
     await expectIndependentCounts(december, senderNames);
     // November's facts did not change, but no ranking holds November alone: nothing else to build.
     expect(await maintain()).toEqual([]);
   });
 
-  it("a renamed address moves to its new sender", async () => {
+  it("a renamed address moves to its new sender at query time, then in the rebuilt ranking", async () => {
     // Address 3 (Service 3) now named as a base domain; address 70 named for the first time.
     await name(3, { ...namingOf(3)!, service: null, baseDomain: "moved.example" }, "any");
     await name(70, namingOf(10), "no_stream");
     await project();
     senderNames.set(addressOf(3), "moved.example");
     senderNames.set(addressOf(70), "Service 4");
-    expect(await expectSameAsGrouping()).toEqual([]);
+    // Moved at query time: from the ranking, with both senders counted again.
+    await expectPatchedAnswers();
     const rebuilt = await maintain();
     expect(rebuilt.length).toBeGreaterThan(0);
     expect(rebuilt.filter((b) => b.outcome === "rebuilt").every((b) => b.reason === "names")).toBe(true);
@@ -408,7 +434,7 @@ describe("sender pages from sender rankings", () => {
     await expectIndependentCounts(december, senderNames);
   });
 
-  it("an expiry of the tenant's old facts makes the rankings of those days stale", async () => {
+  it("an expiry of the tenant's old facts is taken off the rankings at query time, then built out", async () => {
     const domains = (await ownedReportDomains(runtime.db, tenantId)).map((d) => d.domain);
     await runtime.store.append(
       streams.personalData(tenantId),
@@ -425,10 +451,8 @@ describe("sender pages from sender rankings", () => {
     const cutoff = decemberFirst + 4 * DAY;
     for (let i = sent.length - 1; i >= 0; i--)
       if (sent[i]!.t < cutoff && domains.includes(sent[i]!.domain)) sent.splice(i, 1);
-    expect(
-      await aggregateBySenderRanked(runtime.db, { tenantId, ...december, page: 1, perPage: 7 }),
-    ).toBeNull();
-    expect(await expectSameAsGrouping()).toEqual([]);
+    // The facts it removed are taken off the rankings at query time, as negated deltas.
+    await expectPatchedAnswers();
     const rebuilt = (await maintain()).filter((b) => b.tenantId === tenantId && b.outcome === "rebuilt");
     expect(rebuilt.length).toBeGreaterThan(0);
     expect(rebuilt.every((b) => b.reason === "facts")).toBe(true);

@@ -19,6 +19,7 @@ import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aggregateReport, appendAggregateReports } from "../support/aggregate-report.js";
+import { prng } from "../support/prng.js";
 import { type Backend, postgresBackend } from "../support/service-harness.js";
 
 const meta = { causedBy: "test" };
@@ -26,11 +27,7 @@ const DAY = 86_400;
 const firstDay = Date.UTC(2025, 9, 1) / 1000 / DAY;
 const days = 92;
 
-let seed = 5;
-const random = () => {
-  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-  return seed / 0x7fffffff;
-};
+const random = prng(5);
 
 describe("the daily series from the tenant's day totals", () => {
   let backend: Backend;

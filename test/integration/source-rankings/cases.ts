@@ -19,6 +19,7 @@ import { addDomain, createTenant, removeDomain } from "@dmarc-ledger/tenancy";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aggregateReport, appendAggregateReports } from "../../support/aggregate-report.js";
+import { prng } from "../../support/prng.js";
 import { type Backend, postgresBackend } from "../../support/service-harness.js";
 
 const meta = { causedBy: "test" };
@@ -29,14 +30,6 @@ const decemberFirst = Date.UTC(2025, 11, 1) / 1000;
 const januaryFirst = Date.UTC(2026, 0, 1) / 1000;
 const februaryFirst = Date.UTC(2026, 1, 1) / 1000;
 const januaryTwentiethNoon = Date.UTC(2026, 0, 20, 12) / 1000;
-
-function prng(seed: number) {
-  let state = seed;
-  return () => {
-    state = (state * 1103515245 + 12345) & 0x7fffffff;
-    return state / 0x7fffffff;
-  };
-}
 
 const pick = <T>(random: () => number, values: readonly T[]) => values[Math.floor(random() * values.length)]!;
 
