@@ -14,7 +14,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startService } from "@dmarc-ledger/cli";
-import { createTestDatabase, type TestDatabase, testServerUrl } from "@dmarc-ledger/db/testing";
+import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
 import { catchUp } from "@dmarc-ledger/projection-engine";
 import {
   maintainSenderRankings,
@@ -29,6 +29,7 @@ import pg from "pg";
 import { pino } from "pino";
 import { testMasterKey } from "../support/master-key.js";
 import { DAY, domainName, scaleFor, yearEnd } from "./reporting-api/generate.js";
+import { keptDatabase } from "./reporting-api/kept-database.js";
 import { seedFailureReports, seedTenant } from "./reporting-api/seed.js";
 import { seedApprovals, seedSourceNames } from "./reporting-api/source-names.js";
 
@@ -84,7 +85,9 @@ async function main(): Promise<void> {
     `scale: ${scale.rows.toLocaleString("en")} rows, ${scale.domains} domains, ${scale.sourceIps.toLocaleString("en")} source IPs, ${scale.forensic} failure reports, 365 days`,
   );
   const kept = process.env.BENCH_DATABASE;
-  const database: TestDatabase = kept ? keptDatabase(kept) : await createTestDatabase("dl_bench_web");
+  const database: TestDatabase = kept
+    ? keptDatabase(kept, "dl_bench_web")
+    : await createTestDatabase("dl_bench_web");
   // A kept database's data keys are wrapped by the master key of the run that loaded it, kept
   // beside it (readable by its owner only), for the runs that measure it again.
   const keyFile = join(tmpdir(), `${new URL(database.url).pathname.slice(1)}.master-key`);
@@ -251,15 +254,6 @@ async function upkeep(db: Runtime["db"]): Promise<string> {
   const days = await maintainTenantDayTotals(db);
   const senders = await maintainSenderRankings(db);
   return `${sources.length} source rankings, ${days.length} day totals, ${senders.length} sender rankings`;
-}
-
-/** A database an earlier run kept (BENCH_KEEP_DB): measured again, never dropped. */
-function keptDatabase(name: string): TestDatabase {
-  if (!/^dl_bench_web_[0-9a-f]+$/.test(name))
-    throw new Error(`BENCH_DATABASE: ${name} is not a kept bench database`);
-  const url = new URL(testServerUrl);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: async () => {} };
 }
 
 await main();

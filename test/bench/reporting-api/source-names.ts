@@ -3,9 +3,10 @@
  * and approvals, so that the sender inventory and policy impact see a realistic mix: 300 services
  * over most addresses, some named by base domain or AS alone, one address in ten never resolved.
  */
-import { newEvent, type SourceIpNaming, streams } from "@dmarc-ledger/events";
+import { type SourceIpNaming, streams } from "@dmarc-ledger/events";
 import type { Runtime } from "@dmarc-ledger/runtime";
 import { setSenderApproval } from "@dmarc-ledger/tenancy";
+import { namedSourceIp } from "../../support/source-ip-naming.js";
 import { domainName } from "./generate.js";
 import { inParallel } from "./seed.js";
 
@@ -47,21 +48,7 @@ export async function seedSourceNames(
       names.set(ip, sender);
       await runtime.store.append(
         streams.sourceIp(ip),
-        [
-          newEvent(
-            "SourceIpResolved",
-            {
-              ip,
-              outcome: "found",
-              ptrNames: [],
-              name: null,
-              confirmed: false,
-              resolvedAt: new Date(0).toISOString(),
-              naming,
-            },
-            { causedBy: "bench" },
-          ),
-        ],
+        [namedSourceIp(ip, naming, { resolvedAt: new Date(0), metadata: { causedBy: "bench" } })],
         "no_stream",
       );
     },
