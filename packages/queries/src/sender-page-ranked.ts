@@ -6,7 +6,6 @@ import {
   secondsIn,
   senderRankingBuilds,
   senderRankingPatchable,
-  senderRankingSums,
   symmetricDifference,
 } from "@dmarc-ledger/report-read-models";
 import { type Kysely, type RawBuilder, sql, type Transaction } from "kysely";
@@ -17,16 +16,21 @@ import {
   type AddressSide,
   bytewise,
   defaultPatchLimit,
+  emptyTally,
   type GroupSums,
   groupKey,
   inScope,
   legitimateOf,
   type PatchedSender,
+  type PickColumn,
+  pickColumns,
   readSenderRankingPatch,
+  type ScopeTally,
   type SenderRankingPatch,
-  scopeView,
+  tallyAddress,
+  tallyView,
 } from "./sender-ranking-patch.js";
-import { type SenderScope, type SenderSumName, scopeColumns, senderSums } from "./sender-scope.js";
+import { type SenderScope, type SenderSumName, scopeColumns } from "./sender-scope.js";
 
 export { type SenderScope, scopeColumns };
 
@@ -375,8 +379,9 @@ async function mergedPage(
 
 /**
  * The records of `scope` of changed (domain, sender)s as they stand now: their sums from the
- * patch; their picks, kind and approvals over their addresses now, the ranking's unchanged ones
- * (read with their approvals) and the changed ones of the patch.
+ * patch; their picks, kind and approvals over their addresses now: the ranking's unchanged ones,
+ * tallied by the database (a large sender's thousands of addresses are summed there, not sent),
+ * and the changed ones of the patch added here.
  */
 async function changedRows(
   trx: Transaction<QuerySchema>,
@@ -386,38 +391,30 @@ async function changedRows(
   withRanges: boolean,
 ): Promise<RankedSenderRow[]> {
   if (groups.length === 0) return [];
-  const changed = build.patch.addresses;
-  const changedKeys = new Set(changed.map((a) => `${a.owner}\u0000${a.sourceIp}`));
-  const { rows: found } = await sql<Record<string, string | boolean | null>>`
-    select r.owner, r.source_ip, r.sender, r.kind, r.service_type, r.asn, r.asn_organization, r.country,
-      ${sql.join(senderRankingSums.map((k) => sql`r.${sql.ref(k)}::text as ${sql.ref(k)}`))},
-      ${approvalOf("r", sql`decided.approved`, withRanges)} as approved
-    from sender_ranking_ip r
-    join unnest(${groups.map((g) => g.owner)}::text[], ${groups.map((g) => g.sender)}::text[]) as k(owner, sender)
-      on k.owner = r.owner and k.sender = r.sender
-    left join sender_approval decided
-      on decided.domain = r.owner and decided.kind = 'service' and decided.sender = r.sender
-    where r.build_id = ${build.buildId}::bigint`.execute(trx);
-  const rows = found.filter((row) => !changedKeys.has(`${row.owner}\u0000${row.source_ip}`));
-  const addresses = new Map<string, AddressSide[]>(groups.map((g) => [groupKey(g), []]));
-  for (const row of rows)
-    addresses.get(groupKey({ owner: row.owner as string, sender: row.sender as string }))?.push({
-      sender: row.sender as string,
-      kind: row.kind as AddressSide["kind"],
-      service_type: row.service_type as string,
-      asn: row.asn as string,
-      asn_organization: row.asn_organization as string,
-      country: row.country as string,
-      sums: senderSums((k) => row[k] as string),
-      approved: row.approved as boolean | null,
-    });
-  for (const address of changed)
-    if (address.now)
-      addresses.get(groupKey({ owner: address.owner, sender: address.now.sender }))?.push(address.now);
+  const tallies = new Map<string, ScopeTally>(groups.map((g) => [groupKey(g), emptyTally()]));
+  for (const row of await unchangedTallies(trx, build, scope, groups, withRanges)) {
+    const tally = tallies.get(groupKey(row))!;
+    if (row.picked === null) {
+      tally.ips += BigInt(row.ips);
+      if (tally.kind === null || bytewise(row.kind!, tally.kind) < 0)
+        tally.kind = row.kind as ScopeTally["kind"];
+      tally.everyApproved &&= row.every_approved!;
+      tally.everyRefused &&= row.every_refused!;
+      tally.legitimate += BigInt(row.legitimate!);
+    } else {
+      const byValue = tally.weights[row.picked];
+      byValue.set(row.value!, (byValue.get(row.value!) ?? 0n) + BigInt(row.weight!));
+    }
+  }
+  for (const address of build.patch.addresses)
+    if (address.now) {
+      const tally = tallies.get(groupKey({ owner: address.owner, sender: address.now.sender }));
+      if (tally) tallyAddress(tally, address.now, scope);
+    }
   const { weight, forwarded } = scopeColumns(scope);
   return groups.map((group) => {
     const sums = group.now!.sums;
-    const view = scopeView(addresses.get(groupKey(group))!, scope);
+    const view = tallyView(tallies.get(groupKey(group))!);
     const sum = (name: SenderSumName) => sums[name].toString();
     return {
       owner: group.owner,
@@ -441,6 +438,66 @@ async function changedRows(
       approved: view.approved,
     };
   });
+}
+
+/** A row of unchangedTallies: a group's tally without its picks (`picked` null), or one picked value's weight. */
+interface TallyRow {
+  owner: string;
+  sender: string;
+  picked: PickColumn | null;
+  value: string | null;
+  weight: string | null;
+  ips: string;
+  kind: string | null;
+  every_approved: boolean | null;
+  every_refused: boolean | null;
+  legitimate: string | null;
+}
+
+/**
+ * Per changed (domain, sender), the tally of its addresses in the ranking that the patch does not
+ * change, with messages in `scope`, approvals read now: one grouping pass with a grouping set per
+ * picked column.
+ */
+async function unchangedTallies(
+  trx: Transaction<QuerySchema>,
+  build: RankingView,
+  scope: SenderScope,
+  groups: readonly PatchedSender[],
+  withRanges: boolean,
+): Promise<TallyRow[]> {
+  const { weight, forwarded } = scopeColumns(scope);
+  const changed = build.patch.addresses;
+  const pickedBy = (column: PickColumn) =>
+    sql`when grouping(${sql.ref(`a.${column}`)}) = 0 then ${sql.lit(column)}`;
+  const pickedValue = (column: PickColumn) =>
+    sql`when grouping(${sql.ref(`a.${column}`)}) = 0 then ${sql.ref(`a.${column}`)}`;
+  const { rows } = await sql<TallyRow>`
+    with a as (
+      select r.owner, r.sender, r.kind, r.service_type, r.asn, r.asn_organization, r.country,
+        ${sql.ref(`r.${weight}`)} as w, ${sql.ref(`r.${forwarded}`)} as fw,
+        ${approvalOf("r", sql`decided.approved`, withRanges)} as approved
+      from sender_ranking_ip r
+      join unnest(${groups.map((g) => g.owner)}::text[], ${groups.map((g) => g.sender)}::text[]) as k(owner, sender)
+        on k.owner = r.owner and k.sender = r.sender
+      left join sender_approval decided
+        on decided.domain = r.owner and decided.kind = 'service' and decided.sender = r.sender
+      where r.build_id = ${build.buildId}::bigint and ${sql.ref(`r.${weight}`)} > 0
+        and not exists (select 1 from unnest(${changed.map((c) => c.owner)}::text[],
+            ${changed.map((c) => c.sourceIp)}::text[]) as c(owner, source_ip)
+          where c.owner = r.owner and c.source_ip = r.source_ip)
+    )
+    select a.owner, a.sender,
+      case ${sql.join(pickColumns.map(pickedBy), sql` `)} end as picked,
+      case ${sql.join(pickColumns.map(pickedValue), sql` `)} end as value,
+      sum(a.w)::text as weight, count(*)::text as ips, min(a.kind collate "C") as kind,
+      bool_and(a.approved is true) as every_approved, bool_and(a.approved is false) as every_refused,
+      sum(case when a.approved is true then a.w else a.fw end)::text as legitimate
+    from a
+    group by grouping sets ((a.owner, a.sender), ${sql.join(
+      pickColumns.map((column) => sql`(a.owner, a.sender, ${sql.ref(`a.${column}`)})`),
+    )})`.execute(trx);
+  return rows;
 }
 
 /** The records of the ranking rows `page` selects, with their picks and approvals, in the API's order. */

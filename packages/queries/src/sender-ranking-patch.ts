@@ -260,28 +260,71 @@ export const legitimateOf = (side: AddressSide | null, scope: SenderScope): bigi
       : side.sums[scopeColumns(scope).forwarded]
     : 0n;
 
-/** The record's view of `scope` over a (domain, sender)'s addresses, as a build picks it. */
-export function scopeView(addresses: readonly AddressSide[], scope: SenderScope): ScopeView {
-  const { weight } = scopeColumns(scope);
-  const counted = addresses.filter((address) => inScope(address.sums, scope));
-  const most = (column: "service_type" | "asn" | "asn_organization" | "country") => {
-    const byValue = new Map<string, bigint>();
-    for (const address of counted)
-      byValue.set(address[column], (byValue.get(address[column]) ?? 0n) + address.sums[weight]);
-    return [...byValue].sort((a, b) => (a[1] === b[1] ? bytewise(a[0], b[0]) : a[1] > b[1] ? -1 : 1))[0]![0];
-  };
+/** The naming columns a scope's view picks by weight. */
+export const pickColumns = ["service_type", "asn", "asn_organization", "country"] as const;
+export type PickColumn = (typeof pickColumns)[number];
+
+/**
+ * What a scope's view is picked from, summed over some addresses with messages in the scope.
+ * Tallies add up, so the addresses a ranking already holds can be tallied by the database and
+ * only the changed ones here.
+ */
+export interface ScopeTally {
+  ips: bigint;
+  /** The smallest kind, bytewise; null while no address is tallied. */
+  kind: ScopeView["kind"] | null;
+  everyApproved: boolean;
+  everyRefused: boolean;
+  legitimate: bigint;
+  /** Per picked column, the scope's messages per value. */
+  weights: Record<PickColumn, Map<string, bigint>>;
+}
+
+export const emptyTally = (): ScopeTally => ({
+  ips: 0n,
+  kind: null,
+  everyApproved: true,
+  everyRefused: true,
+  legitimate: 0n,
+  weights: { service_type: new Map(), asn: new Map(), asn_organization: new Map(), country: new Map() },
+});
+
+/** Adds an address to `tally` when it has messages in `scope`. */
+export function tallyAddress(tally: ScopeTally, address: AddressSide, scope: SenderScope): void {
+  if (!inScope(address.sums, scope)) return;
+  const weight = address.sums[scopeColumns(scope).weight];
+  tally.ips += 1n;
+  if (tally.kind === null || bytewise(address.kind, tally.kind) < 0) tally.kind = address.kind;
+  tally.everyApproved &&= address.approved === true;
+  tally.everyRefused &&= address.approved === false;
+  tally.legitimate += legitimateOf(address, scope);
+  for (const column of pickColumns) {
+    const byValue = tally.weights[column];
+    byValue.set(address[column], (byValue.get(address[column]) ?? 0n) + weight);
+  }
+}
+
+/** The view a tally gives: each picked column's value with the most messages, ties to the smallest bytewise. */
+export function tallyView(tally: ScopeTally): ScopeView {
+  const most = (column: PickColumn) =>
+    [...tally.weights[column]].sort((a, b) =>
+      a[1] === b[1] ? bytewise(a[0], b[0]) : a[1] > b[1] ? -1 : 1,
+    )[0]![0];
   return {
-    ips: BigInt(counted.length),
-    kind: counted.map((address) => address.kind).sort(bytewise)[0]!,
+    ips: tally.ips,
+    kind: tally.kind!,
     service_type: most("service_type"),
     asn: most("asn"),
     asn_organization: most("asn_organization"),
     country: most("country"),
-    approved: counted.every((a) => a.approved === true)
-      ? true
-      : counted.every((a) => a.approved === false)
-        ? false
-        : null,
-    legitimate: counted.reduce((n, a) => n + legitimateOf(a, scope), 0n),
+    approved: tally.everyApproved ? true : tally.everyRefused ? false : null,
+    legitimate: tally.legitimate,
   };
+}
+
+/** The record's view of `scope` over a (domain, sender)'s addresses, as a build picks it. */
+export function scopeView(addresses: readonly AddressSide[], scope: SenderScope): ScopeView {
+  const tally = emptyTally();
+  for (const address of addresses) tallyAddress(tally, address, scope);
+  return tallyView(tally);
 }
