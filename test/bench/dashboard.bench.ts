@@ -16,12 +16,7 @@ import { join } from "node:path";
 import { startService } from "@dmarc-ledger/cli";
 import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
 import { catchUp } from "@dmarc-ledger/projection-engine";
-import {
-  maintainSenderRankings,
-  maintainSourceRankings,
-  maintainTenantDayTotals,
-} from "@dmarc-ledger/report-read-models";
-import { openRuntime, type Runtime, runtimeDataKeys } from "@dmarc-ledger/runtime";
+import { openRuntime, runtimeDataKeys } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { addUser, setPassword, type UsersSchema } from "@dmarc-ledger/users";
 import type { Kysely } from "kysely";
@@ -31,6 +26,7 @@ import { testMasterKey } from "../support/master-key.js";
 import { DAY, domainName, scaleFor, yearEnd } from "./reporting-api/generate.js";
 import { keptDatabase } from "./reporting-api/kept-database.js";
 import { seedFailureReports, seedTenant } from "./reporting-api/seed.js";
+import { untilAlertsCaughtUp, upkeepRound } from "./reporting-api/service-at-rest.js";
 import { seedApprovals, seedSourceNames } from "./reporting-api/source-names.js";
 
 const rows = Number(process.env.BENCH_ROWS ?? 10_000_000);
@@ -106,7 +102,7 @@ async function main(): Promise<void> {
     if (kept) {
       // Read models added since the load are projected here; the rankings caught up.
       await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
-      const rankings = await upkeep(runtime.db);
+      const rankings = (await upkeepRound(runtime.db)).summary;
       await client.query("vacuum analyze");
       log(`measured again over ${kept} (${rankings}) after ${seconds(performance.now() - loadStarted)}`);
     } else {
@@ -128,7 +124,7 @@ async function main(): Promise<void> {
       await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
       await setPassword(runtime.store, people, keys, { token: admin.link.token, password }, {});
       await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
-      const rankings = await upkeep(runtime.db);
+      const rankings = (await upkeepRound(runtime.db)).summary;
 
       // One archived input per report, arriving over the year before the load (the archive is the
       // intake's; its rows are written here as the intake would, without parsing anything again).
@@ -170,6 +166,7 @@ async function main(): Promise<void> {
       logger: pino({ level: "silent" }),
       bootstrapTenant: false,
     });
+    log(`the service's alert evaluator caught up in ${seconds(await untilAlertsCaughtUp(runtime))}`);
     const apiRoot = service.apiRoot;
     const signIn = await fetch(`${apiRoot}sign_in`, {
       method: "PUT",
@@ -243,17 +240,6 @@ async function main(): Promise<void> {
       log(`kept database ${database.url} (its MASTER_KEY in ${keyFile})`);
     } else await database.drop();
   }
-}
-
-/**
- * One round of the projector's upkeep (apps/projector/src/ranking-maintenance.ts): the source
- * rankings, the tenants' day totals and the sender rankings, as they stand once it has run.
- */
-async function upkeep(db: Runtime["db"]): Promise<string> {
-  const sources = await maintainSourceRankings(db);
-  const days = await maintainTenantDayTotals(db);
-  const senders = await maintainSenderRankings(db);
-  return `${sources.length} source rankings, ${days.length} day totals, ${senders.length} sender rankings`;
 }
 
 await main();

@@ -21,8 +21,9 @@ export interface SenderRankingMaintenanceOptions {
   /** Each of the upkeep's statements may take this long (0: no limit). Default 5 minutes. */
   statementTimeoutMs?: number;
   /**
-   * A stale ranking built less than this long ago is left stale (the queries group meanwhile):
-   * a rebuild costs a grouping of its bucket (about 10 s for a year at 1,000,000 rows), and a
+   * A stale ranking built less than this long ago is left stale (the queries patch it with the
+   * changes since its build meanwhile, or group past their patch limit): a rebuild costs a
+   * grouping of its bucket (about 10 s for a year at 1,000,000 rows, 100 s at 10,000,000), and a
    * tenant receiving reports all day makes its current rankings stale every round. Default 15
    * minutes.
    */
@@ -73,8 +74,10 @@ export interface SenderRankingChange extends Partial<SenderRankingBuilt> {
  * Keeps every tenant's sender rankings current: builds the missing ones of its standard buckets
  * (senderBuckets) that hold enough facts, builds again those that went stale (facts of their
  * days changed, an address renamed, the tenant's domains changed: senderRankingStaleness), and
- * drops those whose bucket is no longer standard. A stale ranking is not used by the queries
- * (they group the facts instead: exact, slower) until it is built again here. Run by the
+ * drops those whose bucket is no longer standard. Until it is built again here, the queries
+ * add to a stale ranking what changed since its build (later facts, an expiry, renamed
+ * addresses: up to their patch limit) and group the facts past that limit or when the domains
+ * changed: exact either way, slower than a current ranking. Run by the
  * projector beside the source rankings' upkeep.
  */
 export async function maintainSenderRankings(
