@@ -1,5 +1,5 @@
 import { evaluatorName } from "@dmarc-ledger/alerts";
-import { type Projection, projectionLags } from "@dmarc-ledger/projection-engine";
+import { catchUp, type Projection, projectionLags } from "@dmarc-ledger/projection-engine";
 import {
   maintainSenderRankings,
   maintainSourceRankings,
@@ -43,4 +43,25 @@ export async function untilAlertsCaughtUp(runtime: Runtime, timeoutMs = 30 * 60_
       throw new Error(`the alert evaluator was still behind after ${Math.round(timeoutMs / 1000)} s`);
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
+}
+
+/**
+ * Moves the alert evaluator past every event stored so far without evaluating them, as if the
+ * deployment had turned alerts on after loading its history. It evaluates about 25 aggregate
+ * reports of 400 rows a second (measured on a 10M load, 25 November 2026): a bench's bulk load of
+ * 25,000 reports would keep it busy beside the timed requests for over two hours. Reports that
+ * arrive later are evaluated as usual. Returns how many aggregate reports it moved past.
+ */
+export async function skipAlertEvaluationOfLoad(runtime: Runtime): Promise<number> {
+  let reports = 0;
+  const skipping: Projection = {
+    name: evaluatorName,
+    tables: [],
+    handles: new Set(["AggregateReportReceived"]),
+    apply: async (_trx, events) => {
+      reports += events.length;
+    },
+  };
+  await catchUp({ store: runtime.store, db: runtime.db, projections: [skipping], maxBatch: 5000 });
+  return reports;
 }
