@@ -14,6 +14,8 @@ import type { QuerySchema } from "./schema.js";
 import { approvalOf } from "./sender-ips.js";
 import {
   type AddressSide,
+  addToTally,
+  addWeight,
   bytewise,
   defaultPatchLimit,
   emptyTally,
@@ -27,6 +29,7 @@ import {
   readSenderRankingPatch,
   type ScopeTally,
   type SenderRankingPatch,
+  type TallyPart,
   tallyAddress,
   tallyView,
 } from "./sender-ranking-patch.js";
@@ -138,9 +141,8 @@ function patchedTotals(
     for (const { before, now } of patch.groups) n += (now ? read(now) : 0n) - (before ? read(before) : 0n);
     return n.toString();
   };
-  const counted = (scope: "all" | "quarantine" | "reject") => (group: GroupSums) =>
-    inScope(group.sums, scope) ? 1n : 0n;
-  const scope = (policy: "quarantine" | "reject") => ({
+  const counted = (scope: SenderScope) => (group: GroupSums) => (inScope(group.sums, scope) ? 1n : 0n);
+  const scope = (policy: StricterPolicy) => ({
     groups: sum(totals[policy].groups, counted(policy)),
     stopped: sum(totals[policy].stopped, (g) => g.sums[`stopped_${policy}`]),
     forwarded: sum(totals[policy].forwarded, (g) => g.sums[`forwarded_${policy}`]),
@@ -394,17 +396,15 @@ async function changedRows(
   const tallies = new Map<string, ScopeTally>(groups.map((g) => [groupKey(g), emptyTally()]));
   for (const row of await unchangedTallies(trx, build, scope, groups, withRanges)) {
     const tally = tallies.get(groupKey(row))!;
-    if (row.picked === null) {
-      tally.ips += BigInt(row.ips);
-      if (tally.kind === null || bytewise(row.kind!, tally.kind) < 0)
-        tally.kind = row.kind as ScopeTally["kind"];
-      tally.everyApproved &&= row.every_approved!;
-      tally.everyRefused &&= row.every_refused!;
-      tally.legitimate += BigInt(row.legitimate!);
-    } else {
-      const byValue = tally.weights[row.picked];
-      byValue.set(row.value!, (byValue.get(row.value!) ?? 0n) + BigInt(row.weight!));
-    }
+    if (row.picked !== null) addWeight(tally, row.picked, row.value!, BigInt(row.weight!));
+    else
+      addToTally(tally, {
+        ips: BigInt(row.ips),
+        kind: row.kind as TallyPart["kind"],
+        everyApproved: row.every_approved!,
+        everyRefused: row.every_refused!,
+        legitimate: BigInt(row.legitimate!),
+      });
   }
   for (const address of build.patch.addresses)
     if (address.now) {

@@ -289,19 +289,42 @@ export const emptyTally = (): ScopeTally => ({
   weights: { service_type: new Map(), asn: new Map(), asn_organization: new Map(), country: new Map() },
 });
 
+/** What some addresses add to a tally besides their weights (an address: one of them). */
+export interface TallyPart {
+  ips: bigint;
+  kind: ScopeView["kind"];
+  everyApproved: boolean;
+  everyRefused: boolean;
+  legitimate: bigint;
+}
+
+/** Adds `part` to `tally`. */
+export function addToTally(tally: ScopeTally, part: TallyPart): void {
+  tally.ips += part.ips;
+  if (tally.kind === null || bytewise(part.kind, tally.kind) < 0) tally.kind = part.kind;
+  tally.everyApproved &&= part.everyApproved;
+  tally.everyRefused &&= part.everyRefused;
+  tally.legitimate += part.legitimate;
+}
+
+/** Adds `weight` messages to `value` of a picked column. */
+export function addWeight(tally: ScopeTally, column: PickColumn, value: string, weight: bigint): void {
+  const byValue = tally.weights[column];
+  byValue.set(value, (byValue.get(value) ?? 0n) + weight);
+}
+
 /** Adds an address to `tally` when it has messages in `scope`. */
 export function tallyAddress(tally: ScopeTally, address: AddressSide, scope: SenderScope): void {
   if (!inScope(address.sums, scope)) return;
+  addToTally(tally, {
+    ips: 1n,
+    kind: address.kind,
+    everyApproved: address.approved === true,
+    everyRefused: address.approved === false,
+    legitimate: legitimateOf(address, scope),
+  });
   const weight = address.sums[scopeColumns(scope).weight];
-  tally.ips += 1n;
-  if (tally.kind === null || bytewise(address.kind, tally.kind) < 0) tally.kind = address.kind;
-  tally.everyApproved &&= address.approved === true;
-  tally.everyRefused &&= address.approved === false;
-  tally.legitimate += legitimateOf(address, scope);
-  for (const column of pickColumns) {
-    const byValue = tally.weights[column];
-    byValue.set(address[column], (byValue.get(address[column]) ?? 0n) + weight);
-  }
+  for (const column of pickColumns) addWeight(tally, column, address[column], weight);
 }
 
 /** The view a tally gives: each picked column's value with the most messages, ties to the smallest bytewise. */
@@ -320,11 +343,4 @@ export function tallyView(tally: ScopeTally): ScopeView {
     approved: tally.everyApproved ? true : tally.everyRefused ? false : null,
     legitimate: tally.legitimate,
   };
-}
-
-/** The record's view of `scope` over a (domain, sender)'s addresses, as a build picks it. */
-export function scopeView(addresses: readonly AddressSide[], scope: SenderScope): ScopeView {
-  const tally = emptyTally();
-  for (const address of addresses) tallyAddress(tally, address, scope);
-  return tallyView(tally);
 }
