@@ -26,11 +26,7 @@ import { testMasterKey } from "../support/master-key.js";
 import { DAY, domainName, scaleFor, yearEnd } from "./reporting-api/generate.js";
 import { keptDatabase } from "./reporting-api/kept-database.js";
 import { seedFailureReports, seedTenant } from "./reporting-api/seed.js";
-import {
-  skipAlertEvaluationOfLoad,
-  untilAlertsCaughtUp,
-  upkeepRound,
-} from "./reporting-api/service-at-rest.js";
+import { skipAlertEvaluationOfLoad, upkeepRound } from "./reporting-api/service-at-rest.js";
 import { seedApprovals, seedSourceNames } from "./reporting-api/source-names.js";
 
 const rows = Number(process.env.BENCH_ROWS ?? 10_000_000);
@@ -174,7 +170,6 @@ async function main(): Promise<void> {
       logger: pino({ level: "silent" }),
       bootstrapTenant: false,
     });
-    log(`the service's alert evaluator caught up in ${seconds(await untilAlertsCaughtUp(runtime))}`);
     const apiRoot = service.apiRoot;
     const signIn = await fetch(`${apiRoot}sign_in`, {
       method: "PUT",

@@ -103,7 +103,6 @@ async function main(): Promise<void> {
       logger: pino({ level: "silent" }),
       bootstrapTenant: false,
     });
-    log(`the service's alert evaluator caught up in ${seconds(await untilAlertsCaughtUp(runtime))}`);
     const verdicts = await measure(client, service.apiRoot, tenant.apiKey, "rankings current");
 
     // Reports arriving after the build: projected, not built in (the upkeep would, at most every

@@ -28,10 +28,9 @@ export async function upkeepRound(
 }
 
 /**
- * Waits until the alert evaluator a just-started service runs has read every event in the store.
- * On a freshly loaded database it reads every report once (minutes at 10,000,000 rows), beside
- * the requests a bench times: those would measure that one-off catch-up, not the request path.
- * Returns how long it waited.
+ * Waits until the running service's alert evaluator has read every event in the store (reports
+ * that arrived while it runs), so that timed requests measure the request path, not its work
+ * beside them. Returns how long it waited.
  */
 export async function untilAlertsCaughtUp(runtime: Runtime, timeoutMs = 30 * 60_000): Promise<number> {
   const started = performance.now();
