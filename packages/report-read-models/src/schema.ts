@@ -343,6 +343,12 @@ export interface ReportDomainTable {
   domain: string;
 }
 
+/** One row: a token replaced whenever a domain is added to report_domain (migration 020). */
+export interface ReportDomainTokenTable {
+  single: boolean;
+  token: string;
+}
+
 /** The tables of the report read models: what reports are projected to, and the rankings. */
 export interface ReportSchema {
   agg_domain: AggDomainTable;
@@ -369,6 +375,7 @@ export interface ReportSchema {
   sender_ranking_pick: SenderRankingPickTable;
   forensic_report: ForensicReportTable;
   report_domain: ReportDomainTable;
+  report_domain_token: ReportDomainTokenTable;
 }
 
 /**

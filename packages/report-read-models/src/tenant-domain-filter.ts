@@ -15,7 +15,9 @@ export interface TenantReportDomain {
  * the reports that arrived before it. report_domain holds one row per domain ever reported (a few
  * per domain of the region, not per row): each is matched here through its suffixes
  * (a.b.example.com, b.example.com, example.com, com) against the tenant's domains, the longest
- * match owning it. In SQL this took 10 to 20 ms for 2,000 domains; here it is two small reads.
+ * match owning it. In SQL this took 10 to 20 ms for 2,000 domains; here it is two small reads,
+ * and none while the tenant's domains and the region's report domains stay as they were: the
+ * matches are kept per process under the two tokens that change with them (keptMatches).
  * Takes any handle: the rankings' upkeep and the queries (packages/queries) each have their own.
  */
 export async function tenantReportDomains(
@@ -24,19 +26,71 @@ export async function tenantReportDomains(
   /** Only the reports of this one of the tenant's domains (and of its subdomains). */
   within?: string,
 ): Promise<TenantReportDomain[]> {
+  const { owned, matches } = await tenantMatches(handle, tenantId);
+  if (within !== undefined && !owned.has(within)) return [];
+  return within === undefined
+    ? matches.map((match) => ({ ...match }))
+    : matches
+        .filter((match) => match.domain === within || match.domain.endsWith(`.${within}`))
+        .map((match) => ({ ...match }));
+}
+
+interface TenantMatches {
+  /** The tenant's domains. */
+  owned: ReadonlySet<string>;
+  matches: readonly TenantReportDomain[];
+}
+
+/**
+ * Each tenant's matches as last read, under the tokens they were read with: the tenancy's
+ * domain_set_token of the tenant and report_domain_token, each replaced in the transaction of
+ * every change to what it covers (random, so never the same in two databases). The tokens are
+ * read before the domains: a change committed in between leaves new domains under old tokens,
+ * read again next time, never old domains under new tokens. Inside a transaction all of it is
+ * one snapshot. Held for the process's most recently asked tenants, up to keptMatchesLimit
+ * report domains in all.
+ */
+const keptMatches = new Map<string, { tokens: string } & TenantMatches>();
+const keptMatchesLimit = 250_000;
+let keptMatchCount = 0;
+
+async function tenantMatches(handle: Kysely<AnySchema>, tenantId: string): Promise<TenantMatches> {
   const db: Kysely<ReportAndTenancySchema> = handle;
+  const { rows } = await sql<{ reported: string | null; owned: string | null }>`select
+      (select token from report_domain_token) as reported,
+      (select token from domain_set_token where tenant_id = ${tenantId}) as owned`.execute(db);
+  const tokens = rows[0]?.reported && rows[0].owned ? `${rows[0].reported} ${rows[0].owned}` : null;
+  const kept = keptMatches.get(tenantId);
+  if (kept && tokens !== null && kept.tokens === tokens) {
+    // Most recently asked last: the first entries are the ones let go.
+    keptMatches.delete(tenantId);
+    keptMatches.set(tenantId, kept);
+    return kept;
+  }
   const owned = await db
     .selectFrom("domain")
     .select(["domain", "group_name", "tenant_id"])
     .where("tenant_id", "=", tenantId)
     .execute();
-  if (within !== undefined && !owned.some((row) => row.domain === within)) return [];
-  if (owned.length === 0) return [];
-  const reported = await db.selectFrom("report_domain").select("domain").execute();
-  const matches = matchReportDomains(owned, reported).get(tenantId) ?? [];
-  return within === undefined
-    ? matches
-    : matches.filter((match) => match.domain === within || match.domain.endsWith(`.${within}`));
+  const reported = owned.length === 0 ? [] : await db.selectFrom("report_domain").select("domain").execute();
+  const read: TenantMatches = {
+    owned: new Set(owned.map((row) => row.domain)),
+    matches: matchReportDomains(owned, reported).get(tenantId) ?? [],
+  };
+  if (kept) {
+    keptMatches.delete(tenantId);
+    keptMatchCount -= kept.matches.length;
+  }
+  if (tokens !== null) {
+    keptMatches.set(tenantId, { tokens, ...read });
+    keptMatchCount += read.matches.length;
+    for (const [oldest, entry] of keptMatches) {
+      if (keptMatchCount <= keptMatchesLimit || oldest === tenantId) break;
+      keptMatches.delete(oldest);
+      keptMatchCount -= entry.matches.length;
+    }
+  }
+  return read;
 }
 
 /** A tenant's report domains, and how many domains it owns. */

@@ -29,6 +29,15 @@ export interface DomainTable {
 }
 
 /**
+ * Per tenant, a token replaced with every change to its rows of `domain` (migration 007): the same
+ * token means the same domains and groups.
+ */
+export interface DomainSetTokenTable {
+  tenant_id: string;
+  token: string;
+}
+
+/**
  * The claims in force in the domain trees (DomainReserved not yet DomainReleased): which tenant
  * holds each claimed domain. A tenant's domain without its claim was added before the tree rule.
  */
@@ -65,6 +74,7 @@ export interface TenancySchema {
   tenant: TenantTable;
   api_key: ApiKeyTable;
   domain: DomainTable;
+  domain_set_token: DomainSetTokenTable;
   domain_claim: DomainClaimTable;
   audit_event: AuditEventTable;
   sender_approval: SenderApprovalTable;

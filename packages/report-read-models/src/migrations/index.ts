@@ -18,6 +18,7 @@ import { aggSenderFact } from "./016_agg_sender_fact.js";
 import { senderRankings } from "./017_sender_rankings.js";
 import { tenantDayTotals } from "./018_tenant_day_totals.js";
 import { aggSenderDelta } from "./019_agg_sender_delta.js";
+import { reportDomainToken } from "./020_report_domain_token.js";
 
 /**
  * The report read models' tables (schema.ts). Until the read models were split (issue 22) the
@@ -46,6 +47,7 @@ export const reportReadModelMigrations: MigrationSet = {
     "017_sender_rankings": senderRankings,
     "018_tenant_day_totals": tenantDayTotals,
     "019_agg_sender_delta": aggSenderDelta,
+    "020_report_domain_token": reportDomainToken,
   },
   formerly: {
     set: "read_models",

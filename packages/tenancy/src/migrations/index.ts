@@ -5,6 +5,7 @@ import { domain } from "./003_domain.js";
 import { auditEvent } from "./004_audit_event.js";
 import { domainClaim } from "./005_domain_claim.js";
 import { senderApproval } from "./006_sender_approval.js";
+import { domainSetToken } from "./007_domain_set_token.js";
 
 /**
  * The tenancy's tables (schema.ts). Until the read models were split (issue 22) the read-model
@@ -19,6 +20,7 @@ export const tenancyMigrations: MigrationSet = {
     "004_audit_event": auditEvent,
     "005_domain_claim": domainClaim,
     "006_sender_approval": senderApproval,
+    "007_domain_set_token": domainSetToken,
   },
   formerly: {
     set: "read_models",
