@@ -150,7 +150,12 @@ describe.each(backends)("a tenant's report domains kept per process on %s", (_na
 
   it("answers from the rebuilt tables after a rebuild beside the live ones", async () => {
     const before = await asked();
-    await rebuildBeside({ store: runtime.store, db: runtime.db, projections: allProjections });
+    await rebuildBeside({
+      store: runtime.store,
+      db: runtime.db,
+      projections: allProjections,
+      concurrentSessions: runtime.database.concurrentSessions,
+    });
     const readsBefore = reads.count;
     expect(await asked()).toEqual(before);
     // New tokens came with the rebuilt tables: read again.

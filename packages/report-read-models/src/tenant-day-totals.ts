@@ -113,6 +113,11 @@ export async function maintainTenantDayTotals(
  * index and are summed through the primary key; planned blind (one statement, the number a
  * subquery), PostgreSQL took a third of the table to be newer and read the primary key's 730,000
  * entries (73 ms), or summed the changed days with a sequential scan (60 ms).
+ *
+ * The domains are joined as the rows of an unnested array, not matched with `= any(array)`: with
+ * the 1,720 values of a 2,000-domain tenant in the statement, PostgreSQL spent 11 ms planning each
+ * (estimating the selectivity of every value against the column's statistics) to run it in 0.1
+ * ms; joined, it plans in 0.2 ms. The build's domains are compared in the database, not sent back.
  */
 export async function tenantDayRows(
   handle: Kysely<AnySchema>,
@@ -122,26 +127,22 @@ export async function tenantDayRows(
   afterLastDay: number,
 ): Promise<RawBuilder<unknown> | null> {
   const db = handle as Kysely<ReportAndTenancySchema>;
-  const build = await db
-    .selectFrom("tenant_day_total_build")
-    .selectAll()
-    .where("tenant_id", "=", tenantId)
-    .executeTakeFirst();
   const sorted = [...domains].sort();
-  if (
-    !build ||
-    build.report_domains.length !== sorted.length ||
-    build.report_domains.some((domain, i) => domain !== sorted[i])
-  )
-    return null;
-  const { rows } = await sql<{ day: number }>`select distinct day from agg_domain_day
-    where changed_seq > ${String(build.built_seq)}::bigint and domain = any(${sorted}::text[])
-      and day >= ${firstDay} and day < ${afterLastDay}`.execute(db);
+  const { rows: builds } = await sql<{ built_seq: string; same: boolean }>`select built_seq::text as built_seq,
+      report_domains = ${sorted}::text[] as same
+    from tenant_day_total_build where tenant_id = ${tenantId}`.execute(db);
+  const build = builds[0];
+  if (!build?.same) return null;
+  const { rows } = await sql<{ day: number }>`select distinct a.day from agg_domain_day a
+      join unnest(${sorted}::text[]) as r(domain) on a.domain = r.domain
+    where a.changed_seq > ${build.built_seq}::bigint and a.day >= ${firstDay} and a.day < ${afterLastDay}`.execute(
+    db,
+  );
   const changed = rows.map((row) => Number(row.day));
   return sql`select day, ${sumNames} from tenant_day_total
       where tenant_id = ${tenantId} and day >= ${firstDay} and day < ${afterLastDay}
         and day <> all(${changed}::integer[])
     union all
-    select day, ${daySums} from agg_domain_day
-      where domain = any(${sorted}::text[]) and day = any(${changed}::integer[]) group by day`;
+    select a.day, ${daySums} from agg_domain_day a join unnest(${sorted}::text[]) as r(domain) on a.domain = r.domain
+      where a.day = any(${changed}::integer[]) group by a.day`;
 }
