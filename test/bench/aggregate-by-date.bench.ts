@@ -5,18 +5,22 @@
  * the same answer over a flat copy of the rows in the same run; and the projection rate of its
  * read model (agg_domain_day) against a COPY of the projection's own output into a table with the
  * same indexes. `BENCH_ROWS=200000 pnpm bench aggregate-by-date` for a quick run.
+ * `BENCH_KEEP_DB=1` keeps the loaded database and prints its name; `BENCH_DATABASE=<name>` measures
+ * the requests again over a kept one (no load, no projection timing).
  */
 import { startService } from "@dmarc-ledger/cli";
-import { createTestDatabase } from "@dmarc-ledger/db/testing";
+import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
 import { catchUp } from "@dmarc-ledger/projection-engine";
 import { aggregateByDateProjection, maintainTenantDayTotals } from "@dmarc-ledger/report-read-models";
-import { openRuntime } from "@dmarc-ledger/runtime";
+import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
+import { allScopes, issueApiKey } from "@dmarc-ledger/tenancy";
 import pg from "pg";
 import { pino } from "pino";
 import { testMasterKey } from "../support/master-key.js";
 import { CopyBuffer, copyInto, createFlatTables, flatColumns } from "./reporting-api/baseline.js";
 import { DAY, scaleFor, yearEnd } from "./reporting-api/generate.js";
+import { keptDatabase } from "./reporting-api/kept-database.js";
 import { copyProjectionOutput } from "./reporting-api/output-copy.js";
 import { seedTenant } from "./reporting-api/seed.js";
 import { skipAlertEvaluationOfLoad } from "./reporting-api/service-at-rest.js";
@@ -27,6 +31,7 @@ const minReps = 10;
 const caseBudgetMs = Number(process.env.BENCH_CASE_BUDGET_MS ?? 25_000);
 const p95TargetMs = 150;
 
+const meta = { causedBy: "bench" };
 const log = (line: string) => console.log(line);
 const progress = (line: string) => process.stderr.write(`  … ${line}\n`);
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -79,7 +84,10 @@ async function main(): Promise<void> {
   log(
     `scale: ${scale.rows.toLocaleString("en")} rows, ${scale.domains} domains, ${scale.sourceIps.toLocaleString("en")} source IPs, 365 days`,
   );
-  const database = await createTestDatabase("dl_bench_series");
+  const kept = process.env.BENCH_DATABASE;
+  const database: TestDatabase = kept
+    ? keptDatabase(kept, "dl_bench_series")
+    : await createTestDatabase("dl_bench_series");
   const runtime = await openRuntime(
     {},
     { database: { kind: "postgres", url: database.url }, eventStoreUrl: null },
@@ -88,43 +96,7 @@ async function main(): Promise<void> {
   await client.connect();
   const services: Awaited<ReturnType<typeof startService>>[] = [];
   try {
-    const copy = new CopyBuffer();
-    const tenant = await seedTenant(runtime, scale, { onRow: (row) => copy.add(row), progress });
-    copy.flush();
-    const produced = tenant.generator.rowsProduced;
-    log(
-      `generated and appended ${tenant.reports.toLocaleString("en")} reports (${produced.toLocaleString("en")} rows) in ${seconds(tenant.appendMs)}`,
-    );
-
-    // The other projections first (not timed), then the series' own over every event.
-    const others = allProjections.filter((projection) => projection.name !== aggregateByDateProjection.name);
-    await catchUp({ store: runtime.store, db: runtime.db, projections: others });
-    await client.query("checkpoint");
-    const projectStarted = performance.now();
-    await catchUp({ store: runtime.store, db: runtime.db, projections: [aggregateByDateProjection] });
-    const projectMs = performance.now() - projectStarted;
-    const output = await copyProjectionOutput(client, aggregateByDateProjection.tables);
-    log(
-      `projection aggregate_by_date: ${Math.round(produced / (projectMs / 1000)).toLocaleString("en")} report rows/s ` +
-        `(${seconds(projectMs)}), writing ${output.rows.toLocaleString("en")} rows of agg_domain_day; ` +
-        `COPY of that output into a table with the same indexes: ${seconds(output.ms)}, ` +
-        `${(100 * (output.ms / projectMs)).toFixed(1)}% of the projection's time`,
-    );
-
-    // The tenant's day totals, as the projector's upkeep keeps them.
-    const totalsStarted = performance.now();
-    const totals = await maintainTenantDayTotals(runtime.db);
-    log(
-      `tenant day totals: ${totals.map((t) => `${t.days} days`).join(", ")} built in ${seconds(performance.now() - totalsStarted)}`,
-    );
-
-    await createFlatTables(client);
-    await copyInto(client, "bench_flat", flatColumns, copy.chunks);
-    copy.chunks.length = 0;
-    await client.query("create index bench_flat_by_t on bench_flat (t)");
-    await client.query("vacuum analyze");
-    await client.query("checkpoint");
-
+    const tenant = kept ? await keptTenant(runtime, client, kept) : await load(runtime, client, scale);
     const baseline = async (): Promise<Day[]> =>
       (await client.query<Day>(baselineSql, [tenant.tenantId, start, end])).rows;
 
@@ -217,6 +189,69 @@ async function main(): Promise<void> {
     if (process.env.BENCH_KEEP_DB) log(`kept database ${database.url}`);
     else await database.drop();
   }
+}
+
+/** Loads the tenant, times the projection of the series' read model, and copies the flat rows. */
+async function load(
+  runtime: Runtime,
+  client: pg.Client,
+  scale: ReturnType<typeof scaleFor>,
+): Promise<{ tenantId: string; apiKey: string }> {
+  const copy = new CopyBuffer();
+  const tenant = await seedTenant(runtime, scale, { onRow: (row) => copy.add(row), progress });
+  copy.flush();
+  const produced = tenant.generator.rowsProduced;
+  log(
+    `generated and appended ${tenant.reports.toLocaleString("en")} reports (${produced.toLocaleString("en")} rows) in ${seconds(tenant.appendMs)}`,
+  );
+
+  // The other projections first (not timed), then the series' own over every event.
+  const others = allProjections.filter((projection) => projection.name !== aggregateByDateProjection.name);
+  await catchUp({ store: runtime.store, db: runtime.db, projections: others });
+  await client.query("checkpoint");
+  const projectStarted = performance.now();
+  await catchUp({ store: runtime.store, db: runtime.db, projections: [aggregateByDateProjection] });
+  const projectMs = performance.now() - projectStarted;
+  const output = await copyProjectionOutput(client, aggregateByDateProjection.tables);
+  log(
+    `projection aggregate_by_date: ${Math.round(produced / (projectMs / 1000)).toLocaleString("en")} report rows/s ` +
+      `(${seconds(projectMs)}), writing ${output.rows.toLocaleString("en")} rows of agg_domain_day; ` +
+      `COPY of that output into a table with the same indexes: ${seconds(output.ms)}, ` +
+      `${(100 * (output.ms / projectMs)).toFixed(1)}% of the projection's time`,
+  );
+
+  // The tenant's day totals, as the projector's upkeep keeps them.
+  const totalsStarted = performance.now();
+  const totals = await maintainTenantDayTotals(runtime.db);
+  log(
+    `tenant day totals: ${totals.map((t) => `${t.days} days`).join(", ")} built in ${seconds(performance.now() - totalsStarted)}`,
+  );
+
+  await createFlatTables(client);
+  await copyInto(client, "bench_flat", flatColumns, copy.chunks);
+  copy.chunks.length = 0;
+  await client.query("create index bench_flat_by_t on bench_flat (t)");
+  await client.query("vacuum analyze");
+  await client.query("checkpoint");
+
+  return tenant;
+}
+
+/** The tenant of a kept database, with a new key (keys are stored hashed). */
+async function keptTenant(
+  runtime: Runtime,
+  client: pg.Client,
+  name: string,
+): Promise<{ tenantId: string; apiKey: string }> {
+  // Read models added since the load are projected here.
+  await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+  const { rows: found } = await client.query<{ tenant_id: string }>("select tenant_id from domain limit 1");
+  const tenantId = found[0]!.tenant_id;
+  const { apiKey } = await issueApiKey(runtime.store, { tenantId, scopes: [...allScopes] }, meta);
+  await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+  await maintainTenantDayTotals(runtime.db);
+  log(`measured again over the kept database ${name}`);
+  return { tenantId, apiKey };
 }
 
 main().catch((error: unknown) => {
