@@ -48,11 +48,13 @@ interface TenantMatches {
  * read before the domains: a change committed in between leaves new domains under old tokens,
  * read again next time, never old domains under new tokens. Inside a transaction all of it is
  * one snapshot. Held for the process's most recently asked tenants, up to keptMatchesLimit
- * report domains in all.
+ * domains in all (report domains and the tenants' own): about 22 MiB of heap (measured: 55 MiB
+ * for 250,000 of each), where a tenant of 2,000 domains takes under half a MiB.
  */
 const keptMatches = new Map<string, { tokens: string } & TenantMatches>();
-const keptMatchesLimit = 250_000;
+const keptMatchesLimit = 100_000;
 let keptMatchCount = 0;
+const weightOf = (entry: TenantMatches) => entry.matches.length + entry.owned.size;
 
 async function tenantMatches(handle: Kysely<AnySchema>, tenantId: string): Promise<TenantMatches> {
   const db: Kysely<ReportAndTenancySchema> = handle;
@@ -79,15 +81,15 @@ async function tenantMatches(handle: Kysely<AnySchema>, tenantId: string): Promi
   };
   if (kept) {
     keptMatches.delete(tenantId);
-    keptMatchCount -= kept.matches.length;
+    keptMatchCount -= weightOf(kept);
   }
   if (tokens !== null) {
     keptMatches.set(tenantId, { tokens, ...read });
-    keptMatchCount += read.matches.length;
+    keptMatchCount += weightOf(read);
     for (const [oldest, entry] of keptMatches) {
       if (keptMatchCount <= keptMatchesLimit || oldest === tenantId) break;
       keptMatches.delete(oldest);
-      keptMatchCount -= entry.matches.length;
+      keptMatchCount -= weightOf(entry);
     }
   }
   return read;
