@@ -1,7 +1,6 @@
 import type { AnySchema } from "@dmarc-ledger/db";
 import { type Kysely, type RawBuilder, sql } from "kysely";
-import type { ReportAndTenancySchema } from "../schema.js";
-import { type TenantReportDomain, tenantReportDomains } from "../tenant-domain-filter.js";
+import { type TenantReportDomain, tenantReportDomainsAndOwned } from "../tenant-domain-filter.js";
 
 /** A report domain that counts for the tenant, with the tenant's domain it falls under. */
 export interface OwnedReportDomain extends TenantReportDomain {
@@ -18,14 +17,7 @@ export async function ownedReportDomains(
   tenantId: string,
   within?: string,
 ): Promise<OwnedReportDomain[]> {
-  const db: Kysely<ReportAndTenancySchema> = handle;
-  const domains = await tenantReportDomains(db, tenantId, within);
-  if (domains.length === 0) return [];
-  const owned = new Set(
-    (await db.selectFrom("domain").select("domain").where("tenant_id", "=", tenantId).execute()).map(
-      (row) => row.domain,
-    ),
-  );
+  const { reportDomains: domains, owned } = await tenantReportDomainsAndOwned(handle, tenantId, within);
   return domains.map((reported) => {
     let owner = reported.domain;
     for (let at = 0; at !== -1; at = reported.domain.indexOf(".", at) + 1 || -1) {
