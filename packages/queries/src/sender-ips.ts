@@ -1,4 +1,5 @@
 import {
+  inListedDomains,
   type OwnedReportDomain,
   ownedReportDomains as ownedReportDomainsOf,
   senderNameColumns,
@@ -83,7 +84,7 @@ export async function rangesDecided(
 ): Promise<boolean> {
   const owners = [...new Set(domains.map((d) => d.owner))];
   const { rows } = await sql<{ found: boolean }>`select exists (select 1 from sender_approval
-    where kind = 'range' and domain = any(${owners}::text[])) as found`.execute(db);
+    where kind = 'range' and ${inListedDomains(owners, "domain")}) as found`.execute(db);
   return rows[0]?.found === true;
 }
 

@@ -1,10 +1,11 @@
 import {
+  inListedDomains,
   type OwnedReportDomain,
   ownedReportDomains,
   type SenderRankingBuild,
   type StricterPolicy,
   secondsIn,
-  senderRankingBuilds,
+  senderRankingBuildsCounting,
   senderRankingPatchable,
   symmetricDifference,
 } from "@dmarc-ledger/report-read-models";
@@ -53,7 +54,8 @@ export async function chooseSenderRanking(
 ): Promise<{ build: SenderRankingBuild; patch: SenderRankingPatch } | null> {
   if (domains.length === 0) return null;
   const period = { start: query.start, end: query.end };
-  const candidates = (await senderRankingBuilds(db, query.tenantId))
+  // Only rankings that count the tenant's domains as they are now can answer (patchable).
+  const candidates = (await senderRankingBuildsCounting(db, query.tenantId, domains))
     .filter((build) => build.bucket.start <= period.end && build.bucket.end >= period.start)
     .map((build) => ({ build, differences: symmetricDifference(period, build.bucket) }))
     .sort((a, b) => secondsIn(a.differences) - secondsIn(b.differences))
@@ -64,7 +66,7 @@ export async function chooseSenderRanking(
     for (const span of differences) {
       // One probe of the primary key (domain, t, …) per domain.
       const { rows } = await sql<{ found: boolean }>`select exists (select 1 from agg_sender_fact f
-          where f.domain = any(${names}::text[]) and f.t >= ${span.start} and f.t <= ${span.end}) as found`.execute(
+          where ${inListedDomains(names, "f.domain")} and f.t >= ${span.start} and f.t <= ${span.end}) as found`.execute(
         db,
       );
       if (rows[0]?.found) factsWhereTheyDiffer = true;
@@ -570,7 +572,7 @@ export async function rankedLegitimateTotal(
       ${build.totals[policy].forwarded}::numeric
       + coalesce((select sum(${unforwarded("r")}) from sender_approval a
           join sender_ranking r on r.build_id = ${build.buildId}::bigint and r.owner = a.domain and r.sender = a.sender
-          where a.kind = 'service' and a.approved and a.domain = any(${owners}::text[])), 0)
+          where a.kind = 'service' and a.approved and ${inListedDomains(owners, "a.domain")}), 0)
       ${
         withRanges
           ? sql`+ coalesce((select sum(case when ranged.approved then ${unforwarded("ranged")} else 0 end
@@ -579,7 +581,7 @@ export async function rankedLegitimateTotal(
                 from sender_approval a
                 join sender_ranking_ip i on i.build_id = ${build.buildId}::bigint and i.owner = a.domain
                   and i.address <<= a.sender::inet
-                where a.kind = 'range' and a.domain = any(${owners}::text[]) and ${sql.ref(`i.${weight}`)} > 0
+                where a.kind = 'range' and ${inListedDomains(owners, "a.domain")} and ${sql.ref(`i.${weight}`)} > 0
                 order by i.owner, i.source_ip, masklen(a.sender::inet) desc) ranged
               left join sender_approval sd
                 on sd.domain = ranged.owner and sd.kind = 'service' and sd.sender = ranged.sender), 0)`

@@ -1,4 +1,5 @@
 import {
+  inListedDomains,
   type OwnedReportDomain,
   ownedDomainsTable,
   type SenderRankingBuild,
@@ -94,12 +95,12 @@ export async function readSenderRankingPatch(
   const firstDay = Math.floor(build.bucket.start / DAY);
   const lastDay = Math.floor(build.bucket.end / DAY);
   const { rows: counted } = await sql<{ deltas: number; renamed: number }>`select
-      (select count(*) from (select 1 from agg_sender_delta x where x.domain = any(${names}::text[])
+      (select count(*) from (select 1 from agg_sender_delta x where ${inListedDomains(names, "x.domain")}
         and x.seq > ${build.builtSeq}::bigint and x.day between ${firstDay} and ${lastDay}
         limit ${limit + 1}) d)::integer as deltas,
       (select count(*) from (select 1 from source_ip_name n
         join sender_ranking_ip r on r.build_id = ${build.buildId}::bigint and r.source_ip = n.source_ip
-        where n.named_seq > ${build.builtNameSeq}::bigint and r.owner = any(${owners}::text[])
+        where n.named_seq > ${build.builtNameSeq}::bigint and ${inListedDomains(owners, "r.owner")}
         limit ${limit + 1}) r)::integer as renamed`.execute(db);
   const { deltas, renamed } = counted[0]!;
   if (deltas + renamed > limit) return null;
@@ -118,7 +119,7 @@ export async function readSenderRankingPatch(
     renamed as materialized (
       select r.owner, r.source_ip from source_ip_name n
       join sender_ranking_ip r on r.build_id = ${id} and r.source_ip = n.source_ip
-      where n.named_seq > ${build.builtNameSeq}::bigint and r.owner = any(${owners}::text[])
+      where n.named_seq > ${build.builtNameSeq}::bigint and ${inListedDomains(owners, "r.owner")}
     ),
     -- The deltas' sums ride along (a full join: a join back to the delta CTE, estimated at a row,
     -- was a nested loop over it, quadratic in the changes).

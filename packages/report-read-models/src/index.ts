@@ -36,6 +36,7 @@ export {
 export {
   type SenderRankingBuild,
   senderRankingBuilds,
+  senderRankingBuildsCounting,
   senderRankingPatchable,
   senderRankingStaleness,
 } from "./sender-rankings/sender-ranking-state.js";
@@ -64,6 +65,7 @@ export {
 } from "./tenant-day-totals.js";
 export {
   inDomains,
+  inListedDomains,
   type OwnedReportDomains,
   reportDomainsByTenant,
   type TenantReportDomain,

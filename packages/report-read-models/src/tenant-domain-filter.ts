@@ -175,3 +175,15 @@ export async function tenantReportDomainNames(db: Kysely<AnySchema>, tenantId: s
 export function inDomains(domains: readonly TenantReportDomain[], domainColumn: string): RawBuilder<boolean> {
   return sql<boolean>`${sql.ref(domainColumn)} = any(${domains.map((d) => d.domain)}::text[])`;
 }
+
+/**
+ * The condition that `column` is one of `names`, for a statement that reads few rows (a probe, a
+ * count of changes, the approvals): the list as the rows of an unnested array, a hashed semi-join.
+ * With `= any(array)` (inDomains) PostgreSQL estimates each of the values against the column's
+ * statistics while planning: 6 to 10 ms for the 1,720 report domains or 2,000 owners of a
+ * 2,000-domain tenant, for statements that then ran in under 1 ms (this one plans in 0.1 to 1
+ * ms). Where a statement reads many rows the hashed array is the faster (see inDomains).
+ */
+export function inListedDomains(names: readonly string[], column: string): RawBuilder<boolean> {
+  return sql<boolean>`${sql.ref(column)} in (select unnest(${names}::text[]))`;
+}

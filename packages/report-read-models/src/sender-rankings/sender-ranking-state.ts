@@ -1,6 +1,6 @@
 import type { AnySchema } from "@dmarc-ledger/db";
-import { type Kysely, sql } from "kysely";
-import type { ReportAndTenancySchema } from "../schema.js";
+import { type Kysely, type Selectable, sql } from "kysely";
+import type { ReportAndTenancySchema, SenderRankingBuildTable } from "../schema.js";
 import type { Span } from "../source-rankings/buckets.js";
 import { senderChangeMarks } from "./change-numbers.js";
 import { type OwnedReportDomain, ownershipKey } from "./owned-report-domains.js";
@@ -39,12 +39,58 @@ export async function senderRankingBuilds(
     .selectAll()
     .where("tenant_id", "=", tenantId)
     .execute();
-  return rows.map((row) => ({
+  return rows.map((row) => buildOf(row, row.report_domains));
+}
+
+/**
+ * The tenant's sender rankings that count `domains` (their report domains and owners are those
+ * now), compared in the database: a query needs no other, and reading each build's 1,720 pairs
+ * (six builds of a 2,000-domain tenant) to compare them here took 20 to 23 ms per request.
+ */
+export async function senderRankingBuildsCounting(
+  handle: Kysely<AnySchema>,
+  tenantId: string,
+  domains: readonly OwnedReportDomain[],
+): Promise<SenderRankingBuild[]> {
+  const db: Kysely<ReportAndTenancySchema> = handle;
+  const key = ownershipKey(domains);
+  const rows = await db
+    .selectFrom("sender_ranking_build")
+    .select([
+      "build_id",
+      "tenant_id",
+      "kind",
+      "bucket_start",
+      "bucket_end",
+      "built_seq",
+      "name_epoch",
+      "built_name_seq",
+      "built_at",
+      "groups",
+      "volume",
+      "dmarc_pass",
+      "groups_quarantine",
+      "stopped_quarantine",
+      "forwarded_quarantine",
+      "groups_reject",
+      "stopped_reject",
+      "forwarded_reject",
+    ])
+    .where("tenant_id", "=", tenantId)
+    .where(sql<boolean>`report_domains = ${key}::text[]`)
+    .execute();
+  return rows.map((row) => buildOf(row, key));
+}
+
+type BuildRow = Omit<Selectable<SenderRankingBuildTable>, "report_domains">;
+
+function buildOf(row: BuildRow, reportDomains: string[]): SenderRankingBuild {
+  return {
     buildId: String(row.build_id),
     tenantId: row.tenant_id,
     kind: row.kind as SenderRankingBuild["kind"],
     bucket: { start: Number(row.bucket_start), end: Number(row.bucket_end) },
-    reportDomains: row.report_domains,
+    reportDomains,
     builtSeq: String(row.built_seq),
     nameEpoch: row.name_epoch,
     builtNameSeq: String(row.built_name_seq),
@@ -64,7 +110,7 @@ export async function senderRankingBuilds(
         forwarded: String(row.forwarded_reject),
       },
     },
-  }));
+  };
 }
 
 /**
