@@ -1,4 +1,9 @@
 import { type TestDatabase, testServerUrl } from "@dmarc-ledger/db/testing";
+import { catchUp } from "@dmarc-ledger/projection-engine";
+import type { Runtime } from "@dmarc-ledger/runtime";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
+import { allScopes, issueApiKey } from "@dmarc-ledger/tenancy";
+import type pg from "pg";
 
 /**
  * A database an earlier run of a bench kept (BENCH_KEEP_DB), named `<prefix>_<hex>` as
@@ -10,4 +15,24 @@ export function keptDatabase(name: string, prefix: string): TestDatabase {
   const url = new URL(testServerUrl);
   url.pathname = `/${name}`;
   return { url: url.toString(), drop: async () => {} };
+}
+
+/**
+ * The one tenant of a kept database, with a key of its own for this run (keys are stored hashed:
+ * the load's is not to be had again); read models added since the load are projected first.
+ */
+export async function keptTenant(
+  runtime: Runtime,
+  client: pg.Client,
+): Promise<{ tenantId: string; apiKey: string }> {
+  await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+  const { rows: found } = await client.query<{ tenant_id: string }>("select tenant_id from domain limit 1");
+  const tenantId = found[0]!.tenant_id;
+  const { apiKey } = await issueApiKey(
+    runtime.store,
+    { tenantId, scopes: [...allScopes] },
+    { causedBy: "bench" },
+  );
+  await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+  return { tenantId, apiKey };
 }
