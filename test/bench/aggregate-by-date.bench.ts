@@ -30,7 +30,6 @@ const minReps = 10;
 const caseBudgetMs = Number(process.env.BENCH_CASE_BUDGET_MS ?? 25_000);
 const p95TargetMs = 150;
 
-const _meta = { causedBy: "bench" };
 const log = (line: string) => console.log(line);
 const progress = (line: string) => process.stderr.write(`  … ${line}\n`);
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;

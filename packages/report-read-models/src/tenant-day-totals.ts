@@ -1,7 +1,7 @@
 import type { AnySchema } from "@dmarc-ledger/db";
 import { type Kysely, type RawBuilder, sql, type Transaction } from "kysely";
 import type { ReportAndTenancySchema, ReportSchema } from "./schema.js";
-import { tenantReportDomains } from "./tenant-domain-filter.js";
+import { inListedDomains, tenantReportDomains } from "./tenant-domain-filter.js";
 
 /**
  * The number of this batch of aggregate_by_date, stamped on the agg_domain_day rows it writes.
@@ -114,10 +114,10 @@ export async function maintainTenantDayTotals(
  * subquery), PostgreSQL took a third of the table to be newer and read the primary key's 730,000
  * entries (73 ms), or summed the changed days with a sequential scan (60 ms).
  *
- * The domains are joined as the rows of an unnested array, not matched with `= any(array)`: with
+ * The domains are matched as an unnested list (inListedDomains), not with `= any(array)`: with
  * the 1,720 values of a 2,000-domain tenant in the statement, PostgreSQL spent 11 ms planning each
  * (estimating the selectivity of every value against the column's statistics) to run it in 0.1
- * ms; joined, it plans in 0.2 ms. The build's domains are compared in the database, not sent back.
+ * ms. The build's domains are compared in the database, not sent back.
  */
 export async function tenantDayRows(
   handle: Kysely<AnySchema>,
@@ -136,11 +136,9 @@ export async function tenantDayRows(
     from tenant_day_total_build where tenant_id = ${tenantId}`.execute(db);
   const build = builds[0];
   if (!build?.same) return null;
-  const { rows } = await sql<{ day: number }>`select distinct a.day from agg_domain_day a
-      join unnest(${sorted}::text[]) as r(domain) on a.domain = r.domain
-    where a.changed_seq > ${build.built_seq}::bigint and a.day >= ${firstDay} and a.day < ${afterLastDay}`.execute(
-    db,
-  );
+  const { rows } = await sql<{ day: number }>`select distinct day from agg_domain_day
+    where changed_seq > ${build.built_seq}::bigint and ${inListedDomains(sorted, "domain")}
+      and day >= ${firstDay} and day < ${afterLastDay}`.execute(db);
   const changed = rows.map((row) => Number(row.day));
   const kept = sql`select day, ${sumNames} from tenant_day_total
       where tenant_id = ${tenantId} and day >= ${firstDay} and day < ${afterLastDay}
@@ -149,6 +147,6 @@ export async function tenantDayRows(
   if (changed.length === 0) return kept;
   return sql`${kept}
     union all
-    select a.day, ${daySums} from agg_domain_day a join unnest(${sorted}::text[]) as r(domain) on a.domain = r.domain
-      where a.day = any(${changed}::integer[]) group by a.day`;
+    select day, ${daySums} from agg_domain_day
+      where ${inListedDomains(sorted, "domain")} and day = any(${changed}::integer[]) group by day`;
 }
