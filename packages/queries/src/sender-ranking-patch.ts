@@ -1,11 +1,9 @@
 import {
+  changedSenderAddresses,
   inListedDomains,
   type OwnedReportDomain,
-  ownedDomainsTable,
   type SenderRankingBuild,
-  senderNameColumns,
   senderRankingSums,
-  senderSumsOf,
 } from "@dmarc-ledger/report-read-models";
 import { type Kysely, sql } from "kysely";
 import type { QuerySchema } from "./schema.js";
@@ -109,30 +107,7 @@ export async function readSenderRankingPatch(
   // Most tenants decide no range: then an address's approval is its sender's, a hash join.
   const ranged = await rangesDecided(db, domains);
   const { rows } = await sql<Record<string, string | boolean | null>>`
-    with delta as materialized (
-      select d.owner, x.source_ip, ${senderSumsOf("x")}
-      from agg_sender_delta x
-      join ${ownedDomainsTable(domains)} as d(domain, owner) on d.domain = x.domain
-      where x.seq > ${build.builtSeq}::bigint and x.day between ${firstDay} and ${lastDay}
-      group by d.owner, x.source_ip
-    ),
-    renamed as materialized (
-      select r.owner, r.source_ip from source_ip_name n
-      join sender_ranking_ip r on r.build_id = ${id} and r.source_ip = n.source_ip
-      where n.named_seq > ${build.builtNameSeq}::bigint and ${inListedDomains(owners, "r.owner")}
-    ),
-    -- The deltas' sums ride along (a full join: a join back to the delta CTE, estimated at a row,
-    -- was a nested loop over it, quadratic in the changes).
-    changed as materialized (
-      select m.owner, m.source_ip, ip.*, ${sql.join(senderRankingSums.map((k) => sql`m.${sql.ref(`d_${k}`)}`))}
-      from (
-        select coalesce(dl.owner, rn.owner) as owner, coalesce(dl.source_ip, rn.source_ip) as source_ip,
-          ${sql.join(senderRankingSums.map((k) => sql`coalesce(dl.${sql.ref(k)}, 0) as ${sql.ref(`d_${k}`)}`))}
-        from delta dl full join renamed rn on rn.owner = dl.owner and rn.source_ip = dl.source_ip
-      ) m
-      left join source_ip_name n on n.source_ip = m.source_ip
-      cross join lateral (select ${senderNameColumns("n")}) ip
-    ),
+    with changed as materialized (${changedSenderAddresses(build, domains)}),
     sides as (
       select c.owner, c.source_ip,
         ${sql.join(sideColumns.map((k) => sql`b.${sql.ref(k)} as ${sql.ref(`b_${k}`)}`))},

@@ -10,10 +10,15 @@ export {
   senderSumsOf,
 } from "./sender-rankings/build-sender-ranking.js";
 export {
+  catchUpSenderRanking,
+  type SenderRankingCaughtUp,
+} from "./sender-rankings/catch-up-sender-ranking.js";
+export {
   recordSenderFactChanges,
   type SenderChangeMarks,
   senderChangeMarks,
 } from "./sender-rankings/change-numbers.js";
+export { changedSenderAddresses, type SenderRankingMarks } from "./sender-rankings/changed-addresses.js";
 export { pruneSenderFactDeltas } from "./sender-rankings/fact-deltas.js";
 export {
   maintainSenderRankings,

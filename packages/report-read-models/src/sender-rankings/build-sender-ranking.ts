@@ -131,14 +131,16 @@ export async function buildSenderRanking(
 }
 
 /**
- * The picks of every (domain, sender) of a scope, over its addresses with messages in the scope,
- * weighed by those messages: as the grouping picks them (the value with the most messages, ties
- * to the smallest bytewise; the kind, the smallest of its addresses').
+ * The picks of every (domain, sender) of a scope (or only of those in table `only`, with columns
+ * owner and sender), over its addresses with messages in the scope, weighed by those messages:
+ * as the grouping picks them (the value with the most messages, ties to the smallest bytewise;
+ * the kind, the smallest of its addresses').
  */
-async function insertPicks(
+export async function insertPicks(
   trx: Transaction<ReportAndTenancySchema>,
   id: string,
   scope: "all" | "quarantine" | "reject",
+  only?: string,
 ): Promise<void> {
   const weight = sql.ref(scope === "all" ? "volume" : `stopped_${scope}`);
   const most = (column: string) => sql`(select distinct on (owner, sender) owner, sender, value from (
@@ -148,7 +150,8 @@ async function insertPicks(
       asn_organization, country)
     with ips as materialized (
       select owner, sender, kind, service_type, asn, asn_organization, country, ${weight}
-      from sender_ranking_ip where build_id = ${id}::bigint and ${weight} > 0
+      from sender_ranking_ip i where build_id = ${id}::bigint and ${weight} > 0
+        ${only ? sql`and exists (select 1 from ${sql.table(only)} g where g.owner = i.owner and g.sender = i.sender)` : sql``}
     )
     select ${id}::bigint, ${scope}, k.owner, k.sender, k.kind, st.value, an.value, ao.value, co.value
     from (select owner, sender, min(kind) as kind from ips group by 1, 2) k

@@ -4,6 +4,7 @@ import type { ReportAndTenancySchema } from "../schema.js";
 import { type Span, sameSpan } from "../source-rankings/buckets.js";
 import { underUpkeepLock } from "../upkeep-lock.js";
 import { buildSenderRanking, dropSenderRanking, type SenderRankingBuilt } from "./build-sender-ranking.js";
+import { catchUpSenderRanking } from "./catch-up-sender-ranking.js";
 import { pruneSenderFactDeltas } from "./fact-deltas.js";
 import { ownedReportDomains } from "./owned-report-domains.js";
 import { senderRankingBuilds, senderRankingStaleness } from "./sender-ranking-state.js";
@@ -21,11 +22,12 @@ export interface SenderRankingMaintenanceOptions {
   /** Each of the upkeep's statements may take this long (0: no limit). Default 5 minutes. */
   statementTimeoutMs?: number;
   /**
-   * A stale ranking built less than this long ago is left stale (the queries patch it with the
-   * changes since its build meanwhile, or group past their patch limit): a rebuild costs a
-   * grouping of its bucket (about 10 s for a year at 1,000,000 rows, 100 s at 10,000,000), and a
-   * tenant receiving reports all day makes its current rankings stale every round. Default 15
-   * minutes.
+   * A ranking that must be built again (the tenant's domains changed, or the names were
+   * replayed) and was built less than this long ago is left as it is (the queries group
+   * meanwhile): a rebuild costs a grouping of its bucket (about 10 s for a year at 1,000,000
+   * rows, 100 to 190 s at 10,000,000). Rankings stale by new facts, an expiry or renamed
+   * addresses are caught up every round instead (catchUpSenderRanking), at the cost of the
+   * changes. Default 15 minutes.
    */
   minRebuildAgeMs?: number;
 }
@@ -65,20 +67,21 @@ export function senderBuckets(day: number): { kind: "calendar" | "rolling"; buck
 export interface SenderRankingChange extends Partial<SenderRankingBuilt> {
   tenantId: string;
   bucket: Span;
-  outcome: "built" | "rebuilt" | "dropped";
-  /** Why a ranking was built again. */
+  /** "caught up": the changes since its build written into it (catchUpSenderRanking). */
+  outcome: "built" | "rebuilt" | "caught up" | "dropped";
+  /** Why a ranking was built again or caught up. */
   reason?: "domains" | "facts" | "names";
 }
 
 /**
  * Keeps every tenant's sender rankings current: builds the missing ones of its standard buckets
- * (senderBuckets) that hold enough facts, builds again those that went stale (facts of their
- * days changed, an address renamed, the tenant's domains changed: senderRankingStaleness), and
- * drops those whose bucket is no longer standard. Until it is built again here, the queries
- * add to a stale ranking what changed since its build (later facts, an expiry, renamed
- * addresses: up to their patch limit) and group the facts past that limit or when the domains
- * changed: exact either way, slower than a current ranking. Run by the
- * projector beside the source rankings' upkeep.
+ * (senderBuckets) that hold enough facts, catches up those that went stale by facts of their
+ * days or renamed addresses (catchUpSenderRanking), builds again those whose tenant's domains
+ * changed or whose names were replayed (senderRankingStaleness), and drops those whose bucket
+ * is no longer standard. Until then, the queries add to a stale ranking what changed since its
+ * build (later facts, an expiry, renamed addresses: up to their patch limit) and group the
+ * facts past that limit or when the domains changed: exact either way, slower than a current
+ * ranking. Run by the projector beside the source rankings' upkeep.
  */
 export async function maintainSenderRankings(
   db: Kysely<AnySchema>,
@@ -126,9 +129,16 @@ async function maintainAll(
     for (const target of wanted) {
       const build = builds.find((b) => sameSpan(b.bucket, target.bucket));
       if (build) {
-        if (Date.now() - build.builtAt < (options.minRebuildAgeMs ?? 15 * 60_000)) continue;
         const reason = await senderRankingStaleness(db, build, domains);
         if (reason === null) continue;
+        if (reason !== "domains") {
+          const caught = await catchUpSenderRanking(db, build, timeout);
+          if (caught) {
+            changes.push({ ...caught, outcome: "caught up", reason });
+            continue;
+          }
+        }
+        if (Date.now() - build.builtAt < (options.minRebuildAgeMs ?? 15 * 60_000)) continue;
         const built = await buildSenderRanking(db, { tenantId, ...target }, timeout);
         changes.push({ ...built, outcome: "rebuilt", reason });
         continue;
