@@ -183,13 +183,14 @@ async function patchedGroups(
         touched.set(groupKey(group), { ...group, before: null, now: null });
       }
   const list = [...touched.values()];
+  // A probe of the primary key per group (lateral): joined, the planner hashed the whole
+  // ranking (57,628 rows at 1M facts: 80 ms for 2,415 groups).
   const { rows } = await sql<Record<string, string>>`select r.owner, r.sender, r.source_ips::text as ips_all,
       r.ips_quarantine::text as ips_quarantine, r.ips_reject::text as ips_reject,
       ${sql.join(senderRankingSums.map((k) => sql`r.${sql.ref(k)}::text as ${sql.ref(k)}`))}
-    from sender_ranking r
-    join unnest(${list.map((g) => g.owner)}::text[], ${list.map((g) => g.sender)}::text[]) as k(owner, sender)
-      on k.owner = r.owner and k.sender = r.sender
-    where r.build_id = ${build.buildId}::bigint`.execute(db);
+    from unnest(${list.map((g) => g.owner)}::text[], ${list.map((g) => g.sender)}::text[]) as k(owner, sender)
+    cross join lateral (select * from sender_ranking r where r.build_id = ${build.buildId}::bigint
+      and r.owner = k.owner and r.sender = k.sender) r`.execute(db);
   for (const row of rows) {
     const group = touched.get(groupKey({ owner: row.owner!, sender: row.sender! }))!;
     group.before = {
