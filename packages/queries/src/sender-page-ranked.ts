@@ -14,7 +14,6 @@ import { offsetOf, type PageQuery } from "./page.js";
 import type { QuerySchema } from "./schema.js";
 import { approvalOf } from "./sender-ips.js";
 import {
-  type AddressSide,
   addToTally,
   addWeight,
   bytewise,
@@ -23,7 +22,6 @@ import {
   type GroupSums,
   groupKey,
   inScope,
-  legitimateOf,
   type PatchedSender,
   type PickColumn,
   pickColumns,
@@ -590,10 +588,7 @@ export async function rankedLegitimateTotal(
     )::text as n`.execute(trx);
   // The totals' forwarded messages are as they stand now (patchedTotals); the approved unforwarded
   // ones of the changed addresses: less what the ranking counted of them, plus theirs now.
-  const approvedUnforwarded = (side: AddressSide | null) =>
-    side ? legitimateOf(side, policy) - side.sums[`forwarded_${policy}`] : 0n;
   let n = BigInt(rows[0]!.n);
-  for (const { before, now } of build.patch.addresses)
-    n += approvedUnforwarded(now) - approvedUnforwarded(before);
+  for (const address of build.patch.addresses) n += address.legitimateChange[policy];
   return n.toString();
 }

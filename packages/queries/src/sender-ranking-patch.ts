@@ -3,12 +3,13 @@ import {
   inListedDomains,
   type OwnedReportDomain,
   type SenderRankingBuild,
+  type StricterPolicy,
   senderRankingSums,
 } from "@dmarc-ledger/report-read-models";
-import { type Kysely, sql } from "kysely";
+import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { QuerySchema } from "./schema.js";
 import { approvalOf, rangesDecided } from "./sender-ips.js";
-import { type SenderScope, type SenderSums, scopeColumns, senderScopes, senderSums } from "./sender-scope.js";
+import { type SenderScope, type SenderSums, scopeColumns, senderSums } from "./sender-scope.js";
 
 const DAY = 86_400;
 
@@ -53,12 +54,15 @@ export interface AddressSide {
   approved: boolean | null;
 }
 
-/** An address of the tenant's domain with facts or naming changed since the build: as counted, and now. */
+/**
+ * An address of the tenant's domain with facts or naming changed since the build: as it stands
+ * now (null: no messages), and by how much its approved unforwarded stopped messages changed.
+ */
 export interface ChangedAddress {
   owner: string;
   sourceIp: string;
-  before: AddressSide | null;
   now: AddressSide | null;
+  legitimateChange: Record<StricterPolicy, bigint>;
 }
 
 /** What a query adds to a ranking: the addresses changed since its build and the (domain, sender)s holding them. */
@@ -106,128 +110,166 @@ export async function readSenderRankingPatch(
   const id = sql`${build.buildId}::bigint`;
   // Most tenants decide no range: then an address's approval is its sender's, a hash join.
   const ranged = await rangesDecided(db, domains);
+  const sums = senderRankingSums;
+  // A side counts when it has messages (as senderSums' volume ≠ 0); in a scope when its weight > 0.
+  const moved = (
+    prefix: "b" | "n",
+    sign: 1 | -1,
+  ) => sql`select owner, ${sql.ref(`${prefix}_sender`)} as sender,
+      ${sql.join(sums.map((k) => sql`${sql.lit(sign)} * ${sql.ref(`${prefix}_${k}`)} as ${sql.ref(k)}`))},
+      ${sql.join(
+        (["volume", "stopped_quarantine", "stopped_reject"] as const).map(
+          (k) => sql`case when ${sql.ref(`${prefix}_${k}`)} > 0 then ${sql.lit(sign)} else 0 end`,
+        ),
+      )}
+    from sides where ${sql.ref(`${prefix}_sender`)} is not null and ${sql.ref(`${prefix}_volume`)} <> 0`;
+  const nulls = (n: number) => sql.join(Array.from({ length: n }, () => sql`null`));
+  const beforeApproved = approvalOf("v", sql`bs.approved`, ranged);
+  const nowApproved = approvalOf("v", sql`ns.approved`, ranged);
+  // One statement, two kinds of rows: each changed address (both sides, with their approvals),
+  // and each (domain, sender) holding one, before (its ranking row) and now (that row less the
+  // addresses as counted plus them now), summed here: in the API process, that arithmetic on
+  // exact integers (BigInt, every sum of every side) cost more than the statement.
   const { rows } = await sql<Record<string, string | boolean | null>>`
     with changed as materialized (${changedSenderAddresses(build, domains)}),
-    sides as (
+    sides as materialized (
       select c.owner, c.source_ip,
         ${sql.join(sideColumns.map((k) => sql`b.${sql.ref(k)} as ${sql.ref(`b_${k}`)}`))},
-        ${sql.join(senderRankingSums.map((k) => sql`b.${sql.ref(k)} as ${sql.ref(`b_${k}`)}`))},
+        ${sql.join(sums.map((k) => sql`b.${sql.ref(k)} as ${sql.ref(`b_${k}`)}`))},
         ${sql.join(sideColumns.map((k) => sql`c.${sql.ref(k)} as ${sql.ref(`n_${k}`)}`))},
-        ${sql.join(
-          senderRankingSums.map(
-            (k) => sql`coalesce(b.${sql.ref(k)}, 0) + c.${sql.ref(`d_${k}`)} as ${sql.ref(`n_${k}`)}`,
-          ),
-        )}
+        ${sql.join(sums.map((k) => sql`coalesce(b.${sql.ref(k)}, 0) + c.${sql.ref(`d_${k}`)} as ${sql.ref(`n_${k}`)}`))}
       from changed c
       -- By (build, owner, address): an address sends for many domains.
       left join sender_ranking_ip b on b.build_id = ${id} and b.owner = c.owner and b.address = c.source_ip::inet
         and b.source_ip = c.source_ip
+    ),
+    moved (owner, sender, ${sql.join(sums.map((k) => sql.ref(k)))}, ips_all, ips_quarantine, ips_reject) as (
+      ${moved("b", -1)} union all ${moved("n", 1)}
+    ),
+    grouped as (
+      select owner, sender, ${sql.join(sums.map((k) => sql`sum(${sql.ref(k)}) as ${sql.ref(k)}`))},
+        sum(ips_all) as ips_all, sum(ips_quarantine) as ips_quarantine, sum(ips_reject) as ips_reject
+      from moved group by owner, sender
     )
-    select v.owner, v.source_ip,
-      ${sql.join(["b", "n"].flatMap((p) => sideColumns.map((k) => sql.ref(`v.${p}_${k}`))))},
-      ${sql.join(senderRankingSums.map((k) => sql`${sql.ref(`v.n_${k}`)}::text as ${sql.ref(`n_${k}`)}`))},
-      ${sql.join(senderRankingSums.map((k) => sql`${sql.ref(`v.b_${k}`)}::text as ${sql.ref(`b_${k}`)}`))},
-      ${approvalOf("v", sql`bs.approved`, ranged)} as b_approved,
-      ${approvalOf("v", sql`ns.approved`, ranged)} as n_approved
+    select 'address' as row_kind, v.owner, v.source_ip,
+      ${sql.join(sideColumns.map((k) => sql.ref(`v.n_${k}`)))},
+      ${sql.join(sums.map((k) => sql`${sql.ref(`v.n_${k}`)}::text as ${sql.ref(`n_${k}`)}`))},
+      ${nowApproved} as n_approved,
+      ${sql.join(
+        (["quarantine", "reject"] as const).map(
+          (policy) =>
+            sql`(${approvedUnforwarded("n", nowApproved, policy)} - ${approvedUnforwarded("b", beforeApproved, policy)})::text
+              as ${sql.ref(`legitimate_${policy}`)}`,
+        ),
+      )},
+      null::boolean as had_before, ${sql.join(groupColumns.map((k) => sql`null::text as ${sql.ref(k)}`))}
     from sides v
     left join sender_approval bs on bs.domain = v.owner and bs.kind = 'service' and bs.sender = v.b_sender
-    left join sender_approval ns on ns.domain = v.owner and ns.kind = 'service' and ns.sender = v.n_sender`.execute(
-    db,
-  );
-  const addresses: ChangedAddress[] = rows.map((row) => {
-    const side = (prefix: "b" | "n"): AddressSide | null => {
-      if (row[`${prefix}_sender`] === null) return null;
-      const sums = senderSums((k) => row[`${prefix}_${k}`] as string);
-      if (sums.volume === 0n) return null;
-      return {
-        sender: row[`${prefix}_sender`] as string,
-        kind: row[`${prefix}_kind`] as ScopeView["kind"],
-        service_type: row[`${prefix}_service_type`] as string,
-        asn: row[`${prefix}_asn`] as string,
-        asn_organization: row[`${prefix}_asn_organization`] as string,
-        country: row[`${prefix}_country`] as string,
-        sums,
-        approved: row[`${prefix}_approved`] as boolean | null,
-      };
-    };
-    return {
+    left join sender_approval ns on ns.domain = v.owner and ns.kind = 'service' and ns.sender = v.n_sender
+    union all
+    select 'group', g.owner, null, g.sender, ${nulls(sideColumns.length - 1)},
+      ${sql.join(sums.map((k) => sql`(coalesce(r.${sql.ref(k)}, 0) + g.${sql.ref(k)})::text`))}, null, null, null,
+      r.build_id is not null, r.source_ips::text, r.ips_quarantine::text, r.ips_reject::text,
+      (coalesce(r.source_ips, 0) + g.ips_all)::text, (coalesce(r.ips_quarantine, 0) + g.ips_quarantine)::text,
+      (coalesce(r.ips_reject, 0) + g.ips_reject)::text, ${sql.join(sums.map((k) => sql`r.${sql.ref(k)}::text`))}
+    from grouped g
+    -- A probe of the primary key per group: joined, the planner hashed the whole ranking.
+    left join lateral (select * from sender_ranking r where r.build_id = ${id} and r.owner = g.owner
+      and r.sender = g.sender) r on true`.execute(db);
+  const addresses: ChangedAddress[] = [];
+  const groups: PatchedSender[] = [];
+  const ips = (row: Record<string, unknown>, prefix: "b" | "n") => ({
+    all: BigInt(row[`${prefix}_ips_all`] as string),
+    quarantine: BigInt(row[`${prefix}_ips_quarantine`] as string),
+    reject: BigInt(row[`${prefix}_ips_reject`] as string),
+  });
+  for (const row of rows) {
+    if (row.row_kind === "group") {
+      // Column names are the first branch's: n_sender holds the group's sender, n_<sum> its sums now.
+      const now = senderSums((k) => row[`n_${k}`] as string);
+      groups.push({
+        owner: row.owner as string,
+        sender: row.n_sender as string,
+        before: row.had_before
+          ? { sums: senderSums((k) => row[`b_${k}`] as string), ips: ips(row, "b") }
+          : null,
+        now: now.volume > 0n ? { sums: now, ips: ips(row, "n") } : null,
+      });
+      continue;
+    }
+    let parsed: SenderSums | null = null;
+    addresses.push({
       owner: row.owner as string,
       sourceIp: row.source_ip as string,
-      before: side("b"),
-      now: side("n"),
-    };
-  });
-  return { addresses, groups: await patchedGroups(db, build, addresses) };
+      now:
+        BigInt(row.n_volume as string) === 0n
+          ? null
+          : {
+              sender: row.n_sender as string,
+              kind: row.n_kind as ScopeView["kind"],
+              service_type: row.n_service_type as string,
+              asn: row.n_asn as string,
+              asn_organization: row.n_asn_organization as string,
+              country: row.n_country as string,
+              // Read when a page shows its sender: most changed addresses' senders are not on it.
+              get sums() {
+                parsed ??= senderSums((k) => row[`n_${k}`] as string);
+                return parsed;
+              },
+              approved: row.n_approved as boolean | null,
+            },
+      legitimateChange: {
+        quarantine: BigInt(row.legitimate_quarantine as string),
+        reject: BigInt(row.legitimate_reject as string),
+      },
+    });
+  }
+  return { addresses, groups };
 }
 
-const zeroSums = () => senderSums(() => 0);
+/** The columns only readSenderRankingPatch's group rows fill: addresses per scope, and the sums before. */
+const groupColumns = [
+  "b_ips_all",
+  "b_ips_quarantine",
+  "b_ips_reject",
+  "n_ips_all",
+  "n_ips_quarantine",
+  "n_ips_reject",
+  ...senderRankingSums.map((k) => `b_${k}`),
+];
+
+/**
+ * An address side's stopped messages that are unforwarded and approved (as legitimateOf less
+ * its forwarded ones): what LegitimateAtRisk counts of it beyond the forwarded.
+ */
+const approvedUnforwarded = (prefix: "b" | "n", approved: RawBuilder<unknown>, policy: StricterPolicy) => {
+  const c = (k: string) => sql.ref(`v.${prefix}_${k}`);
+  return sql`case when ${approved} is true and ${c(`stopped_${policy}`)} > 0 and ${c("volume")} <> 0
+    then ${c(`stopped_${policy}`)} - ${c(`forwarded_${policy}`)} else 0 end`;
+};
+
 export const groupKey = (group: { owner: string; sender: string }) => `${group.owner}\u0000${group.sender}`;
 
 /** In a scope: the address (or group) has messages the scope counts. */
 export const inScope = (sums: SenderSums, scope: SenderScope) => sums[scopeColumns(scope).weight] > 0n;
 
 /**
- * The (domain, sender)s holding a changed address, before (their ranking row) and now (that row
- * less the changed addresses as counted, plus them as they stand).
+ * Bytewise order of text, as `collate "C"` orders it. Below U+D800, UTF-16 code units order as
+ * UTF-8 bytes do, so the first differing unit decides; a surrogate or a unit above it there is
+ * compared encoded (a page's merge sorts thousands of names: encoding each took most of its time).
  */
-async function patchedGroups(
-  db: Kysely<QuerySchema>,
-  build: SenderRankingBuild,
-  addresses: readonly ChangedAddress[],
-): Promise<PatchedSender[]> {
-  const touched = new Map<string, PatchedSender>();
-  for (const address of addresses)
-    for (const side of [address.before, address.now])
-      if (side) {
-        const group = { owner: address.owner, sender: side.sender };
-        touched.set(groupKey(group), { ...group, before: null, now: null });
-      }
-  const list = [...touched.values()];
-  // A probe of the primary key per group (lateral): joined, the planner hashed the whole
-  // ranking (57,628 rows at 1M facts: 80 ms for 2,415 groups).
-  const { rows } = await sql<Record<string, string>>`select r.owner, r.sender, r.source_ips::text as ips_all,
-      r.ips_quarantine::text as ips_quarantine, r.ips_reject::text as ips_reject,
-      ${sql.join(senderRankingSums.map((k) => sql`r.${sql.ref(k)}::text as ${sql.ref(k)}`))}
-    from unnest(${list.map((g) => g.owner)}::text[], ${list.map((g) => g.sender)}::text[]) as k(owner, sender)
-    cross join lateral (select * from sender_ranking r where r.build_id = ${build.buildId}::bigint
-      and r.owner = k.owner and r.sender = k.sender) r`.execute(db);
-  for (const row of rows) {
-    const group = touched.get(groupKey({ owner: row.owner!, sender: row.sender! }))!;
-    group.before = {
-      sums: senderSums((k) => row[k]!),
-      ips: {
-        all: BigInt(row.ips_all!),
-        quarantine: BigInt(row.ips_quarantine!),
-        reject: BigInt(row.ips_reject!),
-      },
-    };
+export function bytewise(a: string, b: string): number {
+  if (a === b) return 0;
+  const shorter = Math.min(a.length, b.length);
+  for (let i = 0; i < shorter; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800 || y >= 0xd800) return Buffer.compare(Buffer.from(a), Buffer.from(b));
+    return x < y ? -1 : 1;
   }
-  const now = new Map<string, GroupSums>();
-  for (const group of list)
-    now.set(groupKey(group), {
-      sums: group.before ? { ...group.before.sums } : zeroSums(),
-      ips: group.before ? { ...group.before.ips } : { all: 0n, quarantine: 0n, reject: 0n },
-    });
-  const apply = (owner: string, side: AddressSide | null, sign: 1n | -1n) => {
-    if (!side) return;
-    const group = now.get(groupKey({ owner, sender: side.sender }))!;
-    for (const k of senderRankingSums) group.sums[k] += sign * side.sums[k];
-    for (const scope of senderScopes) if (inScope(side.sums, scope)) group.ips[scope] += sign;
-  };
-  for (const address of addresses) {
-    apply(address.owner, address.before, -1n);
-    apply(address.owner, address.now, 1n);
-  }
-  for (const group of list) {
-    const sums = now.get(groupKey(group))!;
-    group.now = sums.sums.volume > 0n ? sums : null;
-  }
-  return list;
+  return a.length < b.length ? -1 : 1;
 }
-
-/** Bytewise order of text, as `collate "C"` orders it. */
-export const bytewise = (a: string, b: string) =>
-  a === b ? 0 : Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 /** An address's messages of `scope` from approved addresses or forwarded. */
 export const legitimateOf = (side: AddressSide | null, scope: SenderScope): bigint =>
