@@ -36,6 +36,30 @@ export const senderRankingSums = [
   "forwarded_reject",
 ] as const;
 
+/** The totals a ranking's build row keeps over its (domain, sender)s. */
+export const senderRankingTotals = [
+  "groups",
+  "volume",
+  "dmarc_pass",
+  "groups_quarantine",
+  "stopped_quarantine",
+  "forwarded_quarantine",
+  "groups_reject",
+  "stopped_reject",
+  "forwarded_reject",
+] as const;
+
+/** The totals of senderRankingTotals over sender_ranking rows `alias`, so named, for a select list. */
+export function senderRankingTotalsOf(alias: string): RawBuilder<unknown> {
+  const c = (column: string) => sql.ref(`${alias}.${column}`);
+  const sum = (column: string) => sql`coalesce(sum(${c(column)}), 0) as ${sql.ref(column)}`;
+  return sql`count(*) as groups, ${sum("volume")}, ${sum("dmarc_pass")},
+    count(*) filter (where ${c("stopped_quarantine")} > 0) as groups_quarantine,
+    ${sum("stopped_quarantine")}, ${sum("forwarded_quarantine")},
+    count(*) filter (where ${c("stopped_reject")} > 0) as groups_reject,
+    ${sum("stopped_reject")}, ${sum("forwarded_reject")}`;
+}
+
 /**
  * The sums a ranking keeps, named as senderRankingSums, over rows `alias` shaped as
  * agg_sender_fact's (its facts, or agg_sender_delta's changes to them), for a `group by`.
@@ -111,17 +135,11 @@ export async function buildSenderRanking(
       await sql`delete from sender_ranking_ip where build_id in (${replaced(target)})`.execute(trx);
       await sql`delete from sender_ranking_build where build_id in (${replaced(target)})`.execute(trx);
       await sql`insert into sender_ranking_build (build_id, tenant_id, kind, bucket_start, bucket_end,
-          report_domains, built_seq, name_epoch, built_name_seq, groups, volume, dmarc_pass,
-          groups_quarantine, stopped_quarantine, forwarded_quarantine,
-          groups_reject, stopped_reject, forwarded_reject)
+          report_domains, built_seq, name_epoch, built_name_seq, ${sql.join(senderRankingTotals.map((c) => sql.ref(c)))})
         select ${id}::bigint, ${target.tenantId}, ${target.kind}, ${bucket.start}::bigint, ${bucket.end}::bigint,
           ${ownershipKey(domains)}::text[], ${marks.factSeq}::bigint, ${marks.nameEpoch}, ${marks.nameSeq}::bigint,
-          count(*), coalesce(sum(volume), 0), coalesce(sum(dmarc_pass), 0),
-          count(*) filter (where stopped_quarantine > 0), coalesce(sum(stopped_quarantine), 0),
-          coalesce(sum(forwarded_quarantine), 0),
-          count(*) filter (where stopped_reject > 0), coalesce(sum(stopped_reject), 0),
-          coalesce(sum(forwarded_reject), 0)
-        from sender_ranking where build_id = ${id}::bigint`.execute(trx);
+          ${senderRankingTotalsOf("r")}
+        from sender_ranking r where r.build_id = ${id}::bigint`.execute(trx);
       return {
         groups: Number(groups.numAffectedRows ?? 0),
         addresses: Number(addresses.numAffectedRows ?? 0),

@@ -2,7 +2,12 @@ import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { ReportAndTenancySchema } from "../schema.js";
 import type { Span } from "../source-rankings/buckets.js";
 import { limitStatements } from "../source-rankings/build-ranking.js";
-import { insertPicks, senderRankingSums } from "./build-sender-ranking.js";
+import {
+  insertPicks,
+  senderRankingSums,
+  senderRankingTotals,
+  senderRankingTotalsOf,
+} from "./build-sender-ranking.js";
 import { senderChangeMarks } from "./change-numbers.js";
 import { changedSenderAddresses } from "./changed-addresses.js";
 import { ownedReportDomains } from "./owned-report-domains.js";
@@ -21,26 +26,9 @@ export interface SenderRankingCaughtUp {
 }
 
 /** The totals a build row keeps, over the sender_ranking rows of the groups in caught_group. */
-const touchedTotals = (id: RawBuilder<unknown>) => sql`select count(*) as groups,
-    coalesce(sum(r.volume), 0) as volume, coalesce(sum(r.dmarc_pass), 0) as dmarc_pass,
-    count(*) filter (where r.stopped_quarantine > 0) as groups_quarantine,
-    coalesce(sum(r.stopped_quarantine), 0) as stopped_quarantine,
-    coalesce(sum(r.forwarded_quarantine), 0) as forwarded_quarantine,
-    count(*) filter (where r.stopped_reject > 0) as groups_reject,
-    coalesce(sum(r.stopped_reject), 0) as stopped_reject, coalesce(sum(r.forwarded_reject), 0) as forwarded_reject
+const touchedTotals = (id: RawBuilder<unknown>) => sql`select ${senderRankingTotalsOf("r")}
   from sender_ranking r join caught_group g on g.owner = r.owner and g.sender = r.sender
   where r.build_id = ${id}`;
-const totalColumns = [
-  "groups",
-  "volume",
-  "dmarc_pass",
-  "groups_quarantine",
-  "stopped_quarantine",
-  "forwarded_quarantine",
-  "groups_reject",
-  "stopped_reject",
-  "forwarded_reject",
-] as const;
 
 /**
  * Brings a stale sender ranking to what a build would hold now, at the cost of what changed
@@ -119,7 +107,7 @@ export async function catchUpSenderRanking(
           (select count(*) from caught_ip)::text as addresses,
           (select count(*) from caught_group)::text as groups`.execute(trx);
       await sql`update sender_ranking_build b set
-          ${sql.join(totalColumns.map((k) => sql`${sql.ref(k)} = b.${sql.ref(k)} - o.${sql.ref(k)} + n.${sql.ref(k)}`))},
+          ${sql.join(senderRankingTotals.map((k) => sql`${sql.ref(k)} = b.${sql.ref(k)} - o.${sql.ref(k)} + n.${sql.ref(k)}`))},
           built_seq = ${marks.factSeq}::bigint, built_name_seq = ${marks.nameSeq}::bigint
         from caught_before o, (${touchedTotals(id)}) n
         where b.build_id = ${id}`.execute(trx);

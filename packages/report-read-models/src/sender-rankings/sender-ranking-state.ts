@@ -2,6 +2,7 @@ import type { AnySchema } from "@dmarc-ledger/db";
 import { type Kysely, type Selectable, sql } from "kysely";
 import type { ReportAndTenancySchema, SenderRankingBuildTable } from "../schema.js";
 import type { Span } from "../source-rankings/buckets.js";
+import { senderRankingTotals } from "./build-sender-ranking.js";
 import { senderChangeMarks } from "./change-numbers.js";
 import { type OwnedReportDomain, ownershipKey } from "./owned-report-domains.js";
 
@@ -66,15 +67,7 @@ export async function senderRankingBuildsCounting(
       "name_epoch",
       "built_name_seq",
       "built_at",
-      "groups",
-      "volume",
-      "dmarc_pass",
-      "groups_quarantine",
-      "stopped_quarantine",
-      "forwarded_quarantine",
-      "groups_reject",
-      "stopped_reject",
-      "forwarded_reject",
+      ...senderRankingTotals,
     ])
     .where("tenant_id", "=", tenantId)
     .where(sql<boolean>`report_domains = ${key}::text[]`)
