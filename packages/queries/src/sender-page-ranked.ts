@@ -476,15 +476,20 @@ async function unchangedTallies(
   const pickedValue = (column: PickColumn) =>
     sql`when grouping(${sql.ref(`a.${column}`)}) = 0 then ${sql.ref(`a.${column}`)}`;
   const { rows } = await sql<TallyRow>`
-    with a as (
+    -- The decision on each sender read once, not once per address (a page's changed senders
+    -- held 45,713 addresses at 10M facts: 120 ms of lookups).
+    with k as materialized (
+      select k.owner, k.sender, decided.approved
+      from unnest(${groups.map((g) => g.owner)}::text[], ${groups.map((g) => g.sender)}::text[]) as k(owner, sender)
+      left join sender_approval decided
+        on decided.domain = k.owner and decided.kind = 'service' and decided.sender = k.sender
+    ),
+    a as (
       select r.owner, r.sender, r.kind, r.service_type, r.asn, r.asn_organization, r.country,
         ${sql.ref(`r.${weight}`)} as w, ${sql.ref(`r.${forwarded}`)} as fw,
-        ${approvalOf("r", sql`decided.approved`, withRanges)} as approved
-      from sender_ranking_ip r
-      join unnest(${groups.map((g) => g.owner)}::text[], ${groups.map((g) => g.sender)}::text[]) as k(owner, sender)
-        on k.owner = r.owner and k.sender = r.sender
-      left join sender_approval decided
-        on decided.domain = r.owner and decided.kind = 'service' and decided.sender = r.sender
+        ${approvalOf("r", sql`k.approved`, withRanges)} as approved
+      from k
+      join sender_ranking_ip r on r.owner = k.owner and r.sender = k.sender
       where r.build_id = ${build.buildId}::bigint and ${sql.ref(`r.${weight}`)} > 0
         and not exists (select 1 from unnest(${changed.map((c) => c.owner)}::text[],
             ${changed.map((c) => c.sourceIp)}::text[]) as c(owner, source_ip)
