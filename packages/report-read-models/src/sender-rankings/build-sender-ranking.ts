@@ -160,16 +160,24 @@ export async function insertPicks(
   scope: "all" | "quarantine" | "reject",
   only?: string,
 ): Promise<void> {
-  const weight = sql.ref(scope === "all" ? "volume" : `stopped_${scope}`);
+  const weightColumn = scope === "all" ? "volume" : `stopped_${scope}`;
+  const weight = sql.ref(weightColumn);
   const most = (column: string) => sql`(select distinct on (owner, sender) owner, sender, value from (
       select owner, sender, ${sql.ref(column)} as value, sum(${weight}) as n from ips group by 1, 2, 3
     ) v order by owner, sender, n desc, value collate "C")`;
   await sql`insert into sender_ranking_pick (build_id, scope, owner, sender, kind, service_type, asn,
       asn_organization, country)
     with ips as materialized (
-      select owner, sender, kind, service_type, asn, asn_organization, country, ${weight}
-      from sender_ranking_ip i where build_id = ${id}::bigint and ${weight} > 0
-        ${only ? sql`and exists (select 1 from ${sql.table(only)} g where g.owner = i.owner and g.sender = i.sender)` : sql``}
+      select i.owner, i.sender, i.kind, i.service_type, i.asn, i.asn_organization, i.country,
+        ${sql.ref(`i.${weightColumn}`)}
+      ${
+        only
+          ? // Their addresses by the (build, owner, sender) index: a semi-join scanned the whole
+            // ranking's (3,175,103 at 10M facts: 1.5 to 4 s a scope).
+            sql`from ${sql.table(only)} g cross join lateral (select i.* from sender_ranking_ip i
+              where i.build_id = ${id}::bigint and i.owner = g.owner and i.sender = g.sender and ${weight} > 0) i`
+          : sql`from sender_ranking_ip i where build_id = ${id}::bigint and ${weight} > 0`
+      }
     )
     select ${id}::bigint, ${scope}, k.owner, k.sender, k.kind, st.value, an.value, ao.value, co.value
     from (select owner, sender, min(kind) as kind from ips group by 1, 2) k

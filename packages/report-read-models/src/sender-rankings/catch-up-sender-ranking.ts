@@ -93,10 +93,13 @@ export async function catchUpSenderRanking(
           count(*) filter (where i.stopped_reject > 0),
           ${sql.join(senderRankingSums.map((k) => sql`sum(${sql.ref(`i.${k}`)})`))}
         from caught_group g
-        join sender_ranking_ip i on i.build_id = ${id} and i.owner = g.owner and i.sender = g.sender
+        -- By the (build, owner, sender) index (joined, the whole ranking was hashed: 1.4 s at 10M facts).
+        cross join lateral (select * from sender_ranking_ip i
+          where i.build_id = ${id} and i.owner = g.owner and i.sender = g.sender) i
         group by i.owner, i.sender`.execute(trx);
-      await sql`delete from sender_ranking_pick p using caught_group g
-        where p.build_id = ${id} and p.owner = g.owner and p.sender = g.sender`.execute(trx);
+      await sql`delete from sender_ranking_pick p where (p.build_id, p.scope, p.owner, p.sender) in (
+          select ${id}, s.scope, g.owner, g.sender from caught_group g
+          cross join (values ('all'), ('quarantine'), ('reject')) as s(scope))`.execute(trx);
       // As at the build: the picks' five groupings hashed, not looped over.
       await sql`select set_config('enable_nestloop', 'off', true)`.execute(trx);
       for (const scope of ["all", "quarantine", "reject"] as const)
