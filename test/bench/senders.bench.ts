@@ -11,13 +11,14 @@
  * (catch-up-sender-ranking.ts), with the time that took.
  * `BENCH_ROWS=200000 pnpm bench senders` for a quick run.
  * `BENCH_KEEP_DB=1` keeps the database afterwards (for EXPLAIN ANALYZE), `BENCH_DATABASE=<name>`
- * measures a kept one again (the arriving reports are then added to it: use it once),
+ * measures a kept one again (each run adds its arriving reports to it and to its GROUP BY's table),
  * `BENCH_REPS` sets the repetitions.
  */
 import { startService } from "@dmarc-ledger/cli";
 import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
 import { newEvent, streams } from "@dmarc-ledger/events";
 import { catchUp } from "@dmarc-ledger/projection-engine";
+import type { SenderRankingChange } from "@dmarc-ledger/report-read-models";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import pg from "pg";
@@ -71,17 +72,7 @@ async function main(): Promise<void> {
     const upkeepStarted = performance.now();
     const { summary, senders: rankings } = await upkeepRound(runtime.db, yearEnd);
     log(
-      `upkeep: ${summary} in ${seconds(performance.now() - upkeepStarted)}; sender rankings (` +
-        rankings
-          .map(
-            (r) =>
-              `${Math.round((r.bucket.end + 1 - r.bucket.start) / DAY)} d: ` +
-              (r.outcome === "dropped"
-                ? "dropped (its bucket no longer standard)"
-                : `${r.outcome}, ${r.groups} groups, ${r.addresses} addresses, ${seconds(r.ms ?? 0)}`),
-          )
-          .join("; ") +
-        ")",
+      `upkeep: ${summary} in ${seconds(performance.now() - upkeepStarted)}; sender rankings (${described(rankings)})`,
     );
     await client.query("vacuum analyze");
     await client.query("checkpoint");
@@ -146,17 +137,7 @@ async function main(): Promise<void> {
     const catchUpStarted = performance.now();
     const { senders: caught } = await upkeepRound(runtime.db, yearEnd);
     log(
-      `\nupkeep after the arrivals: ${seconds(performance.now() - catchUpStarted)}; sender rankings (` +
-        caught
-          .map(
-            (r) =>
-              `${Math.round((r.bucket.end + 1 - r.bucket.start) / DAY)} d: ${r.outcome}` +
-              (r.outcome === "dropped"
-                ? ""
-                : `, ${r.addresses} addresses, ${r.groups} groups, ${seconds(r.ms ?? 0)}`),
-          )
-          .join("; ") +
-        ")",
+      `\nupkeep after the arrivals: ${seconds(performance.now() - catchUpStarted)}; sender rankings (${described(caught)})`,
     );
     verdicts.push(...(await measure(client, service.apiRoot, tenant.apiKey, "after the upkeep's catch-up")));
     log("");
@@ -170,6 +151,18 @@ async function main(): Promise<void> {
     else await database.drop();
   }
 }
+
+/** What an upkeep round did to the sender rankings, one ranking after another. */
+const described = (changes: readonly SenderRankingChange[]) =>
+  changes
+    .map(
+      (r) =>
+        `${Math.round((r.bucket.end + 1 - r.bucket.start) / DAY)} d: ` +
+        (r.outcome === "dropped"
+          ? "dropped (its bucket no longer standard)"
+          : `${r.outcome}, ${r.groups} groups, ${r.addresses} addresses, ${seconds(r.ms ?? 0)}`),
+    )
+    .join("; ");
 
 /** Loads the tenant of `scale`, the sources' names and approvals, and the GROUP BY's flat tables. */
 async function load(

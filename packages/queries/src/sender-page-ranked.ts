@@ -7,6 +7,8 @@ import {
   secondsIn,
   senderRankingBuildsCounting,
   senderRankingPatchable,
+  senderRankingTotalsFrom,
+  senderRankingTotalsOf,
   symmetricDifference,
 } from "@dmarc-ledger/report-read-models";
 import { type Kysely, type RawBuilder, sql, type Transaction } from "kysely";
@@ -163,29 +165,11 @@ async function ownersView(
   owners: readonly string[],
   patch: SenderRankingPatch,
 ): Promise<RankingView> {
-  const { rows } = await sql<Record<string, string>>`select count(*)::text as groups,
-      coalesce(sum(volume), 0)::text as volume, coalesce(sum(dmarc_pass), 0)::text as dmarc_pass,
-      count(*) filter (where stopped_quarantine > 0)::text as groups_quarantine,
-      coalesce(sum(stopped_quarantine), 0)::text as stopped_quarantine,
-      coalesce(sum(forwarded_quarantine), 0)::text as forwarded_quarantine,
-      count(*) filter (where stopped_reject > 0)::text as groups_reject,
-      coalesce(sum(stopped_reject), 0)::text as stopped_reject,
-      coalesce(sum(forwarded_reject), 0)::text as forwarded_reject
-    from sender_ranking where build_id = ${build.buildId}::bigint and owner = any(${owners}::text[])`.execute(
+  const { rows } = await sql<Record<string, string>>`select ${senderRankingTotalsOf("r")}
+    from sender_ranking r where r.build_id = ${build.buildId}::bigint and r.owner = any(${owners}::text[])`.execute(
     trx,
   );
-  const t = rows[0]!;
-  const totals = {
-    groups: t.groups!,
-    volume: t.volume!,
-    dmarcPass: t.dmarc_pass!,
-    quarantine: {
-      groups: t.groups_quarantine!,
-      stopped: t.stopped_quarantine!,
-      forwarded: t.forwarded_quarantine!,
-    },
-    reject: { groups: t.groups_reject!, stopped: t.stopped_reject!, forwarded: t.forwarded_reject! },
-  };
+  const totals = senderRankingTotalsFrom(rows[0]!);
   return { ...build, owners, patch, totals: patchedTotals(totals, patch) };
 }
 

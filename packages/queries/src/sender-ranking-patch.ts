@@ -134,7 +134,7 @@ export async function readSenderRankingPatch(
     with changed as materialized (${changedSenderAddresses(build, domains)}),
     sides as materialized (
       select c.owner, c.source_ip,
-        ${sql.join(sideColumns.map((k) => sql`b.${sql.ref(k)} as ${sql.ref(`b_${k}`)}`))},
+        b.sender as b_sender,
         ${sql.join(sums.map((k) => sql`b.${sql.ref(k)} as ${sql.ref(`b_${k}`)}`))},
         ${sql.join(sideColumns.map((k) => sql`c.${sql.ref(k)} as ${sql.ref(`n_${k}`)}`))},
         ${sql.join(sums.map((k) => sql`coalesce(b.${sql.ref(k)}, 0) + c.${sql.ref(`d_${k}`)} as ${sql.ref(`n_${k}`)}`))}

@@ -7,6 +7,7 @@ export {
   type SenderRankingBuilt,
   type SenderRankingTarget,
   senderRankingSums,
+  senderRankingTotalsOf,
   senderSumsOf,
 } from "./sender-rankings/build-sender-ranking.js";
 export {
@@ -44,6 +45,7 @@ export {
   senderRankingBuildsCounting,
   senderRankingPatchable,
   senderRankingStaleness,
+  senderRankingTotalsFrom,
 } from "./sender-rankings/sender-ranking-state.js";
 export { factsChangedSince, sourceFactSums, tenantScopedFacts } from "./source-facts.js";
 export {

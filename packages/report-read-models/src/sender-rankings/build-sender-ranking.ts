@@ -119,12 +119,7 @@ export async function buildSenderRanking(
         cross join lateral (select ${senderNameColumns("n")}) ip
         -- A sender's addresses together in the table: a page with decided ranges reads them.
         order by s.owner, ip.sender`.execute(trx);
-      const groups = await sql`
-        insert into sender_ranking (build_id, owner, sender, source_ips, ips_quarantine, ips_reject,
-          ${sql.join(senderRankingSums.map((c) => sql.ref(c)))})
-        select build_id, owner, sender, count(*), count(*) filter (where stopped_quarantine > 0),
-          count(*) filter (where stopped_reject > 0), ${sql.join(senderRankingSums.map((c) => sql`sum(${sql.ref(c)})`))}
-        from sender_ranking_ip where build_id = ${id}::bigint group by build_id, owner, sender`.execute(trx);
+      const groups = await insertSenderGroups(trx, id);
       // The picks join five groupings of the same addresses, estimated at a row or so each: a
       // nested loop over them was quadratic (over 2 minutes for 90 days at 1M rows); hashed, seconds.
       await sql`select set_config('enable_nestloop', 'off', true)`.execute(trx);
@@ -141,11 +136,44 @@ export async function buildSenderRanking(
           ${senderRankingTotalsOf("r")}
         from sender_ranking r where r.build_id = ${id}::bigint`.execute(trx);
       return {
-        groups: Number(groups.numAffectedRows ?? 0),
+        groups,
         addresses: Number(addresses.numAffectedRows ?? 0),
       };
     });
   return { ...target, ...counted, ms: performance.now() - started };
+}
+
+/**
+ * The address sources of a ranking's (domain, sender)s as rows aliased `i`: all of them, or only
+ * those of the groups in table `only` (columns owner and sender), by the (build, owner, sender)
+ * index (a semi-join or a hash join scanned the whole ranking's addresses: 3,175,103 at 10M
+ * facts, 1.4 to 4 s a statement). `condition` filters them.
+ */
+const rankingAddresses = (
+  id: string,
+  only: string | undefined,
+  condition: RawBuilder<unknown> = sql`true`,
+) =>
+  only
+    ? sql`${sql.table(only)} g cross join lateral (select * from sender_ranking_ip i
+        where i.build_id = ${id}::bigint and i.owner = g.owner and i.sender = g.sender and ${condition}) i`
+    : sql`sender_ranking_ip i where i.build_id = ${id}::bigint and ${condition}`;
+
+/**
+ * Sums every (domain, sender) of a ranking (or only those in table `only`) from its addresses
+ * into sender_ranking. Returns how many it wrote.
+ */
+export async function insertSenderGroups(
+  trx: Transaction<ReportAndTenancySchema>,
+  id: string,
+  only?: string,
+): Promise<number> {
+  const result = await sql`insert into sender_ranking (build_id, owner, sender, source_ips, ips_quarantine,
+      ips_reject, ${sql.join(senderRankingSums.map((c) => sql.ref(c)))})
+    select ${id}::bigint, i.owner, i.sender, count(*), count(*) filter (where i.stopped_quarantine > 0),
+      count(*) filter (where i.stopped_reject > 0), ${sql.join(senderRankingSums.map((c) => sql`sum(${sql.ref(`i.${c}`)})`))}
+    from ${rankingAddresses(id, only)} group by i.owner, i.sender`.execute(trx);
+  return Number(result.numAffectedRows ?? 0);
 }
 
 /**
@@ -170,14 +198,7 @@ export async function insertPicks(
     with ips as materialized (
       select i.owner, i.sender, i.kind, i.service_type, i.asn, i.asn_organization, i.country,
         ${sql.ref(`i.${weightColumn}`)}
-      ${
-        only
-          ? // Their addresses by the (build, owner, sender) index: a semi-join scanned the whole
-            // ranking's (3,175,103 at 10M facts: 1.5 to 4 s a scope).
-            sql`from ${sql.table(only)} g cross join lateral (select i.* from sender_ranking_ip i
-              where i.build_id = ${id}::bigint and i.owner = g.owner and i.sender = g.sender and ${weight} > 0) i`
-          : sql`from sender_ranking_ip i where build_id = ${id}::bigint and ${weight} > 0`
-      }
+      from ${rankingAddresses(id, only, sql`${sql.ref(`i.${weightColumn}`)} > 0`)}
     )
     select ${id}::bigint, ${scope}, k.owner, k.sender, k.kind, st.value, an.value, ao.value, co.value
     from (select owner, sender, min(kind) as kind from ips group by 1, 2) k

@@ -4,6 +4,7 @@ import type { Span } from "../source-rankings/buckets.js";
 import { limitStatements } from "../source-rankings/build-ranking.js";
 import {
   insertPicks,
+  insertSenderGroups,
   senderRankingSums,
   senderRankingTotals,
   senderRankingTotalsOf,
@@ -87,16 +88,7 @@ export async function catchUpSenderRanking(
         from caught_ip where volume > 0`.execute(trx);
       await sql`delete from sender_ranking r using caught_group g
         where r.build_id = ${id} and r.owner = g.owner and r.sender = g.sender`.execute(trx);
-      await sql`insert into sender_ranking (build_id, owner, sender, source_ips, ips_quarantine, ips_reject,
-          ${sql.join(sums)})
-        select ${id}, i.owner, i.sender, count(*), count(*) filter (where i.stopped_quarantine > 0),
-          count(*) filter (where i.stopped_reject > 0),
-          ${sql.join(senderRankingSums.map((k) => sql`sum(${sql.ref(`i.${k}`)})`))}
-        from caught_group g
-        -- By the (build, owner, sender) index (joined, the whole ranking was hashed: 1.4 s at 10M facts).
-        cross join lateral (select * from sender_ranking_ip i
-          where i.build_id = ${id} and i.owner = g.owner and i.sender = g.sender) i
-        group by i.owner, i.sender`.execute(trx);
+      await insertSenderGroups(trx, build.buildId, "caught_group");
       await sql`delete from sender_ranking_pick p where (p.build_id, p.scope, p.owner, p.sender) in (
           select ${id}, s.scope, g.owner, g.sender from caught_group g
           cross join (values ('all'), ('quarantine'), ('reject')) as s(scope))`.execute(trx);

@@ -88,21 +88,25 @@ function buildOf(row: BuildRow, reportDomains: string[]): SenderRankingBuild {
     nameEpoch: row.name_epoch,
     builtNameSeq: String(row.built_name_seq),
     builtAt: new Date(row.built_at).getTime(),
-    totals: {
-      groups: String(row.groups),
-      volume: String(row.volume),
-      dmarcPass: String(row.dmarc_pass),
-      quarantine: {
-        groups: String(row.groups_quarantine),
-        stopped: String(row.stopped_quarantine),
-        forwarded: String(row.forwarded_quarantine),
-      },
-      reject: {
-        groups: String(row.groups_reject),
-        stopped: String(row.stopped_reject),
-        forwarded: String(row.forwarded_reject),
-      },
+    totals: senderRankingTotalsFrom(row),
+  };
+}
+
+/** A row of senderRankingTotals columns (a build row, or senderRankingTotalsOf's) as a build's totals. */
+export function senderRankingTotalsFrom(
+  row: Record<(typeof senderRankingTotals)[number], unknown>,
+): SenderRankingBuild["totals"] {
+  const n = (column: (typeof senderRankingTotals)[number]) => String(row[column]);
+  return {
+    groups: n("groups"),
+    volume: n("volume"),
+    dmarcPass: n("dmarc_pass"),
+    quarantine: {
+      groups: n("groups_quarantine"),
+      stopped: n("stopped_quarantine"),
+      forwarded: n("forwarded_quarantine"),
     },
+    reject: { groups: n("groups_reject"), stopped: n("stopped_reject"), forwarded: n("forwarded_reject") },
   };
 }
 
