@@ -2,6 +2,8 @@
  * `pnpm bench dmarc-reports`: parse throughput of readReports on a generated 100 MB aggregate report and
  * on the parsedmarc corpus, peak RSS, and the ratio to a bare saxes pass over the same bytes in this run.
  * Targets (issue #3): ≥ 50 % of the bare SAX speed, peak RSS ≤ 256 MB on the 100 MB report.
+ * Then many small reports (20 rows, the usual shape, each parsed alone as the import does), against
+ * a bare saxes pass over each: a parser's setup per report shows here, not in the 100 MB file.
  */
 import {
   createReadStream,
@@ -125,6 +127,44 @@ async function bareSax(path: string): Promise<number> {
   return elements;
 }
 
+/** `count` reports of 20 records each, as bytes. */
+function smallReports(count: number): Buffer[] {
+  return Array.from({ length: count }, (_, n) => {
+    let xml = `<?xml version="1.0" encoding="UTF-8"?>
+<feedback>
+  <version>1.0</version>
+  <report_metadata><org_name>bench.example</org_name><email>dmarc@bench.example</email><report_id>small-${n}</report_id>
+    <date_range><begin>1700000000</begin><end>1700086399</end></date_range></report_metadata>
+  <policy_published><domain>example.com</domain><adkim>r</adkim><aspf>r</aspf><p>none</p><sp>none</sp><pct>100</pct></policy_published>
+`;
+    for (let k = 0; k < 20; k++) xml += record(n * 20 + k);
+    return Buffer.from(`${xml}</feedback>\n`);
+  });
+}
+
+function bareSaxEach(reports: Buffer[]): number {
+  const decoder = new TextDecoder("utf-8");
+  let elements = 0;
+  for (const report of reports) {
+    const parser = new SaxesParser({ position: false });
+    parser.on("opentag", () => {
+      elements++;
+    });
+    parser.write(decoder.decode(report)).close();
+  }
+  return elements;
+}
+
+async function parseEach(reports: Buffer[]): Promise<number> {
+  let rows = 0;
+  for (const report of reports) {
+    for (const parsed of await parseReports(report)) {
+      if (parsed.kind === "aggregate") rows += parsed.report.rows.length;
+    }
+  }
+  return rows;
+}
+
 async function parseFile(path: string): Promise<number> {
   let rows = 0;
   for await (const item of readReports(createReadStream(path, { highWaterMark: 256 * 1024 }))) {
@@ -191,6 +231,21 @@ async function main(): Promise<void> {
     });
     console.log(
       `corpus (${files.length} files, ${fmt(corpusBytes / 1024)} KB) × ${rounds}: ${fmt((corpusBytes * rounds) / MB / corpus.seconds)} MB/s, ${fmt(corpusRows / corpus.seconds / 1000)} k rows/s, ${fmt((files.length * rounds) / corpus.seconds, 0)} files/s`,
+    );
+    const small = smallReports(2000);
+    const smallBare = [];
+    const smallParse = [];
+    for (let round = 0; round < 3; round++) {
+      smallBare.push(await measure(async () => bareSaxEach(small)));
+      smallParse.push(await measure(() => parseEach(small)));
+    }
+    const smallBareBest = Math.min(...smallBare.map((run) => run.seconds));
+    const smallParseBest = smallParse.reduce((best, run) => (run.seconds < best.seconds ? run : best));
+    if (smallParseBest.result !== small.length * 20)
+      throw new Error(`parsed ${smallParseBest.result} rows of the small reports, generated ${small.length * 20}`);
+    const perReport = (seconds: number) => fmt((seconds / small.length) * 1e6, 0);
+    console.log(
+      `${small.length} small reports (20 rows, ${fmt(small[0]!.length / 1024)} KB), each alone: parseReports ${perReport(smallParseBest.seconds)} µs a report, bare SAX ${perReport(smallBareBest)} µs: ratio ${fmt((smallBareBest / smallParseBest.seconds) * 100)} %`,
     );
     const maxRss = (process.resourceUsage().maxRSS * 1024) / MB;
     console.log(`process maxRSS (whole run): ${fmt(maxRss)} MB`);

@@ -1,5 +1,5 @@
 import { hostNameOf } from "@dmarc-ledger/domain-names";
-import { SaxesParser, type SaxesTag } from "saxes";
+import type { SaxesTag } from "saxes";
 import { DroppedRowTally, describeDropped } from "../dropped-rows.js";
 import { ReportParseError } from "../errors.js";
 import { identityOf } from "../identity.js";
@@ -24,6 +24,7 @@ import type {
 } from "../types.js";
 import { El, elementCode, isContainer } from "./element-codes.js";
 import { arcOf, normaliseIp, normaliseReportId, organizationOf } from "./normalise.js";
+import { SlottedSaxesParser } from "./saxes-parser.js";
 import { XmlTextDecoder } from "./xml-text-decoder.js";
 
 const DMARC_2_NAMESPACE = "urn:ietf:params:xml:ns:dmarc-2.0";
@@ -61,7 +62,7 @@ function orNull(value: string): string | null {
  * Parsing goes on past XML errors (saxes reports them and carries on); each becomes a warning.
  */
 export class AggregateXmlReader {
-  private readonly parser = new SaxesParser({ position: false });
+  private readonly parser = new SlottedSaxesParser({ position: false });
   private readonly decoder: XmlTextDecoder;
   private readonly ready: ReportItem[] = [];
   private readonly warnings: string[] = [];
