@@ -25,6 +25,7 @@ export {
   applyBatch,
   applyBatchWithin,
   catchUp,
+  catchUpSideBySide,
   lowestCheckpoint,
   type ProjectorOptions,
   projectionsReached,

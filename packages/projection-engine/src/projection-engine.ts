@@ -51,20 +51,32 @@ export async function applyBatchWithin(
 ): Promise<void> {
   const last = batch.at(-1);
   if (!last) return;
-  const decoded = batch.map(decodeEvent).filter((event): event is DomainEvent => event !== null);
-  for (const projection of projections) {
-    const checkpoint = await lockCheckpoint(trx, projection.name);
-    const relevant = decoded.filter(
-      (event) => event.position > checkpoint && projection.handles.has(event.type),
-    );
-    if (relevant.length > 0) await projection.apply(trx, relevant);
-    if (last.position > checkpoint) {
-      await trx
-        .updateTable("projection_checkpoint")
-        .set({ position: last.position.toString(), updated_at: new Date() })
-        .where("projection", "=", projection.name)
-        .execute();
-    }
+  const decoded = decodeBatch(batch);
+  for (const projection of projections) await applyOne(trx, projection, decoded, last.position);
+}
+
+function decodeBatch(batch: readonly RecordedEvent[]): DomainEvent[] {
+  return batch.map(decodeEvent).filter((event): event is DomainEvent => event !== null);
+}
+
+/** One projection's part of a batch that ends at `last`, under its checkpoint's lock. */
+async function applyOne(
+  trx: Transaction<AnySchema>,
+  projection: Projection,
+  decoded: readonly DomainEvent[],
+  last: bigint,
+): Promise<void> {
+  const checkpoint = await lockCheckpoint(trx, projection.name);
+  const relevant = decoded.filter(
+    (event) => event.position > checkpoint && projection.handles.has(event.type),
+  );
+  if (relevant.length > 0) await projection.apply(trx, relevant);
+  if (last > checkpoint) {
+    await trx
+      .updateTable("projection_checkpoint")
+      .set({ position: last.toString(), updated_at: new Date() })
+      .where("projection", "=", projection.name)
+      .execute();
   }
 }
 
@@ -161,6 +173,63 @@ export async function catchUp(options: ProjectorOptions): Promise<void> {
     next = read(batch.at(-1)!.position);
     await applyBatch(db, projections, batch);
   }
+}
+
+/** Batches read ahead of the slowest projection in catchUpSideBySide: bounds what it holds. */
+const lanesReadAhead = 2;
+
+/**
+ * Applies what the store holds now to every projection, each in its own transactions, side by
+ * side: the events are read once, and while PostgreSQL writes one projection's rows on one
+ * connection the next projection's rows are computed here (catchUp alternates the two, one batch
+ * of every projection per transaction). Each projection applies its batches in order under its
+ * checkpoint's lock, so nothing is applied twice, also beside another projector; but until it
+ * returns the projections may stand at different positions. For bulk work that waits for all of
+ * them (an import). A projection with nothing to apply in a batch moves its checkpoint with its
+ * next batch that has, or at the end. If one fails, the others finish the batches they have begun
+ * and the first failure is thrown; what each committed stays, and a later catch-up goes on from it.
+ */
+export async function catchUpSideBySide(options: ProjectorOptions): Promise<void> {
+  const { store, db, projections } = options;
+  let from = await lowestCheckpoint(db, projections);
+  const lanes: Promise<void>[] = projections.map(() => Promise.resolve());
+  const batchesDone: Promise<unknown>[] = [];
+  let failed: unknown = null;
+  let readAny = false;
+  const apply = (projection: Projection, decoded: DomainEvent[], last: bigint) =>
+    db.transaction().execute((trx) => applyOne(trx, projection, decoded, last));
+  try {
+    for (;;) {
+      const batch = await store.readAll(from, options.maxBatch ?? 500);
+      if (batch.length === 0) break;
+      const last = batch.at(-1)!.position;
+      from = last;
+      readAny = true;
+      const decoded = decodeBatch(batch);
+      const done = projections.map((projection, i) => {
+        if (!decoded.some((event) => projection.handles.has(event.type))) return lanes[i]!;
+        lanes[i] = lanes[i]!.then(() => (failed === null ? apply(projection, decoded, last) : undefined));
+        lanes[i]!.catch((error: unknown) => {
+          failed ??= error;
+        });
+        return lanes[i]!;
+      });
+      batchesDone.push(Promise.allSettled(done));
+      if (batchesDone.length > lanesReadAhead) await batchesDone.shift();
+      if (failed !== null) break;
+    }
+    if (failed === null && readAny && from !== "start") {
+      // Every checkpoint to the last event read, those with nothing to apply included.
+      const last = from;
+      projections.forEach((projection, i) => {
+        lanes[i] = lanes[i]!.then(() => (failed === null ? apply(projection, [], last) : undefined));
+      });
+    }
+  } finally {
+    const settled = await Promise.allSettled(lanes);
+    failed ??= settled.find((result) => result.status === "rejected")?.reason ?? null;
+  }
+  if (failed !== null) throw failed;
 }
 
 /** Runs the projections on a catch-up subscription until stopped. */

@@ -7,7 +7,14 @@ import { openDatabase } from "@dmarc-ledger/db";
 import type { RecordedEvent } from "@dmarc-ledger/event-store";
 import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
-import { applyBatch, catchUp, projectionsReached, resetProjections } from "../src/projection-engine.js";
+import type { Projection } from "../src/projection.js";
+import {
+  applyBatch,
+  catchUp,
+  catchUpSideBySide,
+  projectionsReached,
+  resetProjections,
+} from "../src/projection-engine.js";
 import {
   allEvents,
   type CountSchema,
@@ -141,5 +148,77 @@ describe("the projection engine", () => {
 
     await catchUp({ store: world.store, db: world.db, projections });
     expect(await regionCounts(world.db)).toEqual(expectedCounts(await allEvents(world.store)));
+  });
+
+  describe("side by side (catchUpSideBySide, the import's wait)", () => {
+    /** Handles an event type the store never holds: only its checkpoint can move. */
+    const idle: Projection = {
+      name: "never_applied",
+      tables: [],
+      handles: new Set(["DomainAdded"]),
+      async apply() {
+        throw new Error("applied events it does not handle");
+      },
+    };
+
+    it("applies every event once to every projection, and moves each checkpoint to the last event", async () => {
+      world = await openEngineWorld("dl_engine_side");
+      await world.createTenants(11);
+      const projections = [regionCounter(), tenantNames, idle];
+      // Batches of 3: the projections go through 4 batches each, apart.
+      await catchUpSideBySide({ store: world.store, db: world.db, projections, maxBatch: 3 });
+      let all = await allEvents(world.store);
+      expect(await regionCounts(world.db)).toEqual(expectedCounts(all));
+      expect(await world.db.selectFrom("tenant_names").select("tenant_id").execute()).toHaveLength(11);
+      for (const name of ["tenants_by_region", "tenant_names", "never_applied"])
+        expect(await checkpointOf(world.db, name)).toBe(all.at(-1)!.position);
+
+      // Then what came since, beside a catch-up of the other kind: nothing twice.
+      await world.createTenants(7);
+      await Promise.all([
+        catchUpSideBySide({ store: world.store, db: world.db, projections, maxBatch: 2 }),
+        catchUp({ store: world.store, db: world.db, projections, maxBatch: 5 }),
+      ]);
+      all = await allEvents(world.store);
+      expect(await regionCounts(world.db)).toEqual(expectedCounts(all));
+      expect(await world.db.selectFrom("tenant_names").select("tenant_id").execute()).toHaveLength(18);
+      expect(await projectionsReached(world.db, projections, all.at(-1)!.position)).toBe(true);
+    });
+
+    it("throws a projection's failure, keeps what each committed, and a later catch-up counts nothing twice", async () => {
+      world = await openEngineWorld("dl_engine_side_fail");
+      await world.createTenants(9);
+      let batches = 0;
+      // The second batch of three fails: the first stays applied, the rest is not begun.
+      const failing = regionCounter(async () => {
+        if (++batches === 2) throw new Error("killed in the second batch");
+      });
+      await expect(
+        catchUpSideBySide({
+          store: world.store,
+          db: world.db,
+          projections: [tenantNames, failing],
+          maxBatch: 3,
+        }),
+      ).rejects.toThrow("killed in the second batch");
+      const all = await allEvents(world.store);
+      expect(await checkpointOf(world.db, "tenants_by_region")).toBe(all[2]!.position);
+      expect(await regionCounts(world.db)).toEqual(expectedCounts(all.slice(0, 3)));
+      // The other projection's batches are its own: it may stand anywhere from the first to the
+      // last, with exactly the tenants up to its checkpoint.
+      const names = await checkpointOf(world.db, "tenant_names");
+      expect(names).not.toBeNull();
+      expect(await world.db.selectFrom("tenant_names").select("tenant_id").execute()).toHaveLength(
+        all.filter((event) => event.position <= names!).length,
+      );
+
+      await catchUpSideBySide({
+        store: world.store,
+        db: world.db,
+        projections: [tenantNames, regionCounter()],
+      });
+      expect(await regionCounts(world.db)).toEqual(expectedCounts(all));
+      expect(await world.db.selectFrom("tenant_names").select("tenant_id").execute()).toHaveLength(9);
+    });
   });
 });
