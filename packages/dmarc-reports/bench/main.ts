@@ -242,7 +242,9 @@ async function main(): Promise<void> {
     const smallBareBest = Math.min(...smallBare.map((run) => run.seconds));
     const smallParseBest = smallParse.reduce((best, run) => (run.seconds < best.seconds ? run : best));
     if (smallParseBest.result !== small.length * 20)
-      throw new Error(`parsed ${smallParseBest.result} rows of the small reports, generated ${small.length * 20}`);
+      throw new Error(
+        `parsed ${smallParseBest.result} rows of the small reports, generated ${small.length * 20}`,
+      );
     const perReport = (seconds: number) => fmt((seconds / small.length) * 1e6, 0);
     console.log(
       `${small.length} small reports (20 rows, ${fmt(small[0]!.length / 1024)} KB), each alone: parseReports ${perReport(smallParseBest.seconds)} µs a report, bare SAX ${perReport(smallBareBest)} µs: ratio ${fmt((smallBareBest / smallParseBest.seconds) * 100)} %`,
