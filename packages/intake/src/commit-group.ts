@@ -31,9 +31,11 @@ interface Job {
 
 /**
  * Inputs committed together at most; a bound on how long the append lock is held. At 32 (and 32
- * inputs in flight) an import of 2,000 small reports made 232 commits instead of 313.
+ * inputs in flight) an import of 2,000 small reports made 232 commits instead of 313. 10,000 of
+ * them were stored in 7.2 s at 32 (32 in flight), 6.45 s at 64 (64), 6.2 s at 128 (128) and 5.9
+ * to 6.0 s at 64 with 128 in flight: larger groups hold the append lock longer for little.
  */
-const maxInputsPerCommit = 32;
+const maxInputsPerCommit = 64;
 
 /**
  * Group commit for inputs received at the same time (several SMTP connections, import's inputs in
