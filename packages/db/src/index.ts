@@ -1,4 +1,5 @@
 export type { AnySchema } from "./any-schema.js";
+export { type ArrayElement, type ArrayElementType, arrayLiteral, arrayParam } from "./array-param.js";
 export { type DatabaseConfig, databaseConfigFromEnv, describeDatabase, redactPassword } from "./config.js";
 export { isDatabaseUnavailable, isStatementCancelled } from "./connection-errors.js";
 export { DataDirLockedError, lockDataDir } from "./data-dir-lock.js";

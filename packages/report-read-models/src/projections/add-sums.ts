@@ -1,3 +1,4 @@
+import { arrayParam } from "@dmarc-ledger/db";
 import { sql, type Transaction } from "kysely";
 import { addToSums, type CounterSums, emptySums, type RowVerdict } from "../counters.js";
 import type { ReportSchema } from "../schema.js";
@@ -91,10 +92,18 @@ export class SumsByKey {
     for (let start = 0; start < entries.length; start += keysPerStatement) {
       const slice = entries.slice(start, start + keysPerStatement);
       const arrays = [
-        ...this.keyColumns.map(
-          (column, index) => sql`${slice.map((entry) => entry.key[index])}::${sql.raw(column.type)}[]`,
+        ...this.keyColumns.map((column, index) =>
+          arrayParam(
+            slice.map((entry) => entry.key[index]!),
+            column.type,
+          ),
         ),
-        ...counters.map(([, read]) => sql`${slice.map((entry) => read(entry.sums))}::bigint[]`),
+        ...counters.map(([, read]) =>
+          arrayParam(
+            slice.map((entry) => read(entry.sums)),
+            "bigint",
+          ),
+        ),
       ];
       await sql`insert into ${table} (${sql.join(columns.map((column) => sql.ref(column)))})
         select *${stamp ? sql`, ${stamp.value}::bigint` : sql``} from unnest(${sql.join(arrays)})

@@ -1,4 +1,4 @@
-import type { AnySchema } from "@dmarc-ledger/db";
+import { type AnySchema, type ArrayElement, type ArrayElementType, arrayParam } from "@dmarc-ledger/db";
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { CounterSums } from "../counters.js";
 import type { ReportSchema } from "../schema.js";
@@ -29,16 +29,17 @@ export async function appendSenderFactDeltas(
 ): Promise<void> {
   for (let start = 0; start < deltas.length; start += rowsPerStatement) {
     const slice = deltas.slice(start, start + rowsPerStatement);
-    const column = <T>(read: (delta: SenderFactDelta) => T) => slice.map(read);
+    const column = (read: (delta: SenderFactDelta) => ArrayElement, type: ArrayElementType) =>
+      arrayParam(slice.map(read), type);
     await sql`insert into agg_sender_delta (seq, domain, day, source_ip, disposition, dmarc_pass, forwarded,
         volume, unaligned_arc_pass, dkim_aligned, spf_aligned, dkim_pass, spf_pass)
-      select ${seq}::bigint, * from unnest(${column((d) => d.domain)}::text[],
-        ${column((d) => Math.floor(d.t / DAY))}::integer[], ${column((d) => d.sourceIp)}::text[],
-        ${column((d) => d.disposition)}::text[], ${column((d) => d.dmarcPass)}::boolean[],
-        ${column((d) => d.forwarded)}::boolean[], ${column((d) => d.sums.volume)}::bigint[],
-        ${column((d) => d.sums.unalignedArcPass)}::bigint[], ${column((d) => d.sums.dkimAligned)}::bigint[],
-        ${column((d) => d.sums.spfAligned)}::bigint[], ${column((d) => d.sums.dkimPass)}::bigint[],
-        ${column((d) => d.sums.spfPass)}::bigint[])`.execute(trx);
+      select ${seq}::bigint, * from unnest(${column((d) => d.domain, "text")},
+        ${column((d) => Math.floor(d.t / DAY), "integer")}, ${column((d) => d.sourceIp, "text")},
+        ${column((d) => d.disposition, "text")}, ${column((d) => d.dmarcPass, "boolean")},
+        ${column((d) => d.forwarded, "boolean")}, ${column((d) => d.sums.volume, "bigint")},
+        ${column((d) => d.sums.unalignedArcPass, "bigint")}, ${column((d) => d.sums.dkimAligned, "bigint")},
+        ${column((d) => d.sums.spfAligned, "bigint")}, ${column((d) => d.sums.dkimPass, "bigint")},
+        ${column((d) => d.sums.spfPass, "bigint")})`.execute(trx);
   }
 }
 
