@@ -18,8 +18,9 @@ import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
 import { projectionsReached } from "@dmarc-ledger/projection-engine";
-import { openRuntime } from "@dmarc-ledger/runtime";
+import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
+import { sql } from "kysely";
 import MailComposer from "nodemailer/lib/mail-composer";
 import { builtEntry } from "../support/built-processes.js";
 import { testMasterKey } from "../support/master-key.js";
@@ -37,33 +38,47 @@ const progress = (line: string) => process.stderr.write(`  … ${line}\n`);
 const rate = (count: number, seconds: number) => Math.round(count / seconds).toLocaleString("en");
 
 /** `count` reports of `rows` rows, spread over 50 domains, 40 reporters and 30 days. */
-function writeReports(dir: string, count: number, rows: number, tag: string): string[] {
+function writeReports(
+  dir: string,
+  count: number,
+  rows: number,
+  tag: string,
+): { files: string[]; messages: number } {
   mkdirSync(dir, { recursive: true });
   const day = 86_400;
   const base = 1_790_000_000 - (1_790_000_000 % day);
   const files: string[] = [];
+  let messages = 0;
   for (let i = 0; i < count; i++) {
+    const reportRows = Array.from({ length: rows }, (_, j) => ({
+      sourceIp: `10.${i % 200}.${Math.floor(i / 200) % 250}.${j}`,
+      count: ((i + j) % 40) + 1,
+      dkim: j % 3 === 0 ? "fail" : "pass",
+      spf: j % 4 === 0 ? "fail" : "pass",
+    }));
+    messages += reportRows.reduce((sum, row) => sum + row.count, 0);
     const xml = aggregateReportXml({
       reportId: `${tag}-${i}`,
       domain: `bench-${i % 50}.com`,
       organization: `receiver${i % 40}.example`,
       begin: base + (i % 30) * day,
       end: base + (i % 30) * day + day - 1,
-      rows: Array.from({ length: rows }, (_, j) => ({
-        sourceIp: `10.${i % 200}.${Math.floor(i / 200) % 250}.${j}`,
-        count: ((i + j) % 40) + 1,
-        dkim: j % 3 === 0 ? "fail" : "pass",
-        spf: j % 4 === 0 ? "fail" : "pass",
-      })),
+      rows: reportRows,
     });
     const file = join(dir, `${tag}-${String(i).padStart(6, "0")}.xml`);
     writeFileSync(file, xml);
     files.push(file);
   }
-  return files;
+  return { files, messages };
 }
 
-async function timeOurs(dir: string): Promise<number> {
+/** The messages agg_domain counts: what a by-domain query would answer. */
+async function messagesCounted(db: Runtime["db"]): Promise<number> {
+  const { rows } = await sql<{ n: string | null }>`select sum(volume)::text as n from agg_domain`.execute(db);
+  return Number(rows[0]!.n ?? 0);
+}
+
+async function timeOurs(dir: string, messages: number): Promise<number> {
   const database = await createTestDatabase("dl_bench_ours");
   try {
     // A deployment's database exists already: its tables are made before the clock starts.
@@ -86,6 +101,18 @@ async function timeOurs(dir: string): Promise<number> {
     const [code] = (await once(run, "close")) as [number | null];
     const seconds = (performance.now() - started) / 1000;
     if (code !== 0) throw new Error(`dmarc-ledger import exited ${code}: ${errors}`);
+    // Queryable means counted: every message of every report in the read models, once.
+    const runtime = await openRuntime(
+      {},
+      { database: { kind: "postgres", url: database.url }, eventStoreUrl: null },
+    );
+    try {
+      const counted = await messagesCounted(runtime.db);
+      if (counted !== messages)
+        throw new Error(`dmarc-ledger import counted ${counted} messages of ${messages}`);
+    } finally {
+      await runtime.close();
+    }
     return seconds;
   } finally {
     await database.drop();
@@ -133,7 +160,7 @@ async function theirRows(database: TestDatabase): Promise<number> {
     { database: { kind: "postgres", url: database.url }, eventStoreUrl: null },
   );
   try {
-    const { rows } = await (await import("kysely")).sql<{
+    const { rows } = await sql<{
       n: string;
     }>`select count(*)::text as n from rptrecord`.execute(runtime.db);
     return Number(rows[0]!.n);
@@ -164,7 +191,7 @@ function send(port: number, mails: Buffer[]): Promise<{ seconds: number; respons
 }
 
 /** Reports by SMTP into `intakes` intake processes beside one projector, until queryable. */
-async function timeIntakes(intakes: number, mails: Buffer[]): Promise<number> {
+async function timeIntakes(intakes: number, mails: Buffer[], messages: number): Promise<number> {
   const database = await createTestDatabase(`dl_bench_fleet_${intakes}`);
   const processes: BuiltProcess[] = [];
   try {
@@ -201,7 +228,11 @@ async function timeIntakes(intakes: number, mails: Buffer[]): Promise<number> {
       const head = (await runtime.store.headPosition())!;
       while (!(await projectionsReached(runtime.db, allProjections, head)))
         await new Promise((resolve) => setTimeout(resolve, 20));
-      return (performance.now() - started) / 1000;
+      const seconds = (performance.now() - started) / 1000;
+      const counted = await messagesCounted(runtime.db);
+      if (counted !== messages)
+        throw new Error(`${intakes} intake process(es) counted ${counted} messages of ${messages}`);
+      return seconds;
     } finally {
       await runtime.close();
     }
@@ -226,7 +257,7 @@ async function main(): Promise<void> {
       `${reports.toLocaleString("en")} reports of ${rowsPerReport} rows (${rows.toLocaleString("en")} rows)`,
     );
     const dir = join(work, "reports");
-    const files = writeReports(dir, reports, rowsPerReport, "bench");
+    const { files, messages } = writeReports(dir, reports, rowsPerReport, "bench");
     progress("dmarcts-report-parser");
     const theirsDb = await createTestDatabase("dl_bench_dmarcts");
     let theirs: number;
@@ -238,7 +269,7 @@ async function main(): Promise<void> {
       await theirsDb.drop();
     }
     progress("dmarc-ledger import");
-    const ours = await timeOurs(dir);
+    const ours = await timeOurs(dir, messages);
     log(
       `dmarcts-report-parser: ${theirs.toFixed(1)} s, ${rate(reports, theirs)} reports/s, ${rate(rows, theirs)} rows/s`,
     );
@@ -254,7 +285,7 @@ async function main(): Promise<void> {
     const mails = await Promise.all(files.map(compose));
     for (const intakes of [1, 2, 4]) {
       progress(`${intakes} intake process(es)`);
-      const seconds = await timeIntakes(intakes, mails);
+      const seconds = await timeIntakes(intakes, mails, messages);
       log(
         `SMTP into ${intakes} intake process(es) + 1 projector, to queryable: ${seconds.toFixed(1)} s, ${rate(reports, seconds)} reports/s, ${rate(rows, seconds)} rows/s`,
       );
