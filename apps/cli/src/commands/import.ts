@@ -18,8 +18,8 @@ import { catchUpReadModels, notWaitedLine, withNoWaitOption } from "./wait-for-r
  * without holding a place (see OrderedWindow): a window that waited for its oldest input stalled
  * behind each large report, and the corpus mix went from 58% to about 68% of parse-only. At 32
  * (and groups of up to 32) 2,000 reports of 20 rows made 232 commits instead of 313 and took
- * about 0.2 s less CPU (issue 27). With files read ahead, 10,000 such reports were stored in 7.2 s
- * at 32, 6.45 s at 64 (groups of up to 64), 5.9 to 6.0 s at 128.
+ * about 0.2 s less CPU (issue 27). Later, 10,000 such reports were stored in 7.2 s at 32, 6.45 s
+ * at 64 (groups of up to 64) and 5.9 to 6.0 s at 128 (groups of up to 64).
  */
 const importWindow = { running: 128, runningBytes: 64 * 1024 * 1024, waiting: 4096 };
 
