@@ -61,19 +61,24 @@ function record(i: number): string {
 `;
 }
 
+/** A report's opening up to its first record. */
+function reportHead(reportId: string): string {
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<feedback>
+  <version>1.0</version>
+  <report_metadata><org_name>bench.example</org_name><email>dmarc@bench.example</email><report_id>${reportId}</report_id>
+    <date_range><begin>1700000000</begin><end>1700086399</end></date_range></report_metadata>
+  <policy_published><domain>example.com</domain><adkim>r</adkim><aspf>r</aspf><p>none</p><sp>none</sp><pct>100</pct></policy_published>
+`;
+}
+
 async function generate(path: string): Promise<{ bytes: number; records: number }> {
   const out = createWriteStream(path);
   const write = (text: string) =>
     out.write(text) ? Promise.resolve() : new Promise<void>((r) => out.once("drain", r));
   let bytes = 0;
   let records = 0;
-  const head = `<?xml version="1.0" encoding="UTF-8"?>
-<feedback>
-  <version>1.0</version>
-  <report_metadata><org_name>bench.example</org_name><email>dmarc@bench.example</email><report_id>bench-1</report_id>
-    <date_range><begin>1700000000</begin><end>1700086399</end></date_range></report_metadata>
-  <policy_published><domain>example.com</domain><adkim>r</adkim><aspf>r</aspf><p>none</p><sp>none</sp><pct>100</pct></policy_published>
-`;
+  const head = reportHead("bench-1");
   await write(head);
   bytes += head.length;
   while (bytes < TARGET_BYTES) {
@@ -130,13 +135,7 @@ async function bareSax(path: string): Promise<number> {
 /** `count` reports of 20 records each, as bytes. */
 function smallReports(count: number): Buffer[] {
   return Array.from({ length: count }, (_, n) => {
-    let xml = `<?xml version="1.0" encoding="UTF-8"?>
-<feedback>
-  <version>1.0</version>
-  <report_metadata><org_name>bench.example</org_name><email>dmarc@bench.example</email><report_id>small-${n}</report_id>
-    <date_range><begin>1700000000</begin><end>1700086399</end></date_range></report_metadata>
-  <policy_published><domain>example.com</domain><adkim>r</adkim><aspf>r</aspf><p>none</p><sp>none</sp><pct>100</pct></policy_published>
-`;
+    let xml = reportHead(`small-${n}`);
     for (let k = 0; k < 20; k++) xml += record(n * 20 + k);
     return Buffer.from(`${xml}</feedback>\n`);
   });
