@@ -193,6 +193,8 @@ export async function catchUpSideBySide(options: ProjectorOptions): Promise<void
   const { store, db, projections } = options;
   let from = await lowestCheckpoint(db, projections);
   const lanes: Promise<void>[] = projections.map(() => Promise.resolve());
+  /** The position each lane's last batch ends at (null: none yet). */
+  const givenTo: (bigint | null)[] = projections.map(() => null);
   const batchesDone: Promise<unknown>[] = [];
   let failed: unknown = null;
   let readAny = false;
@@ -209,6 +211,7 @@ export async function catchUpSideBySide(options: ProjectorOptions): Promise<void
       const done = projections.map((projection, i) => {
         if (!decoded.some((event) => projection.handles.has(event.type))) return lanes[i]!;
         lanes[i] = lanes[i]!.then(() => (failed === null ? apply(projection, decoded, last) : undefined));
+        givenTo[i] = last;
         lanes[i]!.catch((error: unknown) => {
           failed ??= error;
         });
@@ -219,10 +222,11 @@ export async function catchUpSideBySide(options: ProjectorOptions): Promise<void
       if (failed !== null) break;
     }
     if (failed === null && readAny && from !== "start") {
-      // Every checkpoint to the last event read, those with nothing to apply included.
+      // The checkpoints of the lanes that had nothing in the last batch, to the last event read.
       const last = from;
       projections.forEach((projection, i) => {
-        lanes[i] = lanes[i]!.then(() => (failed === null ? apply(projection, [], last) : undefined));
+        if (givenTo[i] !== last)
+          lanes[i] = lanes[i]!.then(() => (failed === null ? apply(projection, [], last) : undefined));
       });
     }
   } finally {
