@@ -20,16 +20,20 @@ export function arrayParam(values: readonly ArrayElement[], type: ArrayElementTy
 /** Characters that must be escaped inside a double-quoted array element. */
 const escaped = /[\\"]/;
 
-/** PostgreSQL's text form of a one-dimensional array: `{"a","b\"c",NULL,1,true}`. */
+/**
+ * PostgreSQL's text form of a one-dimensional array: `{"a","b\"c",NULL,1,true}`. Joined from an
+ * array of parts, not grown with `+=`: that makes a rope of one node per element, which
+ * node-postgres flattens when it measures the parameter (Buffer.byteLength), and flattening
+ * ropes of 200,000 elements cost 20 ns a character, about 1 s of an import of 10,000 reports.
+ */
 export function arrayLiteral(values: readonly ArrayElement[]): string {
-  let literal = "{";
+  const parts = new Array<string>(values.length);
   for (let i = 0; i < values.length; i++) {
-    if (i > 0) literal += ",";
     const value = values[i];
-    if (value === null || value === undefined) literal += "NULL";
+    if (value === null || value === undefined) parts[i] = "NULL";
     else if (typeof value === "string")
-      literal += escaped.test(value) ? `"${value.replace(/[\\"]/g, "\\$&")}"` : `"${value}"`;
-    else literal += String(value);
+      parts[i] = escaped.test(value) ? `"${value.replace(/[\\"]/g, "\\$&")}"` : `"${value}"`;
+    else parts[i] = String(value);
   }
-  return `${literal}}`;
+  return `{${parts.join(",")}}`;
 }
