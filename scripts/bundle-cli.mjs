@@ -17,7 +17,7 @@
 // Split at the dynamic imports (`splitting`): the modules that a command loads lazily stay lazy,
 // and so do the externals they import; a single file would import every external up front.
 // A module that starts a worker thread from a file beside its own needs that file built as an
-// entry point of its own here (parse-worker.mjs): the outputs all share one directory.
+// entry point of its own here (parse-worker.mjs, import-thread.mjs): the outputs all share one directory.
 import { readFileSync, rmSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { build } from "esbuild";
@@ -52,12 +52,18 @@ export async function bundleCli({ fromSources = false, outdir = bundleDir } = {}
   rmSync(outdir, { recursive: true, force: true });
   await build({
     entryPoints: fromSources
-      ? { "dmarc-ledger": "apps/cli/src/main.ts", "parse-worker": "packages/intake/src/parse-worker.ts" }
+      ? {
+          "dmarc-ledger": "apps/cli/src/main.ts",
+          "parse-worker": "packages/intake/src/parse-worker.ts",
+          "import-thread": "apps/cli/src/commands/import-thread.ts",
+        }
       : {
           "dmarc-ledger": "apps/cli/dist/main.js",
           // Started by file as a worker thread (packages/intake, parse-pool.ts), which looks for it
           // beside its own module: every output goes to this one directory.
           "parse-worker": "packages/intake/dist/parse-worker.js",
+          // The same for the import's threads (apps/cli, import-threads.ts).
+          "import-thread": "apps/cli/dist/commands/import-thread.js",
         },
     outdir,
     outExtension: { ".js": ".mjs" },
