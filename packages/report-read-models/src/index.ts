@@ -20,6 +20,7 @@ export {
   senderChangeMarks,
 } from "./sender-rankings/change-numbers.js";
 export { changedSenderAddresses, type SenderRankingMarks } from "./sender-rankings/changed-addresses.js";
+export { asAnnouncedSenderBuild } from "./sender-rankings/delta-coverage.js";
 export { pruneSenderFactDeltas } from "./sender-rankings/fact-deltas.js";
 export {
   maintainSenderRankings,

@@ -2,6 +2,7 @@ import type { AggregateRowRecord } from "@dmarc-ledger/events";
 import type { Projection } from "@dmarc-ledger/projection-engine";
 import type { ReportSchema } from "../schema.js";
 import { recordSenderFactChanges } from "../sender-rankings/change-numbers.js";
+import { deltasRankingsNeed } from "../sender-rankings/delta-coverage.js";
 import { appendSenderFactDeltas } from "../sender-rankings/fact-deltas.js";
 import { type KeyColumn, SumsByKey } from "./add-sums.js";
 import { rowParts } from "./report-parts.js";
@@ -70,10 +71,10 @@ export const aggregateBySenderProjection: Projection<ReportSchema> = {
         trx,
         [...sums.keys()].map((key) => ({ domain: key[0] as string, t: key[1] as number })),
       );
-      if (seq !== null)
-        await appendSenderFactDeltas(
+      if (seq !== null) {
+        // Only the deltas a sender ranking may need (none where the queries group).
+        const deltas = await deltasRankingsNeed(
           trx,
-          seq,
           [...sums.entries()].map(({ key, sums }) => ({
             domain: key[0] as string,
             t: key[1] as number,
@@ -84,6 +85,8 @@ export const aggregateBySenderProjection: Projection<ReportSchema> = {
             sums,
           })),
         );
+        if (deltas.length > 0) await appendSenderFactDeltas(trx, seq, deltas);
+      }
     }
   },
 };

@@ -3,6 +3,7 @@ import type { ReportAndTenancySchema } from "../schema.js";
 import type { Span } from "../source-rankings/buckets.js";
 import { limitStatements } from "../source-rankings/build-ranking.js";
 import { senderChangeMarks } from "./change-numbers.js";
+import { asAnnouncedSenderBuild } from "./delta-coverage.js";
 import { ownedDomainsTable, ownedReportDomains, ownershipKey } from "./owned-report-domains.js";
 import { dispositionsStoppedBy, senderNameColumns } from "./sender-naming.js";
 
@@ -93,18 +94,20 @@ export async function buildSenderRanking(
 ): Promise<SenderRankingBuilt> {
   const started = performance.now();
   const { bucket } = target;
-  const counted = await db
-    .transaction()
-    .setIsolationLevel("repeatable read")
-    .execute(async (trx) => {
-      await limitStatements(trx, statementTimeoutMs);
-      const marks = await senderChangeMarks(trx);
-      const domains = await ownedReportDomains(trx, target.tenantId);
-      const { rows } = await sql<{ id: string }>`select nextval('sender_ranking_id_seq')::text as id`.execute(
-        trx,
-      );
-      const id = rows[0]!.id;
-      const addresses = await sql`
+  // Announced: the fact batches committing after its snapshot write the deltas it will need.
+  const counted = await asAnnouncedSenderBuild(db, (connection) =>
+    (connection as Kysely<ReportAndTenancySchema>)
+      .transaction()
+      .setIsolationLevel("repeatable read")
+      .execute(async (trx) => {
+        await limitStatements(trx, statementTimeoutMs);
+        const marks = await senderChangeMarks(trx);
+        const domains = await ownedReportDomains(trx, target.tenantId);
+        const { rows } = await sql<{
+          id: string;
+        }>`select nextval('sender_ranking_id_seq')::text as id`.execute(trx);
+        const id = rows[0]!.id;
+        const addresses = await sql`
         insert into sender_ranking_ip (build_id, owner, source_ip, address, sender, kind, service_type, asn,
           asn_organization, country, ${sql.join(senderRankingSums.map((c) => sql.ref(c)))})
         select ${id}::bigint, s.owner, s.source_ip, s.source_ip::inet, ip.sender, ip.kind, ip.service_type, ip.asn,
@@ -119,27 +122,28 @@ export async function buildSenderRanking(
         cross join lateral (select ${senderNameColumns("n")}) ip
         -- A sender's addresses together in the table: a page with decided ranges reads them.
         order by s.owner, ip.sender`.execute(trx);
-      const groups = await insertSenderGroups(trx, id);
-      // The picks join five groupings of the same addresses, estimated at a row or so each: a
-      // nested loop over them was quadratic (over 2 minutes for 90 days at 1M rows); hashed, seconds.
-      await sql`select set_config('enable_nestloop', 'off', true)`.execute(trx);
-      for (const scope of ["all", "quarantine", "reject"] as const) await insertPicks(trx, id, scope);
-      await sql`select set_config('enable_nestloop', 'on', true)`.execute(trx);
-      await sql`delete from sender_ranking_pick where build_id in (${replaced(target)})`.execute(trx);
-      await sql`delete from sender_ranking where build_id in (${replaced(target)})`.execute(trx);
-      await sql`delete from sender_ranking_ip where build_id in (${replaced(target)})`.execute(trx);
-      await sql`delete from sender_ranking_build where build_id in (${replaced(target)})`.execute(trx);
-      await sql`insert into sender_ranking_build (build_id, tenant_id, kind, bucket_start, bucket_end,
+        const groups = await insertSenderGroups(trx, id);
+        // The picks join five groupings of the same addresses, estimated at a row or so each: a
+        // nested loop over them was quadratic (over 2 minutes for 90 days at 1M rows); hashed, seconds.
+        await sql`select set_config('enable_nestloop', 'off', true)`.execute(trx);
+        for (const scope of ["all", "quarantine", "reject"] as const) await insertPicks(trx, id, scope);
+        await sql`select set_config('enable_nestloop', 'on', true)`.execute(trx);
+        await sql`delete from sender_ranking_pick where build_id in (${replaced(target)})`.execute(trx);
+        await sql`delete from sender_ranking where build_id in (${replaced(target)})`.execute(trx);
+        await sql`delete from sender_ranking_ip where build_id in (${replaced(target)})`.execute(trx);
+        await sql`delete from sender_ranking_build where build_id in (${replaced(target)})`.execute(trx);
+        await sql`insert into sender_ranking_build (build_id, tenant_id, kind, bucket_start, bucket_end,
           report_domains, built_seq, name_epoch, built_name_seq, ${sql.join(senderRankingTotals.map((c) => sql.ref(c)))})
         select ${id}::bigint, ${target.tenantId}, ${target.kind}, ${bucket.start}::bigint, ${bucket.end}::bigint,
           ${ownershipKey(domains)}::text[], ${marks.factSeq}::bigint, ${marks.nameEpoch}, ${marks.nameSeq}::bigint,
           ${senderRankingTotalsOf("r")}
         from sender_ranking r where r.build_id = ${id}::bigint`.execute(trx);
-      return {
-        groups,
-        addresses: Number(addresses.numAffectedRows ?? 0),
-      };
-    });
+        return {
+          groups,
+          addresses: Number(addresses.numAffectedRows ?? 0),
+        };
+      }),
+  );
   return { ...target, ...counted, ms: performance.now() - started };
 }
 
