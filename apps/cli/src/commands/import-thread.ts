@@ -12,6 +12,28 @@ const port = parentPort!;
 const data = workerData as ImportThreadData;
 const tell = (message: FromImportThread) => port.postMessage(message);
 
+/**
+ * Inputs received and files read, told in one message per this many inputs or this long: a
+ * message each cost 25 µs of this thread's CPU (0.25 s a thread for 10,000 reports), the
+ * structured clone's fixed part and the wake-up of the command's thread.
+ */
+const tellEvery = { inputs: 64, ms: 50 };
+let untold: Extract<FromImportThread, { kind: "stored" }> = { kind: "stored", inputs: [], filesRead: [] };
+let tellTimer: NodeJS.Timeout | null = null;
+
+function tellStored(): void {
+  if (tellTimer) clearTimeout(tellTimer);
+  tellTimer = null;
+  if (untold.inputs.length === 0 && untold.filesRead.length === 0) return;
+  tell(untold);
+  untold = { kind: "stored", inputs: [], filesRead: [] };
+}
+
+function toldSoon(): void {
+  if (untold.inputs.length >= tellEvery.inputs) tellStored();
+  else tellTimer ??= setTimeout(tellStored, tellEvery.ms);
+}
+
 const answers: ((files: NumberedFile[]) => void)[] = [];
 port.on("message", (message: FilesForThread) => answers.shift()?.(message.files));
 
@@ -40,8 +62,14 @@ try {
         data.env,
         handedOut(),
         {
-          input: (input) => tell({ kind: "input", input }),
-          fileRead: (file, inputs) => tell({ kind: "fileRead", file, inputs }),
+          input: (input) => {
+            untold.inputs.push(input);
+            toldSoon();
+          },
+          fileRead: (file, inputs) => {
+            untold.filesRead.push([file, inputs]);
+            toldSoon();
+          },
         },
         data.parseThreads,
       ),
@@ -50,11 +78,13 @@ try {
     stopTelling();
   }
 } catch (error) {
+  tellStored();
   tell({
     kind: "failed",
     message: error instanceof Error ? error.message : String(error),
     exitCode: error instanceof CliError ? error.exitCode : null,
   });
 }
+tellStored();
 // Messages already posted still reach the command; the port no longer keeps the thread alive.
 port.unref();

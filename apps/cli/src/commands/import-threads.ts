@@ -21,8 +21,7 @@ export interface FilesForThread {
 /** What an import thread tells the command. */
 export type FromImportThread =
   | { kind: "next" }
-  | { kind: "input"; input: ImportedInput }
-  | { kind: "fileRead"; file: number; inputs: number }
+  | { kind: "stored"; inputs: ImportedInput[]; filesRead: [file: number, inputs: number][] }
   | { kind: "warning"; text: string }
   | { kind: "failed"; message: string; exitCode: number | null };
 
@@ -94,11 +93,9 @@ export async function storeOnThreads(
               } satisfies FilesForThread);
               break;
             }
-            case "input":
-              report.input(message.input);
-              break;
-            case "fileRead":
-              report.fileRead(message.file, message.inputs);
+            case "stored":
+              for (const input of message.inputs) report.input(input);
+              for (const [file, inputs] of message.filesRead) report.fileRead(file, inputs);
               break;
             case "warning":
               warn(message.text);
