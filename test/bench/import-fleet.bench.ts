@@ -5,7 +5,8 @@
  * four intake processes beside one projector process, until the read models show them.
  *
  * Ours: `dmarc-ledger import DIR` (the CLI bundle production runs, apps/cli/bundle, on
- * PostgreSQL), which returns once the read models show everything it stored. Theirs: `dmarcts-report-parser -x 'DIR/*.xml'` into a
+ * PostgreSQL), which returns once the read models show everything it stored; run before and
+ * after theirs, each into a fresh database. Theirs: `dmarcts-report-parser -x 'DIR/*.xml'` into a
  * database of its own (apt-get install dmarcts-report-parser libdbd-pg-perl, as root). Each run
  * has a fresh database. `BENCH_REPORTS` (default 10,000), `BENCH_ROWS` (default 20),
  * `BENCH_SMTP_CONNECTIONS` (per intake process, default 4).
@@ -258,6 +259,11 @@ async function main(): Promise<void> {
     );
     const dir = join(work, "reports");
     const { files, messages } = writeReports(dir, reports, rowsPerReport, "bench");
+    // Ours before and after theirs: the shared machine's speed drifts over a minute or two (the
+    // same import took 8.0 s and 10.5 s a quarter of an hour apart), and a ratio from one run of
+    // ours could be the drift's. Both ratios are printed; the target is met only if both meet it.
+    progress("dmarc-ledger import (before)");
+    const oursBefore = await timeOurs(dir, messages);
     progress("dmarcts-report-parser");
     const theirsDb = await createTestDatabase("dl_bench_dmarcts");
     let theirs: number;
@@ -268,17 +274,22 @@ async function main(): Promise<void> {
     } finally {
       await theirsDb.drop();
     }
-    progress("dmarc-ledger import");
-    const ours = await timeOurs(dir, messages);
+    progress("dmarc-ledger import (after)");
+    const oursAfter = await timeOurs(dir, messages);
     log(
       `dmarcts-report-parser: ${theirs.toFixed(1)} s, ${rate(reports, theirs)} reports/s, ${rate(rows, theirs)} rows/s`,
     );
+    for (const [when, ours] of [
+      ["before", oursBefore],
+      ["after", oursAfter],
+    ] as const) {
+      log(
+        `dmarc-ledger import (${when} it): ${ours.toFixed(1)} s, ${rate(reports, ours)} reports/s, ${rate(rows, ours)} rows/s, ${(theirs / ours).toFixed(1)}x its rate`,
+      );
+    }
+    const ratio = theirs / Math.max(oursBefore, oursAfter);
     log(
-      `dmarc-ledger import:   ${ours.toFixed(1)} s, ${rate(reports, ours)} reports/s, ${rate(rows, ours)} rows/s`,
-    );
-    const ratio = theirs / ours;
-    log(
-      `ratio: ${ratio.toFixed(1)}x dmarcts-report-parser's rate (target >= ${target}x): ${ratio >= target ? "met" : "NOT met"}`,
+      `ratio, the slower of ours: ${ratio.toFixed(1)}x dmarcts-report-parser's rate (target >= ${target}x): ${ratio >= target ? "met" : "NOT met"}`,
     );
 
     progress("composing mails");
