@@ -169,4 +169,31 @@ describe("an import on several threads", () => {
     ).rejects.toThrow(/ECONNREFUSED|connect/);
     expect(shown).toEqual([]);
   });
+
+  it("throws what failed on this thread, and hands the other threads no more files", async () => {
+    const shown: string[] = [];
+    const files = Array.from({ length: 100 }, (_, i) => ({
+      path: join(work, `r-${String(i).padStart(3, "0")}.xml`),
+      size: 1,
+    }));
+    let takenHere = 0;
+    await expect(
+      storeOnThreads(
+        files,
+        1,
+        { env: { ...threaded.env }, parseThreads: 0, warm: false },
+        { input: ({ name }) => shown.push(name), fileRead: () => {} },
+        () => {},
+        async (handed) => {
+          for (const _file of handed) {
+            takenHere++;
+            throw new Error("this thread failed");
+          }
+        },
+      ),
+    ).rejects.toThrow("this thread failed");
+    expect(takenHere).toBe(1);
+    // The worker thread asked after the failure (its start takes longer): it was handed nothing.
+    expect(shown).toEqual([]);
+  });
 });

@@ -60,11 +60,12 @@ export function importThreadCount(
 }
 
 /**
- * Stores `files` on `threads` worker threads, each with its own runtime and connections, as
- * several intake processes do (each input acknowledged once durable; a report received twice is
- * stored once, whichever thread gets it first). Reports each input and file to `report` as the
- * threads do. If one thread fails, the others are handed no more files, finish the inputs they
- * hold, and the first failure is thrown.
+ * Stores `files` on `threads` worker threads, each with its own runtime and connections, and on
+ * this thread too when `here` is given (storeFiles with this thread's runtime), as several intake
+ * processes do (each input acknowledged once durable; a report received twice is stored once,
+ * whichever thread gets it first). All of them take the files from one queue, filesPerRequest at
+ * a time. Reports each input and file to `report` as the threads do. If one fails, the others are
+ * handed no more files, finish the inputs they hold, and the first failure is thrown.
  */
 export async function storeOnThreads(
   files: readonly FileToImport[],
@@ -72,9 +73,16 @@ export async function storeOnThreads(
   data: ImportThreadData,
   report: StoredFilesReport,
   warn: (text: string) => void,
+  here?: (files: Iterable<NumberedFile>) => Promise<void>,
 ): Promise<void> {
   let handedOut = 0;
   let failure: Error | null = null;
+  const nextFiles = (): NumberedFile[] => {
+    const start = handedOut;
+    const next = failure ? [] : files.slice(start, start + filesPerRequest);
+    handedOut += next.length;
+    return next.map((file, i) => ({ ...file, index: start + i }));
+  };
   const runs = Array.from(
     { length: threads },
     () =>
@@ -83,16 +91,9 @@ export async function storeOnThreads(
         let failedHere: Error | null = null;
         thread.on("message", (message: FromImportThread) => {
           switch (message.kind) {
-            case "next": {
-              const start = handedOut;
-              const next = failure ? [] : files.slice(start, start + filesPerRequest);
-              handedOut += next.length;
-              thread.postMessage({
-                kind: "files",
-                files: next.map((file, i) => ({ ...file, index: start + i })),
-              } satisfies FilesForThread);
+            case "next":
+              thread.postMessage({ kind: "files", files: nextFiles() } satisfies FilesForThread);
               break;
-            }
             case "stored":
               for (const input of message.inputs) report.input(input);
               for (const [file, inputs] of message.filesRead) report.fileRead(file, inputs);
@@ -120,6 +121,21 @@ export async function storeOnThreads(
         });
       }),
   );
+  if (here) {
+    function* handedHere(): Generator<NumberedFile> {
+      for (;;) {
+        const next = nextFiles();
+        if (next.length === 0) return;
+        yield* next;
+      }
+    }
+    runs.push(
+      here(handedHere()).catch((error: unknown) => {
+        failure ??= error instanceof Error ? error : new Error(String(error));
+        throw error;
+      }),
+    );
+  }
   const settled = await Promise.allSettled(runs);
   if (failure) throw failure;
   const rejected = settled.find((run) => run.status === "rejected");
