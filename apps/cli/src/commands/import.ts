@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { attachedRuntime } from "../control/attached-runtime.js";
 import { CliError, type CliIO } from "../io.js";
 import { withBulkRuntime } from "../with-runtime.js";
-import { expandPaths, storeFiles } from "./import-files.js";
+import { expandPaths, type NumberedFile, storeFiles } from "./import-files.js";
 import { InFileOrder } from "./import-order.js";
 import { describeItem, ImportTally } from "./import-summary.js";
 import { filesForThreads, importThreadCount, storeOnThreads } from "./import-threads.js";
@@ -58,10 +58,8 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
     // single reports).
     const warm = files.some((file) => file.size > hereLimits.inputBytes);
     const tally = new ImportTally();
-    const bar = await progressBar(
-      io,
-      files.reduce((sum, file) => sum + file.size, 0),
-    );
+    const totalBytes = files.reduce((sum, file) => sum + file.size, 0);
+    const bar = await progressBar(io, totalBytes);
     const inOrder = new InFileOrder(
       files.map((file) => file.size),
       ({ name, items }, progress) => {
@@ -79,60 +77,37 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
       },
     );
     const warn = (text: string) => io.err(text);
+    // The parse workers' setting is shared among the threads (0: none, every input parsed where read).
+    const parseThreads =
+      threads === 1 || settings.parseThreads === 0
+        ? settings.parseThreads
+        : Math.max(1, Math.floor(settings.parseThreads / threads));
+    const stopTellingWorkerFailures = startParseWorkers(
+      parseThreads,
+      (reason) => warn(`warning: ${reason}; inputs are parsed on this thread`),
+      { warm },
+    );
     try {
-      if (threads > 1) {
-        // This thread stores too, beside threads - 1 worker threads: it has loaded the intake
-        // already, and would otherwise wait (a thread's start costs about 0.35 s of CPU). The
-        // parse workers' setting is shared among the threads (0: none, every input parsed where read).
-        const parseThreads =
-          settings.parseThreads === 0 ? 0 : Math.max(1, Math.floor(settings.parseThreads / threads));
-        const stopTellingWorkerFailures = startParseWorkers(
-          parseThreads,
-          (reason) => warn(`warning: ${reason}; inputs are parsed on this thread`),
-          { warm },
-        );
-        try {
-          await withBulkRuntime(env, async (runtime) => {
-            await storeOnThreads(
-              files,
-              threads - 1,
-              { env: { ...env }, parseThreads, warm },
-              inOrder,
-              warn,
-              (handed) => storeFiles(runtime, env, handed, inOrder, parseThreads),
-            );
-            if (options.wait) await catchUpReadModels(runtime);
-          });
-        } finally {
-          stopTellingWorkerFailures();
-        }
-      } else {
-        const stopTellingWorkerFailures = startParseWorkers(
-          settings.parseThreads,
-          (reason) => warn(`warning: ${reason}; inputs are parsed on this thread`),
-          { warm },
-        );
-        try {
-          await withBulkRuntime(env, async (runtime) => {
-            await storeFiles(
-              runtime,
-              env,
-              files.map((file, index) => ({ ...file, index })),
-              inOrder,
-            );
-            if (options.wait) await catchUpReadModels(runtime);
-          });
-        } finally {
-          stopTellingWorkerFailures();
-        }
-      }
+      await withBulkRuntime(env, async (runtime) => {
+        const storeHere = (handed: Iterable<NumberedFile>) =>
+          storeFiles(runtime, env, handed, inOrder, parseThreads);
+        // With threads, this thread stores too, beside threads - 1 worker threads: it has loaded
+        // the intake already, and would otherwise wait (a thread's start costs about 0.35 s of CPU).
+        if (threads > 1)
+          await storeOnThreads(
+            files,
+            threads - 1,
+            { env: { ...env }, parseThreads, warm },
+            inOrder,
+            warn,
+            storeHere,
+          );
+        else await storeHere(files.map((file, index) => ({ ...file, index })));
+        if (options.wait) await catchUpReadModels(runtime);
+      });
     } finally {
-      bar?.update(
-        Math.max(
-          files.reduce((sum, file) => sum + file.size, 0),
-          1,
-        ),
-      );
+      stopTellingWorkerFailures();
+      bar?.update(Math.max(totalBytes, 1));
       bar?.stop();
     }
     for (const line of tally.summary()) io.out(line);
