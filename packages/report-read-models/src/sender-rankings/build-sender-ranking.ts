@@ -93,58 +93,65 @@ export async function buildSenderRanking(
   statementTimeoutMs: number,
 ): Promise<SenderRankingBuilt> {
   const started = performance.now();
-  const { bucket } = target;
   // Announced: the fact batches committing after its snapshot write the deltas it will need.
   const counted = await asAnnouncedSenderBuild(db, (connection) =>
-    (connection as Kysely<ReportAndTenancySchema>)
+    connection
       .transaction()
       .setIsolationLevel("repeatable read")
-      .execute(async (trx) => {
-        await limitStatements(trx, statementTimeoutMs);
-        const marks = await senderChangeMarks(trx);
-        const domains = await ownedReportDomains(trx, target.tenantId);
-        const { rows } = await sql<{
-          id: string;
-        }>`select nextval('sender_ranking_id_seq')::text as id`.execute(trx);
-        const id = rows[0]!.id;
-        const addresses = await sql`
-        insert into sender_ranking_ip (build_id, owner, source_ip, address, sender, kind, service_type, asn,
-          asn_organization, country, ${sql.join(senderRankingSums.map((c) => sql.ref(c)))})
-        select ${id}::bigint, s.owner, s.source_ip, s.source_ip::inet, ip.sender, ip.kind, ip.service_type, ip.asn,
-          ip.asn_organization, ip.country, ${sql.join(senderRankingSums.map((c) => sql.ref(`s.${c}`)))}
-        from (
-          select d.owner, f.source_ip, ${senderSumsOf("f")}
-          from agg_sender_fact f join ${ownedDomainsTable(domains)} as d(domain, owner) on d.domain = f.domain
-          where f.t >= ${bucket.start} and f.t <= ${bucket.end}
-          group by d.owner, f.source_ip
-        ) s
-        left join source_ip_name n on n.source_ip = s.source_ip
-        cross join lateral (select ${senderNameColumns("n")}) ip
-        -- A sender's addresses together in the table: a page with decided ranges reads them.
-        order by s.owner, ip.sender`.execute(trx);
-        const groups = await insertSenderGroups(trx, id);
-        // The picks join five groupings of the same addresses, estimated at a row or so each: a
-        // nested loop over them was quadratic (over 2 minutes for 90 days at 1M rows); hashed, seconds.
-        await sql`select set_config('enable_nestloop', 'off', true)`.execute(trx);
-        for (const scope of ["all", "quarantine", "reject"] as const) await insertPicks(trx, id, scope);
-        await sql`select set_config('enable_nestloop', 'on', true)`.execute(trx);
-        await sql`delete from sender_ranking_pick where build_id in (${replaced(target)})`.execute(trx);
-        await sql`delete from sender_ranking where build_id in (${replaced(target)})`.execute(trx);
-        await sql`delete from sender_ranking_ip where build_id in (${replaced(target)})`.execute(trx);
-        await sql`delete from sender_ranking_build where build_id in (${replaced(target)})`.execute(trx);
-        await sql`insert into sender_ranking_build (build_id, tenant_id, kind, bucket_start, bucket_end,
-          report_domains, built_seq, name_epoch, built_name_seq, ${sql.join(senderRankingTotals.map((c) => sql.ref(c)))})
-        select ${id}::bigint, ${target.tenantId}, ${target.kind}, ${bucket.start}::bigint, ${bucket.end}::bigint,
-          ${ownershipKey(domains)}::text[], ${marks.factSeq}::bigint, ${marks.nameEpoch}, ${marks.nameSeq}::bigint,
-          ${senderRankingTotalsOf("r")}
-        from sender_ranking r where r.build_id = ${id}::bigint`.execute(trx);
-        return {
-          groups,
-          addresses: Number(addresses.numAffectedRows ?? 0),
-        };
-      }),
+      .execute((trx) => buildInSnapshot(trx, target, statementTimeoutMs)),
   );
   return { ...target, ...counted, ms: performance.now() - started };
+}
+
+/** The build itself, in its repeatable-read transaction: the ranking's rows, then its build row. */
+async function buildInSnapshot(
+  trx: Transaction<ReportAndTenancySchema>,
+  target: SenderRankingTarget,
+  statementTimeoutMs: number,
+): Promise<{ groups: number; addresses: number }> {
+  const { bucket } = target;
+  await limitStatements(trx, statementTimeoutMs);
+  const marks = await senderChangeMarks(trx);
+  const domains = await ownedReportDomains(trx, target.tenantId);
+  const { rows } = await sql<{ id: string }>`select nextval('sender_ranking_id_seq')::text as id`.execute(
+    trx,
+  );
+  const id = rows[0]!.id;
+  const addresses = await sql`
+    insert into sender_ranking_ip (build_id, owner, source_ip, address, sender, kind, service_type, asn,
+      asn_organization, country, ${sql.join(senderRankingSums.map((c) => sql.ref(c)))})
+    select ${id}::bigint, s.owner, s.source_ip, s.source_ip::inet, ip.sender, ip.kind, ip.service_type, ip.asn,
+      ip.asn_organization, ip.country, ${sql.join(senderRankingSums.map((c) => sql.ref(`s.${c}`)))}
+    from (
+      select d.owner, f.source_ip, ${senderSumsOf("f")}
+      from agg_sender_fact f join ${ownedDomainsTable(domains)} as d(domain, owner) on d.domain = f.domain
+      where f.t >= ${bucket.start} and f.t <= ${bucket.end}
+      group by d.owner, f.source_ip
+    ) s
+    left join source_ip_name n on n.source_ip = s.source_ip
+    cross join lateral (select ${senderNameColumns("n")}) ip
+    -- A sender's addresses together in the table: a page with decided ranges reads them.
+    order by s.owner, ip.sender`.execute(trx);
+  const groups = await insertSenderGroups(trx, id);
+  // The picks join five groupings of the same addresses, estimated at a row or so each: a
+  // nested loop over them was quadratic (over 2 minutes for 90 days at 1M rows); hashed, seconds.
+  await sql`select set_config('enable_nestloop', 'off', true)`.execute(trx);
+  for (const scope of ["all", "quarantine", "reject"] as const) await insertPicks(trx, id, scope);
+  await sql`select set_config('enable_nestloop', 'on', true)`.execute(trx);
+  await sql`delete from sender_ranking_pick where build_id in (${replaced(target)})`.execute(trx);
+  await sql`delete from sender_ranking where build_id in (${replaced(target)})`.execute(trx);
+  await sql`delete from sender_ranking_ip where build_id in (${replaced(target)})`.execute(trx);
+  await sql`delete from sender_ranking_build where build_id in (${replaced(target)})`.execute(trx);
+  await sql`insert into sender_ranking_build (build_id, tenant_id, kind, bucket_start, bucket_end,
+      report_domains, built_seq, name_epoch, built_name_seq, ${sql.join(senderRankingTotals.map((c) => sql.ref(c)))})
+    select ${id}::bigint, ${target.tenantId}, ${target.kind}, ${bucket.start}::bigint, ${bucket.end}::bigint,
+      ${ownershipKey(domains)}::text[], ${marks.factSeq}::bigint, ${marks.nameEpoch}, ${marks.nameSeq}::bigint,
+      ${senderRankingTotalsOf("r")}
+    from sender_ranking r where r.build_id = ${id}::bigint`.execute(trx);
+  return {
+    groups,
+    addresses: Number(addresses.numAffectedRows ?? 0),
+  };
 }
 
 /**

@@ -1,4 +1,3 @@
-import type { AnySchema } from "@dmarc-ledger/db";
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { ReportSchema } from "../schema.js";
 import type { SenderFactDelta } from "./fact-deltas.js";
@@ -20,9 +19,9 @@ const buildUnderWay = { classid: 1380011595, objid: 2 };
  * its number to its commit): the build waits for that row before it starts its snapshot, so such
  * a batch is in the snapshot, and every later batch sees the announcement.
  */
-export async function asAnnouncedSenderBuild<T>(
-  db: Kysely<AnySchema>,
-  work: (connection: Kysely<AnySchema>) => Promise<T>,
+export async function asAnnouncedSenderBuild<Db, T>(
+  db: Kysely<Db>,
+  work: (connection: Kysely<Db>) => Promise<T>,
 ): Promise<T> {
   return db.connection().execute(async (connection) => {
     await sql`select pg_advisory_lock_shared(${buildUnderWay.classid}::int4, ${buildUnderWay.objid}::int4)`.execute(
