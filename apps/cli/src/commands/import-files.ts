@@ -119,6 +119,27 @@ async function* mboxMessages(
   }
 }
 
+/**
+ * Starts the parse workers of an import thread (`parseThreads` of them, none for 0), at once when
+ * `warm` (some file is too large to parse where it is read), else when an input first needs one.
+ * A worker that fails is reported through `warn`, and its inputs are parsed on the thread.
+ * Returns what stops the reports.
+ */
+export async function startImportParseWorkers(
+  parseThreads: number,
+  warm: boolean,
+  warn: (text: string) => void,
+): Promise<() => void> {
+  const { startParseWorkers } = await import("@dmarc-ledger/intake");
+  return startParseWorkers(
+    parseThreads,
+    (reason) => warn(`warning: ${reason}; inputs are parsed on this thread`),
+    {
+      warm,
+    },
+  );
+}
+
 /** One received input of file `file`; `fileBytes`: how far into the file it reaches. */
 export interface ImportedInput {
   file: number;

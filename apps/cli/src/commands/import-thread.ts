@@ -5,7 +5,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { CliError } from "../io.js";
 import { withBulkRuntime } from "../with-runtime.js";
-import { type NumberedFile, storeFiles } from "./import-files.js";
+import { type NumberedFile, startImportParseWorkers, storeFiles } from "./import-files.js";
 import type { FilesForThread, FromImportThread, ImportThreadData } from "./import-threads.js";
 
 const port = parentPort!;
@@ -49,11 +49,8 @@ async function* handedOut(): AsyncGenerator<NumberedFile> {
 }
 
 try {
-  const { startParseWorkers } = await import("@dmarc-ledger/intake");
-  const stopTelling = startParseWorkers(
-    data.parseThreads,
-    (reason) => tell({ kind: "warning", text: `warning: ${reason}; inputs are parsed on this thread` }),
-    { warm: data.warm },
+  const stopTelling = await startImportParseWorkers(data.parseThreads, data.warm, (text) =>
+    tell({ kind: "warning", text }),
   );
   try {
     await withBulkRuntime(data.env, (runtime) =>
@@ -75,16 +72,16 @@ try {
       ),
     );
   } finally {
+    // What was stored reaches the command before any failure does.
+    tellStored();
     stopTelling();
   }
 } catch (error) {
-  tellStored();
   tell({
     kind: "failed",
     message: error instanceof Error ? error.message : String(error),
     exitCode: error instanceof CliError ? error.exitCode : null,
   });
 }
-tellStored();
 // Messages already posted still reach the command; the port no longer keeps the thread alive.
 port.unref();

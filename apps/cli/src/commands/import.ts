@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { attachedRuntime } from "../control/attached-runtime.js";
 import { CliError, type CliIO } from "../io.js";
 import { withBulkRuntime } from "../with-runtime.js";
-import { expandPaths, type NumberedFile, storeFiles } from "./import-files.js";
+import { expandPaths, type NumberedFile, startImportParseWorkers, storeFiles } from "./import-files.js";
 import { InFileOrder } from "./import-order.js";
 import { describeItem, ImportTally } from "./import-summary.js";
 import { filesForThreads, importThreadCount, storeOnThreads } from "./import-threads.js";
@@ -46,7 +46,7 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
       threadCountOption,
     );
   withNoWaitOption(command).action(async (paths: string[], options: { wait: boolean; threads?: number }) => {
-    const { hereLimits, intakeSettingsFromEnv, startParseWorkers } = await import("@dmarc-ledger/intake");
+    const { hereLimits, intakeSettingsFromEnv } = await import("@dmarc-ledger/intake");
     const settings = intakeSettingsFromEnv(env);
     const files = await expandPaths(paths.map((path) => resolve(io.cwd ?? process.cwd(), path)));
     const threads = importThreadCount(options.threads, files.length, {
@@ -82,11 +82,7 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
       threads === 1 || settings.parseThreads === 0
         ? settings.parseThreads
         : Math.max(1, Math.floor(settings.parseThreads / threads));
-    const stopTellingWorkerFailures = startParseWorkers(
-      parseThreads,
-      (reason) => warn(`warning: ${reason}; inputs are parsed on this thread`),
-      { warm },
-    );
+    const stopTellingWorkerFailures = await startImportParseWorkers(parseThreads, warm, warn);
     try {
       await withBulkRuntime(env, async (runtime) => {
         const storeHere = (handed: Iterable<NumberedFile>) =>
