@@ -18,6 +18,8 @@ export const documentsCompressedWithLz4 = {
 
 async function serverHasLz4(db: Kysely<unknown>): Promise<boolean> {
   const { rows } = await sql<{ lz4: boolean }>`
-    select 'lz4' = any(enumvals) as lz4 from pg_settings where name = 'default_toast_compression'`.execute(db);
+    select 'lz4' = any(enumvals) as lz4 from pg_settings where name = 'default_toast_compression'`.execute(
+    db,
+  );
   return rows[0]?.lz4 === true;
 }
