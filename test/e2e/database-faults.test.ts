@@ -166,7 +166,7 @@ async function storedReportIds(databaseUrl: string): Promise<Map<string, number>
   await client.connect();
   try {
     const { rows } = await client.query<{ id: string; n: string }>(
-      "select data->>'reportId' as id, count(*)::text as n from events where type = 'AggregateReportReceived' group by 1",
+      "select data::json->>'reportId' as id, count(*)::text as n from events where type = 'AggregateReportReceived' group by 1",
     );
     return new Map(rows.map((row) => [row.id, Number(row.n)]));
   } finally {

@@ -5,10 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventStoreMigrations, openPostgresEventStore } from "../src/index.js";
 
 /**
- * Migration 003 turns the documents from jsonb into json text: events written before it must read
- * back the same, and events written after it keep their text as written.
+ * Migration 003 turned the documents from jsonb into json, 004 into text: events written before
+ * them must read back the same, and events written after them keep their text as written.
  */
-describe("PostgreSQL adapter: documents stored as json", () => {
+describe("PostgreSQL adapter: documents stored as JSON text", () => {
   let testDatabase: TestDatabase;
   let database: Database;
 
@@ -21,7 +21,7 @@ describe("PostgreSQL adapter: documents stored as json", () => {
     await testDatabase?.drop();
   });
 
-  it("reads events written as jsonb before the migration, and writes json after it", async () => {
+  it("reads events written as jsonb before the migrations, and writes JSON text after them", async () => {
     const before = Object.fromEntries(
       Object.entries(eventStoreMigrations.migrations).filter(([name]) => name < "003"),
     );
@@ -41,8 +41,8 @@ describe("PostgreSQL adapter: documents stored as json", () => {
         database.db,
       );
       expect(types).toEqual([
-        { column_name: "data", data_type: "json" },
-        { column_name: "metadata", data_type: "json" },
+        { column_name: "data", data_type: "text" },
+        { column_name: "metadata", data_type: "text" },
       ]);
       // Key order as written (jsonb would sort "zeta" after "alpha").
       const fresh = { zeta: 1, alpha: [true, { nested: "x" }], text: 'line\nbreak "quoted"' };

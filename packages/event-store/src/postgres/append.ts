@@ -108,7 +108,7 @@ export async function appendWithin(
     const values = chunk.map(
       (event, index) => sql`(
         ${stream}, ${String(first + BigInt(offset + index))}::bigint, ${event.type}::text,
-        ${toJsonText(event.data)}::json, ${toJsonText(event.metadata ?? {})}::json,
+        ${toJsonText(event.data)}::text, ${toJsonText(event.metadata ?? {})}::text,
         ${event.id ?? randomUUID()}::uuid)`,
     );
     // Rows take their sequence values in insert order, which the ORDER BY makes revision order.
@@ -199,7 +199,7 @@ export async function appendNewStreamsWithin(
     append.events.map(
       (event, revision) => sql`(
         ${append.stream}, ${String(revision)}::bigint, ${event.type}::text,
-        ${toJsonText(event.data)}::json, ${toJsonText(event.metadata ?? {})}::json,
+        ${toJsonText(event.data)}::text, ${toJsonText(event.metadata ?? {})}::text,
         ${event.id ?? randomUUID()}::uuid, ${order++}::int)`,
     ),
   );

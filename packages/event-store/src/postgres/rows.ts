@@ -5,6 +5,7 @@ import { encodeGlobalPosition } from "./global-order.js";
 /**
  * An events row as selected by `eventColumns`. int8 and xid8 are selected as text: pg returns
  * int8 as strings, PGlite as numbers (losing precision above 2^53), so both go through BigInt().
+ * The documents are JSON text (migration 004), parsed here.
  */
 export interface EventRow {
   id: string;
@@ -13,8 +14,8 @@ export interface EventRow {
   revision: string;
   position: string;
   transaction_id: string;
-  data: unknown;
-  metadata: unknown;
+  data: string;
+  metadata: string | null;
   recorded_at: Date | string;
 }
 
@@ -32,8 +33,8 @@ export function toRecordedEvent(row: EventRow): RecordedEvent {
       transactionId: BigInt(row.transaction_id),
       position: BigInt(row.position),
     }),
-    data: row.data,
-    metadata: (row.metadata ?? {}) as EventMetadata,
+    data: JSON.parse(row.data),
+    metadata: (row.metadata === null ? {} : JSON.parse(row.metadata)) as EventMetadata,
     recordedAt: row.recorded_at instanceof Date ? row.recorded_at : new Date(row.recorded_at),
   };
 }
