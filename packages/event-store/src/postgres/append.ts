@@ -186,11 +186,8 @@ export async function appendNewStreamsWithin(
     return results;
   }
   for (const append of appends) assertAppendable(append.stream, append.events);
-  if (known === "fresh") {
-    await sql`select pg_advisory_xact_lock(${appendLockNamespace}::int4, ${appendLockKey}::int4)`.execute(
-      trx,
-    );
-  }
+  // The statement is built (its documents serialised) before the lock is taken: every other
+  // append of the deployment waits while it is held.
   const claims = appends.map(
     (append) => sql`(${append.stream}, ${String(append.events.length - 1)}::bigint)`,
   );
@@ -203,6 +200,11 @@ export async function appendNewStreamsWithin(
         ${event.id ?? randomUUID()}::uuid, ${order++}::int)`,
     ),
   );
+  if (known === "fresh") {
+    await sql`select pg_advisory_xact_lock(${appendLockNamespace}::int4, ${appendLockKey}::int4)`.execute(
+      trx,
+    );
+  }
   // Rows take their sequence values in insert order: the appends' order, each in revision order.
   const { rows } = await sql<{ stream: string; position: string; own: string }>`
     with claim as (
