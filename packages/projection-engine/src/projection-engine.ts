@@ -198,8 +198,18 @@ export async function catchUpSideBySide(options: ProjectorOptions): Promise<void
   const batchesDone: Promise<unknown>[] = [];
   let failed: unknown = null;
   let readAny = false;
+  // Commits without waiting for their WAL to reach the disk: a read model's rows and its
+  // checkpoint commit together, so a commit lost to a crash of the server is a batch applied
+  // again after it, never a count lost or doubled. The import's 153 commits for 10,000 reports
+  // each waited for a flush (and the backends flushed themselves): waiting for the read models
+  // took 10.3 to 10.8 s with it, 9.6 to 10.8 s (mean 0.55 s less) and 0.5 s less of PostgreSQL's
+  // CPU without, four alternating pairs (issue 27). The projector's transactions keep waiting: a
+  // streaming replica receives only flushed WAL, and the API's reads there wait for its writes.
   const apply = (projection: Projection, decoded: DomainEvent[], last: bigint) =>
-    db.transaction().execute((trx) => applyOne(trx, projection, decoded, last));
+    db.transaction().execute(async (trx) => {
+      await sql`set local synchronous_commit = off`.execute(trx);
+      return applyOne(trx, projection, decoded, last);
+    });
   try {
     for (;;) {
       const batch = await store.readAll(from, options.maxBatch ?? 500);

@@ -185,6 +185,34 @@ describe("the projection engine", () => {
       expect(await projectionsReached(world.db, projections, all.at(-1)!.position)).toBe(true);
     });
 
+    it("commits its batches without waiting for the WAL flush; catchUp (the projector's way) waits", async () => {
+      world = await openEngineWorld("dl_engine_side_commit");
+      await world.createTenants(4);
+      const seen: string[] = [];
+      // Reads the setting in the transaction that applies the batch.
+      const watching: Projection = {
+        name: "commit_setting",
+        tables: [],
+        handles: new Set(["TenantCreated"]),
+        async apply(trx) {
+          const { rows } = await sql<{ setting: string }>`
+            select current_setting('synchronous_commit') as setting`.execute(trx);
+          seen.push(rows[0]!.setting);
+        },
+      };
+      await catchUpSideBySide({ store: world.store, db: world.db, projections: [watching], maxBatch: 2 });
+      expect(seen).toEqual(["off", "off"]);
+      seen.length = 0;
+      await world.createTenants(2);
+      await catchUp({ store: world.store, db: world.db, projections: [watching] });
+      expect(seen).toEqual(["on"]);
+      // And the setting ends with each transaction: the pool's connections keep waiting.
+      const { rows } = await sql<{
+        setting: string;
+      }>`select current_setting('synchronous_commit') as setting`.execute(world.db);
+      expect(rows[0]!.setting).toBe("on");
+    });
+
     it("throws a projection's failure, keeps what each committed, and a later catch-up counts nothing twice", async () => {
       world = await openEngineWorld("dl_engine_side_fail");
       await world.createTenants(9);
