@@ -85,4 +85,21 @@ describe("PostgreSQL adapter: new streams appended together", () => {
       }),
     ).rejects.toBeInstanceOf(AppendNotFirstError);
   });
+
+  it("serialises the documents before it takes the append lock, which every other append waits on", async () => {
+    const stream = uniqueStream("unserialisable");
+    // A document JSON.stringify refuses: the append fails while building its statement.
+    const refused = { type: "Together", data: { count: 1n } };
+    const held = await database.db.transaction().execute(async (trx) => {
+      await expect(
+        store.appendNewStreamsWithin(trx, [{ stream, events: [refused] }], { transaction: "fresh" }),
+      ).rejects.toThrow(/BigInt/);
+      const { rows } = await sql<{ held: boolean }>`
+        select exists (select 1 from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()
+          and classid = ${0x45565453} and objid = 0 and granted) as held`.execute(trx);
+      return rows[0]!.held;
+    });
+    expect(held).toBe(false);
+    expect(await store.readStream(stream)).toEqual([]);
+  });
 });
