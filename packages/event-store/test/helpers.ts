@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { type Database, openDatabase } from "@dmarc-ledger/db";
+import { createTestDatabase, openTestPglite } from "@dmarc-ledger/db/testing";
 import type { EventStore, FromPosition, RecordedEvent, Subscription } from "../src/index.js";
 
 /** Streams unique to one test, so that tests sharing a store never read each other's events. */
@@ -85,4 +87,30 @@ export function expectStrictlyIncreasing(positions: bigint[]): void {
       throw new Error(`position ${positions[i]} at index ${i} does not follow ${positions[i - 1]}`);
     }
   }
+}
+
+/** The databases the PostgreSQL adapter runs on, for `describe.each`: a server, and PGlite. */
+export const adapterDatabases = [
+  ["PostgreSQL", true],
+  ["PGlite", false],
+] as const;
+
+/** A fresh database of the test's own on the server (`server`), or an in-memory PGlite; `close` ends it. */
+export async function openAdapterDatabase(
+  server: boolean,
+  prefix: string,
+): Promise<{ database: Database; close(): Promise<void> }> {
+  if (!server) {
+    const database = await openTestPglite();
+    return { database, close: () => database.close() };
+  }
+  const testDatabase = await createTestDatabase(prefix);
+  const database = await openDatabase({ kind: "postgres", url: testDatabase.url });
+  return {
+    database,
+    close: async () => {
+      await database.close();
+      await testDatabase.drop();
+    },
+  };
 }

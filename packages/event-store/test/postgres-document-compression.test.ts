@@ -1,34 +1,23 @@
-import { type Database, openDatabase } from "@dmarc-ledger/db";
-import { createTestDatabase, openTestPglite, type TestDatabase } from "@dmarc-ledger/db/testing";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgresEventStore, type PostgresEventStore } from "../src/index.js";
+import { adapterDatabases, openAdapterDatabase } from "./helpers.js";
 
 /**
  * Migration 004: on a PostgreSQL server with lz4 (Debian's) a report-sized document is stored
  * lz4-compressed and reads back as written; PGlite has no lz4 and keeps pglz, with the same reads.
  */
-describe.each([
-  ["PostgreSQL", true],
-  ["PGlite", false],
-])("PostgreSQL adapter on %s: documents' compression", (_name, server) => {
-  let testDatabase: TestDatabase | null = null;
-  let database: Database;
+describe.each(adapterDatabases)("PostgreSQL adapter on %s: documents' compression", (_name, server) => {
+  let opened: Awaited<ReturnType<typeof openAdapterDatabase>> | undefined;
   let store: PostgresEventStore;
 
   beforeAll(async () => {
-    if (server) {
-      testDatabase = await createTestDatabase("dl_event_store_compression");
-      database = await openDatabase({ kind: "postgres", url: testDatabase.url });
-    } else {
-      database = await openTestPglite();
-    }
-    store = await openPostgresEventStore(database);
+    opened = await openAdapterDatabase(server, "dl_event_store_compression");
+    store = await openPostgresEventStore(opened.database);
   });
   afterAll(async () => {
     await store?.close();
-    await database?.close();
-    await testDatabase?.drop();
+    await opened?.close();
   });
 
   it(`compresses a large document with ${server ? "lz4" : "pglz"} and reads it back as written`, async () => {
@@ -46,7 +35,7 @@ describe.each([
     const { rows: stored } = await sql<{ method: string | null; raw: number; kept: number }>`
       select pg_column_compression(data) as method, octet_length(data::text) as raw,
         pg_column_size(data) as kept
-      from events where stream = 'compressed'`.execute(database.db);
+      from events where stream = 'compressed'`.execute(opened!.database.db);
     expect(stored[0]!.method).toBe(server ? "lz4" : "pglz");
     expect(stored[0]!.kept).toBeLessThan(stored[0]!.raw / 2);
     const [read] = await store.readAll("start", 10);

@@ -1,29 +1,19 @@
-import { type Database, openDatabase } from "@dmarc-ledger/db";
-import { createTestDatabase, openTestPglite, type TestDatabase } from "@dmarc-ledger/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgresEventStore, type PostgresEventStore, type RecordedEvent } from "../src/index.js";
+import { adapterDatabases, openAdapterDatabase } from "./helpers.js";
 
 /**
  * Pages of the global order are bounded by the bytes of their documents, not only by a count:
  * a projector reading 500 report chunks of 1 MiB at once held 1.4 GB (issue 14).
  */
-describe.each([
-  ["PostgreSQL", true],
-  ["PGlite", false],
-])("PostgreSQL adapter on %s: pages bounded by bytes", (_name, server) => {
-  let testDatabase: TestDatabase | null = null;
-  let database: Database;
+describe.each(adapterDatabases)("PostgreSQL adapter on %s: pages bounded by bytes", (_name, server) => {
+  let opened: Awaited<ReturnType<typeof openAdapterDatabase>> | undefined;
   let store: PostgresEventStore;
   const kib = (n: number) => "x".repeat(n * 1024);
 
   beforeAll(async () => {
-    if (server) {
-      testDatabase = await createTestDatabase("dl_event_store_page_bytes");
-      database = await openDatabase({ kind: "postgres", url: testDatabase.url });
-    } else {
-      database = await openTestPglite();
-    }
-    store = await openPostgresEventStore(database, { maxPageBytes: 100 * 1024, pollIntervalMs: 5 });
+    opened = await openAdapterDatabase(server, "dl_event_store_page_bytes");
+    store = await openPostgresEventStore(opened.database, { maxPageBytes: 100 * 1024, pollIntervalMs: 5 });
     for (let i = 0; i < 10; i++) {
       await store.append(`big-${i}`, [{ type: "Big", data: { i, padding: kib(30) } }], "no_stream");
     }
@@ -31,8 +21,7 @@ describe.each([
   });
   afterAll(async () => {
     await store?.close();
-    await database?.close();
-    await testDatabase?.drop();
+    await opened?.close();
   });
 
   const indexes = (events: RecordedEvent[]) => events.map((event) => (event.data as { i: number }).i);
