@@ -89,7 +89,7 @@ describe("health, readiness, metrics, the access log and the public OpenAPI docu
     const { rows } = await sql<{ archived: string; events: string }>`
       select (select xmin::text from raw_input where sha256 = ${sha256Hex(Buffer.from(xml))}) as archived,
         (select transaction_id::text from events where type = 'AggregateReportReceived'
-          and data->>'reportId' = 'ops-upload-1') as events`.execute(handle.runtime.db);
+          and data::json->>'reportId' = 'ops-upload-1') as events`.execute(handle.runtime.db);
     expect(rows[0]!.events).toMatch(/^\d+$/);
     expect(rows[0]!.archived).toBe(rows[0]!.events);
     const text = await (await fetch(`${origin}/metrics`)).text();
