@@ -27,6 +27,28 @@ export class AppendNotFirstError extends Error {
     );
   }
 }
+/** An event as the insert sends it: its documents serialised, its id chosen. */
+interface SerialisedEvent {
+  type: string;
+  data: string;
+  metadata: string;
+  id: string;
+}
+
+/**
+ * Serialises the events' documents. Done before the append lock is taken: every other append of
+ * the deployment waits while it is held, and JSON.stringify of a group's 64 report events was
+ * 0.36 to 0.46 s of each import thread's CPU for 10,000 reports (issue 27).
+ */
+function serialised(events: readonly NewEvent[]): SerialisedEvent[] {
+  return events.map((event) => ({
+    type: event.type,
+    data: toJsonText(event.data),
+    metadata: toJsonText(event.metadata ?? {}),
+    id: event.id ?? randomUUID(),
+  }));
+}
+
 /** pg takes at most 65,535 parameters per statement; six per event. */
 const eventsPerInsert = 1000;
 
@@ -59,6 +81,7 @@ export async function appendWithin(
   known: KnownTransactionState = "unknown",
 ): Promise<AppendResult> {
   assertAppendable(stream, events);
+  const documents = serialised(events);
   if (known === "unknown") {
     // Our own earlier append in this transaction holds the lock already, and took its id under it.
     const { rows: lockState } = await sql<{ assigned: boolean; held: boolean }>`
@@ -104,12 +127,11 @@ export async function appendWithin(
 
   let lastPosition = 0n;
   for (let offset = 0; offset < events.length; offset += eventsPerInsert) {
-    const chunk = events.slice(offset, offset + eventsPerInsert);
+    const chunk = documents.slice(offset, offset + eventsPerInsert);
     const values = chunk.map(
       (event, index) => sql`(
         ${stream}, ${String(first + BigInt(offset + index))}::bigint, ${event.type}::text,
-        ${toJsonText(event.data)}::text, ${toJsonText(event.metadata ?? {})}::text,
-        ${event.id ?? randomUUID()}::uuid)`,
+        ${event.data}::text, ${event.metadata}::text, ${event.id}::uuid)`,
     );
     // Rows take their sequence values in insert order, which the ORDER BY makes revision order.
     // The insert assigns the transaction's xid, under the lock, if the read above did not.
@@ -186,18 +208,16 @@ export async function appendNewStreamsWithin(
     return results;
   }
   for (const append of appends) assertAppendable(append.stream, append.events);
-  // The statement is built (its documents serialised) before the lock is taken: every other
-  // append of the deployment waits while it is held.
+  // Built before the lock is taken (serialised).
   const claims = appends.map(
     (append) => sql`(${append.stream}, ${String(append.events.length - 1)}::bigint)`,
   );
   let order = 0;
   const values = appends.flatMap((append) =>
-    append.events.map(
+    serialised(append.events).map(
       (event, revision) => sql`(
         ${append.stream}, ${String(revision)}::bigint, ${event.type}::text,
-        ${toJsonText(event.data)}::text, ${toJsonText(event.metadata ?? {})}::text,
-        ${event.id ?? randomUUID()}::uuid, ${order++}::int)`,
+        ${event.data}::text, ${event.metadata}::text, ${event.id}::uuid, ${order++}::int)`,
     ),
   );
   if (known === "fresh") {
