@@ -15,7 +15,7 @@ export interface EventRow {
   position: string;
   transaction_id: string;
   data: string;
-  metadata: string | null;
+  metadata: string;
   recorded_at: Date | string;
 }
 
@@ -34,7 +34,7 @@ export function toRecordedEvent(row: EventRow): RecordedEvent {
       position: BigInt(row.position),
     }),
     data: JSON.parse(row.data),
-    metadata: (row.metadata === null ? {} : JSON.parse(row.metadata)) as EventMetadata,
+    metadata: JSON.parse(row.metadata) as EventMetadata,
     recordedAt: row.recorded_at instanceof Date ? row.recorded_at : new Date(row.recorded_at),
   };
 }
