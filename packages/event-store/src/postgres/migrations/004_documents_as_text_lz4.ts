@@ -8,7 +8,8 @@ import { type Kysely, sql } from "kysely";
  * 20 rows) is compressed on its append and decompressed on every read. Inserting 10,000 such
  * documents (psql, issue 27): 840 to 990 ms as json with pglz, 460 to 550 ms as json with lz4,
  * 170 to 180 ms as text with lz4; reading them back 200 to 215 ms with pglz, 130 ms with lz4;
- * stored in 10 MB against 8 MB with pglz. Values written before keep their compression.
+ * stored in 10 MB against 8 MB with pglz. The type change rewrites the table once (20,000
+ * events in 0.56 s); the values it rewrites, and those written before, keep pglz.
  */
 export const documentsAsTextLz4 = {
   async up(db: Kysely<unknown>) {
