@@ -106,7 +106,8 @@ export interface AggSourceTable {
 /**
  * The facts of aggregate_by_sender and policy_impact: messages per (policy domain, day-normalised
  * begin, source IP, disposition, DMARC pass, forwarded), forwarded meaning ARC pass or a
- * forwarding override reason (projections/aggregate-by-sender.ts).
+ * forwarding override reason (projections/aggregate-by-sender.ts). Rows are written once: a batch
+ * adds its own row beside an earlier batch's of the same key, so readers sum them.
  */
 export interface AggSenderFactTable {
   domain: string;

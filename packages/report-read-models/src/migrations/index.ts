@@ -19,6 +19,7 @@ import { senderRankings } from "./017_sender_rankings.js";
 import { tenantDayTotals } from "./018_tenant_day_totals.js";
 import { aggSenderDelta } from "./019_agg_sender_delta.js";
 import { reportDomainToken } from "./020_report_domain_token.js";
+import { aggSenderFactAppended } from "./021_agg_sender_fact_appended.js";
 
 /**
  * The report read models' tables (schema.ts). Until the read models were split (issue 22) the
@@ -48,6 +49,7 @@ export const reportReadModelMigrations: MigrationSet = {
     "018_tenant_day_totals": tenantDayTotals,
     "019_agg_sender_delta": aggSenderDelta,
     "020_report_domain_token": reportDomainToken,
+    "021_agg_sender_fact_appended": aggSenderFactAppended,
   },
   formerly: {
     set: "read_models",

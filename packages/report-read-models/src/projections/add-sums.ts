@@ -40,7 +40,8 @@ export class SumsByKey {
     private readonly withDmarcPass = true,
     /**
      * Rows written once, beside those of earlier batches, instead of added into them: agg_source,
-     * whose rows say what each batch added (the rankings add what came after their build).
+     * whose rows say what each batch added (the rankings add what came after their build), and
+     * agg_sender_fact, whose readers all sum (its upsert was most of an import's catch-up).
      */
     private readonly appendOnly = false,
   ) {}

@@ -32,7 +32,9 @@ const senderKeyColumns: KeyColumn[] = [
  * The facts behind aggregate_by_sender and policy_impact: messages per policy domain, day, source
  * IP, disposition, DMARC result and forwarding. A source's sender (its service, base domain or
  * AS) is not in the key: it comes from source_ip_name at query time, so a name that arrives after
- * the reports (the resolver runs behind the intake) counts for all of them.
+ * the reports (the resolver runs behind the intake) counts for all of them. A batch appends a row
+ * per key it summed (migration 021): a key several batches wrote has several rows, summed by
+ * every reader.
  */
 export const aggregateBySenderProjection: Projection<ReportSchema> = {
   name: "aggregate_by_sender",
@@ -50,7 +52,7 @@ export const aggregateBySenderProjection: Projection<ReportSchema> = {
   ],
   handles: new Set(["AggregateReportReceived"]),
   async apply(trx, events) {
-    const sums = new SumsByKey("agg_sender_fact", senderKeyColumns, false);
+    const sums = new SumsByKey("agg_sender_fact", senderKeyColumns, false, true);
     for (const part of rowParts(events)) {
       sums.add(
         [
