@@ -7,7 +7,8 @@ import { type Kysely, sql } from "kysely";
  * so a key written by several batches reads the same. The upsert's unique index and its
  * `on conflict` path were the largest single cost of an import's catch-up (issue 27; docs/intake.md
  * has the figures); the readers find a period's facts of their domains by (domain, t), as they
- * did by the key's first two columns.
+ * did by the key's first two columns. On an existing deployment the index is built once, writes
+ * to the table waiting meanwhile: about 5 s for 6.6 million facts (10 million report rows).
  */
 export const aggSenderFactAppended = {
   // biome-ignore lint/suspicious/noExplicitAny: migrations run before the schema they create exists
