@@ -37,12 +37,13 @@ function ticksOf(pid: string): ProcessTicks | null {
   };
 }
 
+/** CPU seconds: of this process's waited-for children, and of PostgreSQL's processes. */
 export interface CpuReading {
   children: number;
   postgres: number;
 }
 
-/** The ticks so far of this process's waited-for children and of PostgreSQL's processes. */
+/** The CPU seconds so far. */
 export function readCpu(): CpuReading {
   let postgres = 0;
   for (const pid of readdirSync("/proc")) {
@@ -50,14 +51,11 @@ export function readCpu(): CpuReading {
     const ticks = ticksOf(pid);
     if (ticks?.command === "postgres") postgres += ticks.own + ticks.waitedChildren;
   }
-  return { children: ticksOf("self")!.waitedChildren, postgres };
+  return { children: ticksOf("self")!.waitedChildren / ticksPerSecond, postgres: postgres / ticksPerSecond };
 }
 
-/** Seconds of CPU since `before`: of the children waited for, and of PostgreSQL. */
+/** The CPU seconds since `before`. */
 export function cpuSince(before: CpuReading): CpuReading {
   const now = readCpu();
-  return {
-    children: (now.children - before.children) / ticksPerSecond,
-    postgres: (now.postgres - before.postgres) / ticksPerSecond,
-  };
+  return { children: now.children - before.children, postgres: now.postgres - before.postgres };
 }

@@ -11,8 +11,9 @@
  * has a fresh database. Beside each time, the CPU the program and PostgreSQL spent (/proc,
  * cpu-seconds.ts), and the two programs' CPU per report: the ratio of the rates is that of the CPU
  * times the cores each keeps busy, and dmarcts-report-parser keeps at most one busy, idle while it
- * waits on a round trip or a commit, so the ratio of the rates moves with the machine's latency. `BENCH_REPORTS` (default 10,000), `BENCH_ROWS` (default 20),
- * `BENCH_SMTP_CONNECTIONS` (per intake process, default 4).
+ * waits on a round trip or a commit, so the ratio of the rates moves with the machine's latency.
+ * `BENCH_REPORTS` (default 10,000), `BENCH_ROWS` (default 20), `BENCH_SMTP_CONNECTIONS` (per
+ * intake process, default 4).
  */
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
@@ -335,7 +336,7 @@ async function main(): Promise<void> {
     const cpuPerReport = (run: Timed) => ((run.cpu.children + run.cpu.postgres) / reports) * 1000;
     const ours = cpuPerReport(oursBefore) > cpuPerReport(oursAfter) ? oursBefore : oursAfter;
     log(
-      `CPU per report, program and PostgreSQL: dmarcts-report-parser ${cpuPerReport(theirs).toFixed(2)} ms, ours ${cpuPerReport(ours).toFixed(2)} ms (the costlier of ours): ${(cpuPerReport(theirs) / cpuPerReport(ours)).toFixed(1)}x less`,
+      `CPU per report, program and PostgreSQL: dmarcts-report-parser ${cpuPerReport(theirs).toFixed(2)} ms, ours ${cpuPerReport(ours).toFixed(2)} ms (the costlier of ours), theirs over ours ${(cpuPerReport(theirs) / cpuPerReport(ours)).toFixed(1)}x`,
     );
 
     progress("composing mails");

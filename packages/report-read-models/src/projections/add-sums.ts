@@ -41,7 +41,7 @@ export class SumsByKey {
     /**
      * Rows written once, beside those of earlier batches, instead of added into them: agg_source,
      * whose rows say what each batch added (the rankings add what came after their build), and
-     * agg_sender_fact, whose readers all sum (its upsert was most of an import's catch-up).
+     * agg_sender_fact, whose readers all sum (its upsert was the import's costliest statement).
      */
     private readonly appendOnly = false,
   ) {}
