@@ -47,7 +47,12 @@ export function followStore(options: FollowOptions): Follower {
   const loop = async () => {
     while (!stopped) {
       try {
-        subscription = options.store.subscribe(await options.from(), { maxBatch: options.maxBatch ?? 500 });
+        const from = await options.from();
+        // stop() may have come while `from()` was read: it closed the subscription there was
+        // then, not this one, and a subscription that has caught up delivers no batch after
+        // which the loop would see `stopped`; it would poll on and stop() wait for ever.
+        if (stopped) break;
+        subscription = options.store.subscribe(from, { maxBatch: options.maxBatch ?? 500 });
         for await (const batch of subscription) {
           await options.onBatch(batch);
           failures = 0;
@@ -58,6 +63,8 @@ export function followStore(options: FollowOptions): Follower {
         failures++;
         options.onError?.(error);
         await subscription?.close().catch(() => {});
+        // A stop that came while the subscription closed found no pause to cut short.
+        if (stopped) break;
         await pause(backoffDelay(failures, options.retryDelayMs ?? 1000, options.maxRetryDelayMs ?? 30_000));
       }
     }
