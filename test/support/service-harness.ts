@@ -1,5 +1,6 @@
 import { type CliIO, type RunningService, runCli, runCliHere, startService } from "@dmarc-ledger/cli";
 import { createPgliteDataDir, createTestDatabase } from "@dmarc-ledger/db/testing";
+import { stopWithin } from "@dmarc-ledger/process";
 import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
 import { type Logger, pino } from "pino";
 import { testMasterKey } from "./master-key.js";
@@ -51,6 +52,9 @@ export interface ServiceHandle {
   stop(): Promise<void>;
 }
 
+/** What the harness gives the in-process service to stop: 60 s, half a hook's 120 s. */
+const stopTimeoutMs = 60_000;
+
 export async function startTestService(
   given: NodeJS.ProcessEnv,
   logger: Logger = pino({ level: "silent" }),
@@ -86,7 +90,9 @@ export async function startTestService(
       return { status: response.status, json: await response.json() };
     },
     async stop() {
-      await service.stop();
+      // Within a deadline well inside the hooks' (vitest.config.ts), so that a stop that hangs
+      // fails by naming the part it waits for instead of timing the hook out in silence.
+      await stopWithin(logger, (progress) => service.stop(progress), { timeoutMs: stopTimeoutMs });
       await runtime.close();
     },
   };

@@ -77,10 +77,10 @@ logger.info({ apiRoot: config.publicBaseUrl, data: runtime.description }, "liste
 
 stopOnSignal(
   logger,
-  async () => {
-    await server.close();
-    await replica?.close();
-    await runtime.close();
+  async (progress) => {
+    await progress.part("the HTTP server", () => server.close());
+    await progress.part("the replica's connections", async () => replica?.close());
+    await progress.part("the database connections", () => runtime.close());
   },
   { timeoutMs: settings.STOP_TIMEOUT_MS, cancelQueries: () => runtime.database.cancelQueries() },
 );

@@ -19,6 +19,7 @@ import {
   startIntakeApp,
 } from "@dmarc-ledger/intake-process";
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
+import { type StopProgress, unwatchedStop } from "@dmarc-ledger/process";
 import { catchUp } from "@dmarc-ledger/projection-engine";
 import { projectorSettings, startProjectorApp } from "@dmarc-ledger/projector";
 import { type Runtime, runtimeDataKeys } from "@dmarc-ledger/runtime";
@@ -50,8 +51,9 @@ export interface RunningService {
   /**
    * Stops accepting, finishes the requests in flight and the projection batch being applied,
    * then stops the background processes. The runtime stays open (its owner closes it).
+   * `progress` is told each part as it stops (stopWithin names those still stopping at its deadline).
    */
-  stop(): Promise<void>;
+  stop(progress?: StopProgress): Promise<void>;
 }
 
 export interface ServiceOptions {
@@ -100,7 +102,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     (await bindPort(options.port, undefined, { maxConnectionsPerIp: settings.MAX_CONNECTIONS_PER_IP }));
   const config = apiConfigFrom(settings, bound.port);
   const webRoot = builtDashboard();
-  const running: { stop(): Promise<void> }[] = [];
+  // Named, so that a stop past its deadline says which of them it waited for.
+  const running: { name: string; stop(progress?: StopProgress): Promise<void> }[] = [];
   try {
     const metrics = createServiceMetrics(
       { db: runtime.db, store: runtime.store, projections: allProjections },
@@ -154,16 +157,17 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       sourceNames,
       resolver,
     });
+    const projectorApp = startProjectorApp({
+      dataKeys,
+      runtime: parts,
+      logger,
+      settings,
+      resolver,
+      checkDomainStatus: domainStatusChecker(onboarding),
+    });
     running.push(
-      startProjectorApp({
-        dataKeys,
-        runtime: parts,
-        logger,
-        settings,
-        resolver,
-        checkDomainStatus: domainStatusChecker(onboarding),
-      }),
-      dnsApp,
+      { name: "the projector app", stop: (progress) => projectorApp.stop(progress) },
+      { name: "the DNS app", stop: () => dnsApp.stop() },
     );
     startApiApp({
       dataKeys,
@@ -189,7 +193,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       logger,
       metrics: metrics.intake,
     });
-    running.push(intake);
+    running.push({ name: "the intake", stop: () => intake.stop() });
     const control =
       options.controlCommands && !env.DATABASE_URL
         ? await startControlServer({
@@ -199,7 +203,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
             run: options.controlCommands,
           })
         : null;
-    if (control) running.push(control);
+    if (control) running.push({ name: "the control socket", stop: () => control.stop() });
 
     return {
       apiRoot: config.publicBaseUrl,
@@ -208,13 +212,16 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       dashboardUrl: webRoot ? config.dashboardUrl : null,
       intake,
       dnsPort: dnsApp.server?.ports.udp ?? null,
-      async stop() {
+      async stop(progress = unwatchedStop) {
         // No new commands or reports first, then no new requests; then the other apps.
-        if (control) await control.stop();
-        await intake.stop();
-        await bound.close();
+        const first = ["the control socket", "the intake"];
+        for (const name of first) {
+          const part = running.find((each) => each.name === name);
+          if (part) await progress.part(name, () => part.stop(progress));
+        }
+        await progress.part("the HTTP server", () => bound.close());
         for (const part of [...running].reverse()) {
-          if (part !== control && part !== intake) await part.stop();
+          if (!first.includes(part.name)) await progress.part(part.name, () => part.stop(progress));
         }
       },
     };

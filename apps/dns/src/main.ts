@@ -52,10 +52,10 @@ logger.info(
 
 stopOnSignal(
   logger,
-  async () => {
-    await dnsApp.stop();
-    await metrics?.stop();
-    await runtime.close();
+  async (progress) => {
+    await progress.part("the DNS app", () => dnsApp.stop());
+    await progress.part("the metrics server", async () => metrics?.stop());
+    await progress.part("the database connections", () => runtime.close());
   },
   { timeoutMs: settings.STOP_TIMEOUT_MS, cancelQueries: () => runtime.database.cancelQueries() },
 );

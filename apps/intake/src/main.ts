@@ -65,10 +65,10 @@ const started: {
 } = {};
 stopOnSignal(
   logger,
-  async () => {
-    await started.intake?.stop();
-    await started.metrics?.stop();
-    await started.runtime?.close();
+  async (progress) => {
+    await progress.part("the intake", async () => started.intake?.stop());
+    await progress.part("the metrics server", async () => started.metrics?.stop());
+    await progress.part("the database connections", async () => started.runtime?.close());
   },
   {
     timeoutMs: settings.STOP_TIMEOUT_MS,

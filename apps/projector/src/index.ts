@@ -4,6 +4,6 @@ export {
   rankingMaintenanceFromEnv,
   startRankingMaintenance,
 } from "./ranking-maintenance.js";
-export { runProjector } from "./run-projector.js";
+export { type RunningProjectorApp, runProjector } from "./run-projector.js";
 export { type ProjectorSettings, projectorSettings } from "./settings.js";
 export { type ProjectorAppOptions, startProjectorApp } from "./start-projector-app.js";

@@ -52,10 +52,10 @@ logger.info({ data: runtime.description }, "projecting");
 
 stopOnSignal(
   logger,
-  async () => {
-    await projector.stop();
-    await metrics?.stop();
-    await runtime.close();
+  async (progress) => {
+    await progress.part("the projector app", () => projector.stop(progress));
+    await progress.part("the metrics server", async () => metrics?.stop());
+    await progress.part("the database connections", () => runtime.close());
   },
   { timeoutMs: settings.STOP_TIMEOUT_MS, cancelQueries: () => runtime.database.cancelQueries() },
 );

@@ -1,9 +1,15 @@
+import { type StopProgress, unwatchedStop } from "@dmarc-ledger/process";
 import { type RunningProjector, startLeasedProjector } from "@dmarc-ledger/projection-engine";
 import type { Runtime } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import type { Logger } from "pino";
 import { claimExistingDomains } from "./claim-existing-domains.js";
 import { rankingMaintenanceFromEnv, startRankingMaintenance } from "./ranking-maintenance.js";
+
+/** A projector whose stop can say which of its parts it is waiting for. */
+export interface RunningProjectorApp extends RunningProjector {
+  stop(progress?: StopProgress): Promise<void>;
+}
 
 /**
  * Runs its share of the projections (those whose lease it holds: all of them when it is the only
@@ -14,7 +20,7 @@ export function runProjector(
   runtime: Pick<Runtime, "store" | "db">,
   logger: Logger,
   upkeep: ReturnType<typeof rankingMaintenanceFromEnv> = rankingMaintenanceFromEnv(process.env),
-): RunningProjector {
+): RunningProjectorApp {
   // Any number of projector processes share the projections, each run by one at a time.
   const projector = startLeasedProjector({
     store: runtime.store,
@@ -33,11 +39,11 @@ export function runProjector(
   })().catch((error) => logger.error({ err: error }, "claiming the trees of existing domains failed"));
   return {
     waitFor: projector.waitFor,
-    async stop() {
+    async stop(progress = unwatchedStop) {
       stopping = true;
-      await claims;
-      await rankings.stop();
-      await projector.stop();
+      await progress.part("claiming the trees of existing domains", () => claims);
+      await progress.part("the ranking upkeep", () => rankings.stop());
+      await progress.part("the projections", () => projector.stop());
     },
   };
 }

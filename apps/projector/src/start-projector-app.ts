@@ -1,13 +1,14 @@
 import { type AlertsSettings, type DnsStatusChecker, startAlerts } from "@dmarc-ledger/alerts";
 import type { DataKeys } from "@dmarc-ledger/personal-data";
-import { type RunningProjector, runLeasedJob } from "@dmarc-ledger/projection-engine";
+import { unwatchedStop } from "@dmarc-ledger/process";
+import { runLeasedJob } from "@dmarc-ledger/projection-engine";
 import type { Runtime } from "@dmarc-ledger/runtime";
 import type { SpfResolver } from "@dmarc-ledger/safe-spf";
 import { resolverFrom, type SafeSpfSettings, startSafeSpfWorker } from "@dmarc-ledger/safe-spf-service";
 import type { Logger } from "pino";
 import { rankingMaintenanceFrom } from "./ranking-maintenance.js";
 import { startRetentionJob } from "./retention-job.js";
-import { runProjector } from "./run-projector.js";
+import { type RunningProjectorApp, runProjector } from "./run-projector.js";
 import type { ProjectorSettings } from "./settings.js";
 
 export interface ProjectorAppOptions {
@@ -36,7 +37,7 @@ export interface ProjectorAppOptions {
  * one process. Stopping stops the alerts and the Safe SPF process first (they append events the
  * projector applies), then the projector, after the batch it is applying.
  */
-export function startProjectorApp(options: ProjectorAppOptions): RunningProjector {
+export function startProjectorApp(options: ProjectorAppOptions): RunningProjectorApp {
   const { runtime, logger, settings } = options;
   const projector = runProjector(runtime, logger, rankingMaintenanceFrom(settings));
   const retention = startRetentionJob({
@@ -73,11 +74,11 @@ export function startProjectorApp(options: ProjectorAppOptions): RunningProjecto
   });
   return {
     waitFor: projector.waitFor,
-    async stop() {
-      await alerts.stop();
-      await safeSpf.stop();
-      await retention.stop();
-      await projector.stop();
+    async stop(progress = unwatchedStop) {
+      await progress.part("the alerts", () => alerts.stop());
+      await progress.part("the Safe SPF process", () => safeSpf.stop());
+      await progress.part("the retention job", () => retention.stop());
+      await projector.stop(progress);
     },
   };
 }

@@ -10,6 +10,7 @@ export { createLogger, redactedPaths } from "./create-logger.js";
 export {
   exitOnStartFailure,
   type StopDeadline,
+  type StopFunction,
   StopTimeoutError,
   stopOnSignal,
   stopWithin,
@@ -24,3 +25,4 @@ export {
 } from "./metrics-server.js";
 export { startedByPackageManager, whenParentExits } from "./parent-watch.js";
 export { type LoggingSettings, loggingSettings, logLevels, stopSettings } from "./settings.js";
+export { type StopProgress, stopProgress, unwatchedStop } from "./stop-progress.js";

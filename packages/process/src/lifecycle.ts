@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { type StopProgress, stopProgress } from "./stop-progress.js";
 
 /**
  * Runs a start-up step of a process; when it fails (a wrong setting, a port in use, an
@@ -31,12 +32,17 @@ export class StopTimeoutError extends Error {
   override readonly name = "StopTimeoutError";
 }
 
+/** A process's stop: its parts run through `progress`, which names them when the deadline passes. */
+export type StopFunction = (progress: StopProgress) => Promise<void>;
+
 /**
  * Runs `stop` within the deadline. The last quarter of it (at most 2 s) is left for what
  * cancelling the running statements sets off: the transactions roll back, checkpoints stay where
- * they were, and the workers waiting on them stop. Rejects with StopTimeoutError at the deadline.
+ * they were, and the workers waiting on them stop. Rejects with StopTimeoutError at the deadline,
+ * naming the parts of the stop still under way.
  */
-export function stopWithin(logger: Logger, stop: () => Promise<void>, deadline: StopDeadline): Promise<void> {
+export function stopWithin(logger: Logger, stop: StopFunction, deadline: StopDeadline): Promise<void> {
+  const progress = stopProgress();
   const cancelAfterMs = deadline.timeoutMs - Math.min(2_000, deadline.timeoutMs / 4);
   const timers: NodeJS.Timeout[] = [];
   return new Promise<void>((resolve, reject) => {
@@ -55,12 +61,13 @@ export function stopWithin(logger: Logger, stop: () => Promise<void>, deadline: 
       );
     }
     timers.push(
-      setTimeout(
-        () => reject(new StopTimeoutError(`stopping took longer than ${deadline.timeoutMs} ms`)),
-        deadline.timeoutMs,
-      ),
+      setTimeout(() => {
+        const waiting = progress.waitingFor();
+        const where = waiting.length > 0 ? ` (still stopping: ${waiting.join(" > ")})` : "";
+        reject(new StopTimeoutError(`stopping took longer than ${deadline.timeoutMs} ms${where}`));
+      }, deadline.timeoutMs),
     );
-    stop().then(resolve, reject);
+    stop(progress).then(resolve, reject);
   }).finally(() => {
     for (const timer of timers) clearTimeout(timer);
   });
@@ -71,7 +78,7 @@ export function stopWithin(logger: Logger, stop: () => Promise<void>, deadline: 
  * deadline (stopWithin), then exits 0; exits 1 when stopping fails or outlasts the deadline, so a
  * supervisor never waits in vain.
  */
-export function stopOnSignal(logger: Logger, stop: () => Promise<void>, deadline: StopDeadline): void {
+export function stopOnSignal(logger: Logger, stop: StopFunction, deadline: StopDeadline): void {
   let stopping = false;
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.once(signal, () => {

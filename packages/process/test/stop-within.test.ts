@@ -34,6 +34,22 @@ describe("stopWithin", () => {
     ).rejects.toBeInstanceOf(StopTimeoutError);
   });
 
+  it("names the parts of the stop still under way at the deadline, outermost first", async () => {
+    const stopping = stopWithin(
+      logger,
+      async (progress) => {
+        await progress.part("the HTTP server", async () => {});
+        await progress.part("the projector app", () =>
+          progress.part("the projections", () => new Promise(() => {})),
+        );
+      },
+      { timeoutMs: 300 },
+    );
+    await expect(stopping).rejects.toThrow(
+      "stopping took longer than 300 ms (still stopping: the projector app > the projections)",
+    );
+  });
+
   it("passes on a stop that fails", async () => {
     await expect(
       stopWithin(logger, () => Promise.reject(new Error("broken")), { timeoutMs: 1_000 }),

@@ -79,7 +79,7 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
         });
         logger.info({ reason }, "stopping: finishing requests in flight and the projection batch");
         try {
-          await stopWithin(logger, () => service.stop(), {
+          await stopWithin(logger, (progress) => service.stop(progress), {
             timeoutMs: settings.STOP_TIMEOUT_MS,
             cancelQueries: () => runtime.database.cancelQueries(),
           });
