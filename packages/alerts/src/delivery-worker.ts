@@ -161,6 +161,8 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): RunningDeli
         woken = false;
         continue;
       }
+      // A stop that came during the claim found no pause to cut short.
+      if (stopping) break;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, pollMs);
         wakeUp = () => {

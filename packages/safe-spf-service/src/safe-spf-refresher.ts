@@ -156,6 +156,8 @@ export function startSafeSpfRefresher(options: SafeSpfRefresherOptions): Running
     } catch (error) {
       options.onError?.(error);
     }
+    // A stop that came while the next due time was read found no pause to cut short.
+    if (stopped) return;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
       wake = () => {
