@@ -102,8 +102,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     (await bindPort(options.port, undefined, { maxConnectionsPerIp: settings.MAX_CONNECTIONS_PER_IP }));
   const config = apiConfigFrom(settings, bound.port);
   const webRoot = builtDashboard();
-  // Named, so that a stop past its deadline says which of them it waited for.
-  const running: { name: string; stop(progress?: StopProgress): Promise<void> }[] = [];
+  // What has started, to be stopped if a later step of the start fails.
+  const running: { stop(): Promise<void> }[] = [];
   try {
     const metrics = createServiceMetrics(
       { db: runtime.db, store: runtime.store, projections: allProjections },
@@ -144,8 +144,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
     // The apps, as each runs as a process of its own, with one resolver for the Safe SPF process
     // and the refresher: its TTL cache is shared by every domain. The DNS app first: a DNS port
-    // that cannot be had stops the start before anything runs. Stopped in the reverse order of
-    // `running`: the DNS app (its refresher appends events) before the projector app.
+    // that cannot be had stops the start before anything runs. `stop` below stops the DNS app (its
+    // refresher appends events) before the projector app, as a failed start does (`running` reversed).
     const resolver = resolverFrom(settings);
     const parts = { ...runtime, store };
     const dnsApp = await startDnsApp({
@@ -165,10 +165,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       resolver,
       checkDomainStatus: domainStatusChecker(onboarding),
     });
-    running.push(
-      { name: "the projector app", stop: (progress) => projectorApp.stop(progress) },
-      { name: "the DNS app", stop: () => dnsApp.stop() },
-    );
+    running.push(projectorApp, dnsApp);
     startApiApp({
       dataKeys,
       server: bound,
@@ -193,7 +190,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       logger,
       metrics: metrics.intake,
     });
-    running.push({ name: "the intake", stop: () => intake.stop() });
+    running.push(intake);
     const control =
       options.controlCommands && !env.DATABASE_URL
         ? await startControlServer({
@@ -203,7 +200,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
             run: options.controlCommands,
           })
         : null;
-    if (control) running.push({ name: "the control socket", stop: () => control.stop() });
+    if (control) running.push(control);
 
     return {
       apiRoot: config.publicBaseUrl,
@@ -213,16 +210,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       intake,
       dnsPort: dnsApp.server?.ports.udp ?? null,
       async stop(progress = unwatchedStop) {
-        // No new commands or reports first, then no new requests; then the other apps.
-        const first = ["the control socket", "the intake"];
-        for (const name of first) {
-          const part = running.find((each) => each.name === name);
-          if (part) await progress.part(name, () => part.stop(progress));
-        }
+        // No new commands or reports first, then no new requests; then the DNS app (its
+        // refresher appends events) before the projector app.
+        if (control) await progress.part("the control socket", () => control.stop());
+        await progress.part("the intake", () => intake.stop());
         await progress.part("the HTTP server", () => bound.close());
-        for (const part of [...running].reverse()) {
-          if (!first.includes(part.name)) await progress.part(part.name, () => part.stop(progress));
-        }
+        await progress.part("the DNS app", () => dnsApp.stop());
+        await progress.part("the projector app", () => projectorApp.stop(progress));
       },
     };
   } catch (error) {
