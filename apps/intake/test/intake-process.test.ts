@@ -2,21 +2,16 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { type AddressInfo, connect, createServer } from "node:net";
-import { fileURLToPath } from "node:url";
 import { createTestDatabase, type TestDatabase } from "@dmarc-ledger/db/testing";
 import { openRuntime } from "@dmarc-ledger/runtime";
 import nodemailer from "nodemailer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtEntry } from "../../../test/support/built-processes.js";
+import { aggregateCorpus } from "../../../test/support/corpus.js";
 import { testMasterKey } from "../../../test/support/master-key.js";
 import { startIntakeProcess, waitFor } from "./support/intake-process.js";
 
-const report = fileURLToPath(
-  new URL(
-    "../../../../shared/corpus/dmarc/parsedmarc/aggregate/ikea.com!example.de!1538690400!1538776800.xml",
-    import.meta.url,
-  ),
-);
+const report = `${aggregateCorpus}ikea.com!example.de!1538690400!1538776800.xml`;
 
 describe("apps/intake/src/main.ts as a process", () => {
   let database: TestDatabase;

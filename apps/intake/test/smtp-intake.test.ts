@@ -14,10 +14,11 @@ import MailComposer from "nodemailer/lib/mail-composer";
 import pg from "pg";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parsedmarcCorpus } from "../../../test/support/corpus.js";
 import { type RunningIntake, smtpSettingsFromEnv, startIntakeApp } from "../src/index.js";
 import { SmtpDialogue } from "./support/smtp-dialogue.js";
 
-const corpus = new URL("../../../../shared/corpus/dmarc/parsedmarc/", import.meta.url).pathname;
+const corpus = parsedmarcCorpus;
 const aggregate = (name: string) => join(corpus, "aggregate", name);
 const failure = (name: string) => join(corpus, "failure", name);
 const niceXml = join(corpus, "extract_report", "nice-input.xml");

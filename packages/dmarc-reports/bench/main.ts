@@ -16,14 +16,14 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { TextDecoder } from "node:util";
 import { SaxesParser } from "saxes";
+import { parsedmarcCorpus } from "../../../test/support/corpus.js";
 import { parseReports, readReports } from "../src/index.js";
 
 const TARGET_BYTES = 100 * 1024 * 1024;
 const MB = 1024 * 1024;
-const corpusDir = fileURLToPath(new URL("../../../../shared/corpus/dmarc/parsedmarc/", import.meta.url));
+const corpusDir = parsedmarcCorpus;
 
 function record(i: number): string {
   const ip =

@@ -2,10 +2,11 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { parsedmarcCorpus } from "../../../test/support/corpus.js";
 
 // Issue #3: every file of the parsedmarc corpus has a test. This fails when a file is added to
 // the corpus (or a test is removed) without a test naming it.
-const corpusRoot = fileURLToPath(new URL("../../../../shared/corpus/dmarc/parsedmarc/", import.meta.url));
+const corpusRoot = parsedmarcCorpus;
 const testDir = fileURLToPath(new URL("./", import.meta.url));
 
 function walk(dir: string): string[] {

@@ -6,15 +6,13 @@
  * the ratio; also the spool's own throughput (hash and gzip in memory) and compression ratio.
  */
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { type Database, migrateToLatest, openDatabase } from "@dmarc-ledger/db";
 import { createTestDatabase } from "@dmarc-ledger/db/testing";
 import { openPostgresEventStore } from "@dmarc-ledger/event-store";
+import { aggregateCorpus } from "../../../test/support/corpus.js";
 import { bytesInput, ingest, intakeMigrations, receiveInput, spool } from "../src/index.js";
 
-const corpus = fileURLToPath(
-  new URL("../../../../shared/corpus/dmarc/parsedmarc/aggregate/", import.meta.url),
-);
+const corpus = aggregateCorpus;
 const large = readFileSync(`${corpus}!large-example.com!1711897200!1711983600.xml`, "utf8");
 const rounds = 12;
 const metadata = { causedBy: "process:bench" };

@@ -1,5 +1,4 @@
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
 import { type Database, migrateToLatest, openDatabase } from "@dmarc-ledger/db";
 import { createTestDatabase, openTestPglite, type TestDatabase } from "@dmarc-ledger/db/testing";
@@ -8,6 +7,7 @@ import { sha256Hex, streams } from "@dmarc-ledger/events";
 import { type Kysely, sql } from "kysely";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parsedmarcCorpus } from "../../../test/support/corpus.js";
 import {
   bytesInput,
   type IntakeDeps,
@@ -19,7 +19,7 @@ import {
 } from "../src/index.js";
 import { createIntakeMetrics } from "../src/intake-metrics.js";
 
-const corpus = fileURLToPath(new URL("../../../../shared/corpus/dmarc/parsedmarc/", import.meta.url));
+const corpus = parsedmarcCorpus;
 const niceXml = readFileSync(`${corpus}extract_report/nice-input.xml`);
 const niceGz = readFileSync(`${corpus}extract_report/nice-input.xml.gz`);
 const niceZip = readFileSync(`${corpus}extract_report/nice-input.xml.zip`);

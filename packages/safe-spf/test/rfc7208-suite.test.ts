@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
+import { rfc7208Suite } from "../../../test/support/corpus.js";
 import { checkHost, createResolver, type SpfResolver } from "../src/index.js";
 import { type FixtureDnsServer, type FixtureZones, startFixtureDnsServer } from "../src/testing/index.js";
 
@@ -19,7 +19,7 @@ interface SuiteScenario {
   zonedata: FixtureZones;
 }
 
-const suitePath = fileURLToPath(new URL("../../../../shared/corpus/spf/rfc7208-tests.yml", import.meta.url));
+const suitePath = rfc7208Suite;
 const scenarios = parseAllDocuments(readFileSync(suitePath, "utf8"))
   .map((document) => document.toJS() as SuiteScenario | null)
   .filter((scenario): scenario is SuiteScenario => scenario !== null);

@@ -1,5 +1,6 @@
-// Generates src/known-senders.generated.ts from ../shared/data/known-senders/ (parsedmarc's
-// base_reverse_dns_map.csv, Apache-2.0), and copies its LICENSE beside it. Run from the
+// Generates src/known-senders.generated.ts from known-senders/ (parsedmarc's
+// base_reverse_dns_map.csv, Apache-2.0, kept in this package with its LICENSE), and copies the
+// LICENSE beside the generated file. Run from the
 // repository root: `node packages/source-names/scripts/build-known-senders.mjs [source dir]`.
 // Never edit the generated file by hand: a deployment adds or overrides services with the
 // SENDER_SERVICE_MAP_FILE setting instead.
@@ -14,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { parse } from "csv-parse/sync";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
-const source = process.argv[2] ?? join(here, "../../../../shared/data/known-senders");
+const source = process.argv[2] ?? join(here, "../known-senders");
 const target = join(here, "../src");
 const originCommit = "6358c364";
 

@@ -1,7 +1,7 @@
 /**
  * Service, AS and country of report sources: named by the resolver from fixture reverse-DNS
  * zones served over loopback, the shipped service map (with a deployment's file over it) and the
- * databases installed from npm. Expectations are read by other paths: the shared CSV the map is
+ * databases installed from npm. Expectations are read by other paths: the CSV the map is
  * generated from, the databases' dotted-address CSV (not the integer one the service reads), and
  * maxmind's file API (not the in-memory reader the service uses).
  */
@@ -32,9 +32,7 @@ import { lazySourceNamer } from "../src/source-namer.js";
 
 const meta = { causedBy: "test" };
 const require = createRequire(import.meta.url);
-const sharedMap = fileURLToPath(
-  new URL("../../../../shared/data/known-senders/base_reverse_dns_map.csv", import.meta.url),
-);
+const originMap = fileURLToPath(new URL("../known-senders/base_reverse_dns_map.csv", import.meta.url));
 
 const ips = {
   google: "209.85.220.41",
@@ -60,9 +58,9 @@ const zones = {
   "dns.google": [{ AAAA: ips.ipv6 }],
 };
 
-/** The shared CSV's service for a base domain, read line by line (names with commas are quoted). */
-function sharedService(baseDomain: string): { name: string; type: string } | null {
-  const line = readFileSync(sharedMap, "utf8")
+/** The origin CSV's service for a base domain, read line by line (names with commas are quoted). */
+function originService(baseDomain: string): { name: string; type: string } | null {
+  const line = readFileSync(originMap, "utf8")
     .split("\n")
     .find((candidate) => candidate.toLowerCase().startsWith(`${baseDomain},`));
   if (!line) return null;
@@ -228,11 +226,11 @@ describe.each(backends)("naming report sources on %s", (_name, openBackend) => {
     );
     const local = { name: "Good Sender CRM, hosted", type: "SaaS" };
     const expectedServices: Record<string, { name: string; type: string } | null> = {
-      [ips.google]: sharedService("google.com"),
+      [ips.google]: originService("google.com"),
       [ips.ses]: { name: "Our SES", type: "Email Provider" },
       [ips.local]: local,
       [ips.spoofed]: null,
-      [ips.ipv6]: sharedService("dns.google"),
+      [ips.ipv6]: originService("dns.google"),
       [ips.noName]: null,
     };
     expect(expectedServices[ips.google]).not.toBeNull();

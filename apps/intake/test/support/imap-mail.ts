@@ -1,15 +1,13 @@
 import { readFile } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
 import { ImapFlow } from "imapflow";
 import MailComposer from "nodemailer/lib/mail-composer/index.js";
+import { parsedmarcCorpus } from "../../../../test/support/corpus.js";
 import type { TestDovecot } from "./dovecot.js";
 
 /** The intake's default folders (IMAP_PROCESSED_FOLDER, IMAP_INVALID_FOLDER, IMAP_NOT_REPORT_FOLDER). */
 export const folders = { processed: "DMARC Processed", invalid: "DMARC Invalid", notReport: "Not DMARC" };
 
-export const parsedmarcDir = fileURLToPath(
-  new URL("../../../../../shared/corpus/dmarc/parsedmarc/", import.meta.url),
-);
+export const parsedmarcDir = parsedmarcCorpus;
 
 export function corpusFile(relative: string): Promise<Buffer> {
   return readFile(`${parsedmarcDir}${relative}`);

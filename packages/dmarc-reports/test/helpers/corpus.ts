@@ -1,11 +1,9 @@
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { parsedmarcCorpus } from "../../../../test/support/corpus.js";
 import type { AggregateReport, FailureReport } from "../../src/index.js";
 import { parseReports } from "../../src/index.js";
 
-export const corpusDir = fileURLToPath(
-  new URL("../../../../../shared/corpus/dmarc/parsedmarc/", import.meta.url),
-);
+export const corpusDir = parsedmarcCorpus;
 
 export function corpusFile(relative: string): Buffer {
   return readFileSync(corpusDir + relative);

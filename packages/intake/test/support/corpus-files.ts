@@ -1,9 +1,9 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { corpusDir } from "../../../../test/support/corpus.js";
 
-/** The shared DMARC corpus, read in place beside the project root (never copied into it). */
-export const corpus = fileURLToPath(new URL("../../../../../shared/corpus/dmarc/", import.meta.url));
+/** The DMARC corpus (test/fixtures/corpus/dmarc/). */
+export const corpus = `${corpusDir}dmarc/`;
 
 /** Every file below `dir`, in name order. */
 export function filesUnder(dir: string): string[] {
