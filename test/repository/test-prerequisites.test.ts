@@ -42,7 +42,7 @@ describe("pnpm test's prerequisites", () => {
   it("are checked before anything else by the README's test line", () => {
     const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
     expect(manifest.scripts.test).toMatch(/^node scripts\/test-prerequisites\.mjs && /);
-    // .ci/run runs that line itself, nothing of its own beside it.
+    // .ci/run runs that line itself (then the first-step tests again on the other Node major).
     expect(readFileSync(join(root, ".ci/run"), "utf8")).toContain(
       "npm i -g pnpm@9.15.9 && pnpm install && pnpm test",
     );
