@@ -39,6 +39,12 @@ export async function startControlServer(options: {
   await rm(path, { force: true });
   let queue = Promise.resolve();
   const server: Server = createServer({ allowHalfOpen: false }, (socket) => {
+    // A client that goes away mid-answer (`import DIR | head`) makes the next write fail with
+    // EPIPE or ECONNRESET: without a listener that error would end the service. The command goes
+    // on to its end (an import stores what it was given); what it prints is dropped.
+    socket.on("error", (error: NodeJS.ErrnoException) =>
+      options.logger.debug({ code: error.code }, "control client went away"),
+    );
     socket.setTimeout(requestTimeoutMs, () => socket.destroy());
     readRequest(socket)
       .then((request) => {
@@ -64,6 +70,8 @@ export async function startControlServer(options: {
     }
   });
   await chmod(path, 0o600);
+  // After listening, an accept that fails (EMFILE) is said in the log, not thrown at the process.
+  server.on("error", (error) => options.logger.warn({ err: error }, "control socket error"));
   return {
     path,
     async stop() {
@@ -138,7 +146,7 @@ async function runRequest(
 ): Promise<void> {
   const started = performance.now();
   const send = (answer: ControlAnswer) => {
-    if (!socket.destroyed) socket.write(`${JSON.stringify(answer)}\n`);
+    if (!socket.destroyed && socket.writable) socket.write(`${JSON.stringify(answer)}\n`);
   };
   let lastError: string | null = null;
   const io: CliIO = {
