@@ -1,16 +1,21 @@
 /**
- * Issue 40: the embedded service (`dmarc-ledger start`, the bundle production runs, in a process
- * of its own) beside the commands handed to it over its control socket. A client that hangs up
- * mid-answer costs it nothing.
+ * Issue 40, points 1 and 2: the embedded service (`dmarc-ledger start`, the bundle production
+ * runs, in a process of its own) beside the commands handed to it over its control socket. A
+ * client that hangs up mid-answer costs it nothing; an import of 2,000 files handed to it does
+ * not hold its event loop (it answers /healthz meanwhile), and a SIGTERM during that import stops
+ * it cleanly within its STOP_TIMEOUT_MS.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
 import { connect } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createPgliteDataDir } from "@dmarc-ledger/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtEntry } from "../support/built-processes.js";
 import { aggregateCorpus } from "../support/corpus.js";
+import { distinctCorpusCopies } from "../support/corpus-copies.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const cliBundle = "apps/cli/bundle/dmarc-ledger.mjs";
@@ -89,6 +94,7 @@ function handOverAndHangUp(socketPath: string, argv: string[]): Promise<void> {
 describe("the embedded service beside the commands handed to it", { timeout: 300_000 }, () => {
   let dataDir: string;
   let removeDataDir: () => unknown;
+  let filesDir: string;
   let env: NodeJS.ProcessEnv;
   const started: Running[] = [];
 
@@ -96,11 +102,14 @@ describe("the embedded service beside the commands handed to it", { timeout: 300
     await builtEntry("apps/cli/dist/main.js");
     ({ dataDir, remove: removeDataDir } = await createPgliteDataDir("dl-beside-"));
     env = { DMARC_LEDGER_DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "info", STOP_TIMEOUT_MS: "10000" };
+    filesDir = await mkdtemp(join(tmpdir(), "dl-beside-files-"));
+    await distinctCorpusCopies(filesDir, 2_000);
   }, 300_000);
 
   afterAll(async () => {
     for (const process of started) if (process.child.exitCode === null) process.child.kill("SIGKILL");
     await removeDataDir?.();
+    await rm(filesDir, { recursive: true, force: true });
   });
 
   async function startService(): Promise<{ service: Running; origin: string }> {
@@ -142,5 +151,32 @@ describe("the embedded service beside the commands handed to it", { timeout: 300
 
     service.child.kill("SIGTERM");
     expect(await service.exited).toBe(0);
+  });
+
+  it("answers /healthz during an import of 2,000 files, and stops within STOP_TIMEOUT_MS in the middle of it", async () => {
+    const { service, origin } = await startService();
+    const importing = run(["import", filesDir], env);
+    started.push(importing);
+    // Under way: some of its files stored.
+    await until(
+      () => (importing.out().split("\n").length > 50 ? true : null),
+      "the import to be under way",
+      service,
+    );
+
+    const health = await fetch(`${origin}/healthz`);
+    expect(health.status).toBe(200);
+    // Right after that answer, while the import stores its files (the summary below says it had
+    // not read them all): the event loop was not held for the whole import.
+    service.child.kill("SIGTERM");
+    // 0: stopped by itself, within STOP_TIMEOUT_MS (past it, the service exits 1 naming the part
+    // still stopping).
+    expect(await service.exited, service.out()).toBe(0);
+    expect(service.out()).toContain('"msg":"stopped"');
+    // The import was ended early, and told why.
+    expect(await importing.exited).toBe(1);
+    const [, inputs] =
+      /the import ended after ([\d,]+) inputs \(of 2,000 files\)/.exec(importing.err()) ?? [];
+    expect(Number(inputs?.replaceAll(",", ""))).toBeLessThan(2_000);
   });
 });
