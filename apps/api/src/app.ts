@@ -9,11 +9,12 @@ import type { Endpoint } from "./endpoints.js";
 import { accessLog } from "./middleware/access-log.js";
 import { identify, requireAuthentication, requireCsrfToken } from "./middleware/authenticate.js";
 import { dashboardFiles } from "./middleware/dashboard-files.js";
+import { edgeChecks } from "./middleware/edge-checks.js";
 import { errorHandler } from "./middleware/error-handler.js";
 import { rateLimit } from "./middleware/rate-limit.js";
 import { requestId } from "./middleware/request-id.js";
 import { createServiceMetrics } from "./observability/metrics.js";
-import { openApiDocument } from "./openapi.js";
+import { formFieldsOf, openApiDocument } from "./openapi.js";
 import { addDomainEndpoints } from "./routes/add-domain.js";
 import { aggregateByDateEndpoint } from "./routes/aggregate-by-date.js";
 import {
@@ -221,6 +222,10 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ServedDeps }>
     if (ctx.method === "POST") (ctx as { disableBodyParser?: boolean }).disableBodyParser = true;
     return body(ctx, next);
   });
+  // Every parameter and body field checked once here, before any endpoint reads it.
+  app.use(
+    edgeChecks((path) => (path.startsWith("/api/") ? formFieldsOf(path.slice("/api/".length)) : undefined)),
+  );
   app.use(answerUnrouted);
   app.use(router.routes());
   app.use(router.allowedMethods());
