@@ -236,6 +236,22 @@ describe.each(backends)("the API under hostile input (%s)", (_name, makeBackend)
     expect(portZero.json.message).toContain("port 0");
   });
 
+  it("marks every API answer, errors included, as neither to be stored nor sniffed (point 9)", async () => {
+    const answers = [
+      await admin.get("aggregate_by_domain?start=0&end=2000000000"),
+      await admin.get("domains"),
+      await admin.get("aggregate_by_domain?domain=not-ours.example"),
+      await admin.get("no_such_endpoint"),
+      await admin.put("domain_group", { domain: "ikea.com", group: plausible.group! }),
+      await new DashboardSession(apiRoot).get("domains"),
+    ];
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 404, 404, 200, 401]);
+    for (const answer of answers) {
+      expect(answer.headers.get("cache-control")).toBe("no-store");
+      expect(answer.headers.get("x-content-type-options")).toBe("nosniff");
+    }
+  });
+
   // Last: it ends with sign_out, and its sign_in attempts throttle the admin's address.
   it("answers no 5xx to any hostile parameter or body field of any operation, and none hangs", {
     timeout: 900_000,

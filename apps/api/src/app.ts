@@ -11,6 +11,7 @@ import { identify, requireAuthentication, requireCsrfToken } from "./middleware/
 import { dashboardFiles } from "./middleware/dashboard-files.js";
 import { edgeChecks } from "./middleware/edge-checks.js";
 import { errorHandler } from "./middleware/error-handler.js";
+import { noStoreApiAnswers } from "./middleware/no-store.js";
 import { rateLimit } from "./middleware/rate-limit.js";
 import { requestId } from "./middleware/request-id.js";
 import { createServiceMetrics } from "./observability/metrics.js";
@@ -204,6 +205,7 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ServedDeps }>
   );
   app.use(requestId);
   app.use(accessLog(knownPaths, metrics.httpRequestDuration));
+  app.use(noStoreApiAnswers);
   app.use(errorHandler);
   app.use(publicRoutes.routes());
   if (deps.webRoot) app.use(dashboardFiles(deps.webRoot));
