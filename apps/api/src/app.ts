@@ -9,11 +9,13 @@ import type { Endpoint } from "./endpoints.js";
 import { accessLog } from "./middleware/access-log.js";
 import { identify, requireAuthentication, requireCsrfToken } from "./middleware/authenticate.js";
 import { dashboardFiles } from "./middleware/dashboard-files.js";
+import { edgeChecks } from "./middleware/edge-checks.js";
 import { errorHandler } from "./middleware/error-handler.js";
+import { noStoreApiAnswers } from "./middleware/no-store.js";
 import { rateLimit } from "./middleware/rate-limit.js";
 import { requestId } from "./middleware/request-id.js";
 import { createServiceMetrics } from "./observability/metrics.js";
-import { openApiDocument } from "./openapi.js";
+import { formFieldsOf, openApiDocument } from "./openapi.js";
 import { addDomainEndpoints } from "./routes/add-domain.js";
 import { aggregateByDateEndpoint } from "./routes/aggregate-by-date.js";
 import {
@@ -203,6 +205,7 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ServedDeps }>
   );
   app.use(requestId);
   app.use(accessLog(knownPaths, metrics.httpRequestDuration));
+  app.use(noStoreApiAnswers);
   app.use(errorHandler);
   app.use(publicRoutes.routes());
   if (deps.webRoot) app.use(dashboardFiles(deps.webRoot));
@@ -221,6 +224,10 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState, { deps: ServedDeps }>
     if (ctx.method === "POST") (ctx as { disableBodyParser?: boolean }).disableBodyParser = true;
     return body(ctx, next);
   });
+  // Every parameter and body field checked once here, before any endpoint reads it.
+  app.use(
+    edgeChecks((path) => (path.startsWith("/api/") ? formFieldsOf(path.slice("/api/".length)) : undefined)),
+  );
   app.use(answerUnrouted);
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -96,6 +96,10 @@ const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   },
 };
 
+/** The fields of a PUT endpoint's body as this document lists them; undefined for the others. */
+export const formFieldsOf = (endpointName: string): readonly string[] | undefined =>
+  extraParameters[endpointName]?.form;
+
 /** Form fields that may be left out. */
 const optionalFields = new Set([
   "group",

@@ -77,5 +77,8 @@ export function startApiApp(options: ApiAppOptions): { metrics: ServiceMetrics }
     ...(options.dataKeys ? { dataKeys: options.dataKeys } : {}),
   });
   server.serve(app.callback());
+  // Once listening, an accept that fails (EMFILE) is emitted on the server: said in the log, not
+  // thrown at the process. Errors of one connection are Node's (clientError answers and closes).
+  server.server.on("error", (error) => options.logger.warn({ err: error }, "HTTP server error"));
   return { metrics };
 }

@@ -8,9 +8,25 @@ export interface CliIO {
   cwd?: string;
 }
 
+/**
+ * Writes to `stream` until its reader goes away (`dmarc-ledger import DIR | head -8`): then the
+ * rest is dropped and the command runs to its end, instead of the write's EPIPE ending the process
+ * in the middle of its work with a stack trace.
+ */
+function untilReaderLeaves(stream: NodeJS.WriteStream): (text: string) => void {
+  let readerLeft = false;
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE" && !readerLeft) throw error;
+    readerLeft = true;
+  });
+  return (text) => {
+    if (!readerLeft) stream.write(`${text}\n`);
+  };
+}
+
 export const consoleIO: CliIO = {
-  out: (text) => process.stdout.write(`${text}\n`),
-  err: (text) => process.stderr.write(`${text}\n`),
+  out: untilReaderLeaves(process.stdout),
+  err: untilReaderLeaves(process.stderr),
   isTerminal: process.stdout.isTTY === true,
 };
 

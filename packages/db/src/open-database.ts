@@ -2,6 +2,7 @@ import { Kysely, PostgresDialect } from "kysely";
 import type { DatabaseConfig } from "./config.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { loadPGlite, loadPostgres, pgliteOptions } from "./drivers.js";
+import { withEventLoopTurns } from "./event-loop-turns.js";
 import { createPgliteDatabase } from "./pglite-initdb.js";
 
 // int8 and numeric come back as strings from pg; PGlite's defaults differ. Both are read through
@@ -94,7 +95,7 @@ export async function openDatabase<Schema = unknown>(
         await createPgliteDatabase(config.dataDir);
         const { PGlite, PGliteDialect } = await loadPGlite();
         const pglite = await PGlite.create(config.dataDir, await pgliteOptions(PGlite, options));
-        const db = new Kysely<Schema>({ dialect: new PGliteDialect(pglite) });
+        const db = new Kysely<Schema>({ dialect: new PGliteDialect(withEventLoopTurns(pglite)) });
         return handle(db, config, false, async () => {
           // The dialect's destroy() closes PGlite itself.
           await db.destroy();
@@ -108,7 +109,7 @@ export async function openDatabase<Schema = unknown>(
     case "pglite-memory": {
       const { PGlite, PGliteDialect } = await loadPGlite();
       const pglite = await PGlite.create();
-      const db = new Kysely<Schema>({ dialect: new PGliteDialect(pglite) });
+      const db = new Kysely<Schema>({ dialect: new PGliteDialect(withEventLoopTurns(pglite)) });
       return handle(db, config, false, async () => {
         await db.destroy();
       });

@@ -123,6 +123,8 @@ export async function startMetricsServer(
       resolve();
     });
   });
+  // Once listening, an accept that fails (EMFILE) is said in the log, not thrown at the process.
+  server.on("error", (error) => logger.warn({ err: error }, "metrics server error"));
   const address = server.address() as AddressInfo;
   logger.info({ host: address.address, port: address.port }, "metrics listening");
   return {

@@ -188,8 +188,10 @@ const lanesReadAhead = 2;
  * them (an import). A projection with nothing to apply in a batch moves its checkpoint with its
  * next batch that has, or at the end. If one fails, the others finish the batches they have begun
  * and the first failure is thrown; what each committed stays, and a later catch-up goes on from it.
+ * Once `signal` aborts (the process stops), no further batch is read: the batches begun are applied
+ * and it returns; the projector goes on from there.
  */
-export async function catchUpSideBySide(options: ProjectorOptions): Promise<void> {
+export async function catchUpSideBySide(options: ProjectorOptions, signal?: AbortSignal): Promise<void> {
   const { store, db, projections } = options;
   let from = await lowestCheckpoint(db, projections);
   const lanes: Promise<void>[] = projections.map(() => Promise.resolve());
@@ -212,6 +214,7 @@ export async function catchUpSideBySide(options: ProjectorOptions): Promise<void
     });
   try {
     for (;;) {
+      if (signal?.aborted) break;
       const batch = await store.readAll(from, options.maxBatch ?? 500);
       if (batch.length === 0) break;
       const last = batch.at(-1)!.position;

@@ -9,9 +9,20 @@ export class InvalidSenderApprovalError extends Error {
 
 const maxServiceLength = 200;
 
+/**
+ * The widest ranges a sender may be approved by: an IPv4 /8 and an IPv6 /16 are larger than any
+ * sending network; `0.0.0.0/0` or `::/0` would approve the whole Internet.
+ */
+const widestPrefix = { ipv4: 8, ipv6: 16 };
+
 /** A CIDR in one spelling: the network address and the prefix (`10.1.2.3/8` is `10.0.0.0/8`). */
 export function normaliseRange(input: string): string {
   const text = input.trim();
+  // A zone (fe80::1%eth0) names a link of the machine, not a sender's address.
+  if (text.includes("%"))
+    throw new InvalidSenderApprovalError(
+      `"${input}" names a network interface (%): give an IP range without it.`,
+    );
   let parsed: [ipaddr.IPv4 | ipaddr.IPv6, number];
   try {
     parsed = ipaddr.isValid(text)
@@ -21,6 +32,10 @@ export function normaliseRange(input: string): string {
     throw new InvalidSenderApprovalError(`"${input}" is not an IP range (CIDR, e.g. 192.0.2.0/24).`);
   }
   const [address, prefix] = parsed;
+  if (prefix < widestPrefix[address.kind()])
+    throw new InvalidSenderApprovalError(
+      `"${input}" is wider than a /${widestPrefix[address.kind()]}: approve a sender's own range.`,
+    );
   const network =
     address.kind() === "ipv4"
       ? ipaddr.IPv4.networkAddressFromCIDR(`${address.toString()}/${prefix}`)

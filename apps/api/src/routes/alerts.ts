@@ -151,7 +151,7 @@ export const addWebhookEndpoint: Endpoint = {
   summary:
     "Adds a webhook endpoint (fields url, optionally alert_types: rules separated by commas, description). Answers its signing secret, this once.",
   handler: async (ctx) => {
-    const url = requiredField(ctx, "url");
+    const url = refusingPortZero(requiredField(ctx, "url"));
     const alertTypes = alertTypesField(ctx);
     const description = optionalField(ctx, "description");
     const added = await answering(() =>
@@ -182,6 +182,7 @@ export const changeWebhookEndpoint: Endpoint = {
   handler: async (ctx) => {
     const endpointId = requiredField(ctx, "webhook_id");
     const url = optionalField(ctx, "url");
+    if (url) refusingPortZero(url);
     const alertTypes = alertTypesField(ctx);
     const description = optionalField(ctx, "description");
     const enabled = booleanField(ctx, "enabled");
@@ -234,3 +235,16 @@ export const redeliverWebhookEndpoint: Endpoint = {
     ctx.body = { status: "SUCCESS" };
   },
 };
+
+/** Port 0 is no port a receiver listens on: refused here, before the URL's other checks. */
+function refusingPortZero(url: string): string {
+  let port: string | null = null;
+  try {
+    port = new URL(url).port;
+  } catch {
+    // Not a URL: the endpoint's own check says so.
+  }
+  if (port === "0")
+    throw new ApiError(400, "invalid_webhook", "The URL's port 0 is not a port to deliver to.");
+  return url;
+}

@@ -6,7 +6,7 @@ import {
   setPersonalDataPolicy,
 } from "@dmarc-ledger/personal-data";
 import { addUser, setPasswordUrl, userEmails } from "@dmarc-ledger/users";
-import { badParameter } from "../api-error.js";
+import { ApiError, badParameter } from "../api-error.js";
 import type { Endpoint } from "../endpoints.js";
 import { optionalField } from "../params/form-field.js";
 import { awaitProjection } from "../read-your-writes.js";
@@ -49,6 +49,8 @@ export const personalDataPolicyEndpoint: Endpoint = {
   },
 };
 
+const policyFields = ["failure_report_days", "raw_input_days", "aggregate_days", "redaction"];
+
 export const setPersonalDataPolicyEndpoint: Endpoint = {
   name: "update_personal_data_policy",
   method: "PUT",
@@ -57,6 +59,9 @@ export const setPersonalDataPolicyEndpoint: Endpoint = {
     "Sets retention in days (failure_report_days, raw_input_days; aggregate_days, or `keep` to keep the aggregate facts) and redaction (`on`/`off`); fields left out stay. Facts past aggregate_days go at the next retention run.",
   handler: async (ctx) => {
     const holder = ctx.state.holder!;
+    // A body that sets nothing is a mistake (an empty form, a field misspelt and refused apart).
+    if (policyFields.every((field) => optionalField(ctx, field) === undefined))
+      throw new ApiError(400, "invalid_body", `Give at least one of ${policyFields.join(", ")}.`);
     const current = await personalDataPolicy(ctx.deps.db, holder.tenantId);
     const aggregate = optionalField(ctx, "aggregate_days");
     const redaction = optionalField(ctx, "redaction");

@@ -159,7 +159,7 @@ export interface StoredFilesReport {
  * Receives every input of `files` through the intake (as every channel does: archived, parsed,
  * stored, acknowledged only once durable), many at once, and reports each in the order read.
  * The import command runs it on its own thread, or on each of its import threads with the files
- * handed out among them (import-threads.ts).
+ * handed out among them (import-threads.ts). Once `signal` aborts, it reads no further file.
  */
 export async function storeFiles(
   runtime: Runtime,
@@ -167,6 +167,7 @@ export async function storeFiles(
   files: AsyncIterable<NumberedFile> | Iterable<NumberedFile>,
   report: StoredFilesReport,
   parseThreads?: number,
+  signal?: AbortSignal,
 ): Promise<void> {
   const intake = await import("@dmarc-ledger/intake");
   const { intakeLimits, intakeSettingsFromEnv, receiveInput } = intake;
@@ -193,6 +194,8 @@ export async function storeFiles(
   );
   try {
     for await (const file of files) {
+      // The service stops: the inputs begun are stored (the window drains), no further file is read.
+      if (signal?.aborted) break;
       let fileBytes = 0;
       let inputs = 0;
       for await (const { name, source, input, bytes } of inputsOf(file, intake)) {

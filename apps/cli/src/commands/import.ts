@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { attachedRuntime } from "../control/attached-runtime.js";
+import { attachedRuntime, serviceStopping } from "../control/attached-runtime.js";
 import { CliError, type CliIO } from "../io.js";
 import { withBulkRuntime } from "../with-runtime.js";
 import { expandPaths, type NumberedFile, startImportParseWorkers, storeFiles } from "./import-files.js";
@@ -57,6 +57,8 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
     // when every file is small enough to be parsed where it is read (the usual bulk import of
     // single reports).
     const warm = files.some((file) => file.size > hereLimits.inputBytes);
+    // Handed to the running service: its stop ends the import early (what was begun is stored).
+    const stopping = serviceStopping.getStore();
     const tally = new ImportTally();
     const totalBytes = files.reduce((sum, file) => sum + file.size, 0);
     const bar = await progressBar(io, totalBytes);
@@ -86,7 +88,7 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
     try {
       await withBulkRuntime(env, async (runtime) => {
         const storeHere = (handed: Iterable<NumberedFile>) =>
-          storeFiles(runtime, env, handed, inOrder, parseThreads);
+          storeFiles(runtime, env, handed, inOrder, parseThreads, stopping);
         // With threads, this thread stores too, beside threads - 1 worker threads: it has loaded
         // the intake already, and would otherwise wait (a thread's start costs about 0.35 s of CPU).
         if (threads > 1)
@@ -99,7 +101,7 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
             storeHere,
           );
         else await storeHere(files.map((file, index) => ({ ...file, index })));
-        if (options.wait) await catchUpReadModels(runtime);
+        if (options.wait && !stopping?.aborted) await catchUpReadModels(runtime, stopping);
       });
     } finally {
       stopTellingWorkerFailures();
@@ -107,6 +109,11 @@ export function registerImportCommand(program: Command, io: CliIO, env: NodeJS.P
       bar?.stop();
     }
     for (const line of tally.summary()) io.out(line);
+    if (stopping?.aborted) {
+      throw new CliError(
+        `the service is stopping: the import ended after ${tally.inputs.toLocaleString("en")} inputs (of ${files.length.toLocaleString("en")} files). Run it again once the service runs: what it stored counts as duplicates then.`,
+      );
+    }
     if (!options.wait) io.out(notWaitedLine);
     // 2: the command worked, but some input was rejected (and kept with its reason).
     if (tally.rejected.length > 0) throw new CliError("", 2);

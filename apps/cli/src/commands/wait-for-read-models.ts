@@ -18,12 +18,12 @@ export function withNoWaitOption(command: Command): Command {
  * import of 10,000 reports waited 5.3 s for them instead of 7.3 s, one read model's rows computed
  * while PostgreSQL writes another's.
  */
-export async function catchUpReadModels(runtime: Runtime): Promise<void> {
+export async function catchUpReadModels(runtime: Runtime, signal?: AbortSignal): Promise<void> {
   const [{ catchUpSideBySide }, { allProjections }] = await Promise.all([
     import("@dmarc-ledger/projection-engine"),
     import("@dmarc-ledger/runtime/projections"),
   ]);
-  await catchUpSideBySide({ store: runtime.store, db: runtime.db, projections: allProjections });
+  await catchUpSideBySide({ store: runtime.store, db: runtime.db, projections: allProjections }, signal);
 }
 
 /** The line a command that did not wait prints last. */

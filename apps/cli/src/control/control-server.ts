@@ -3,7 +3,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import type { Runtime } from "@dmarc-ledger/runtime";
 import type { Logger } from "pino";
 import type { CliIO } from "../io.js";
-import { attachedRuntime } from "./attached-runtime.js";
+import { attachedRuntime, serviceStopping } from "./attached-runtime.js";
 import {
   alreadyRunningMessage,
   type ControlAnswer,
@@ -38,13 +38,24 @@ export async function startControlServer(options: {
   // A socket left by a process that died: the data-directory lock says we own the directory now.
   await rm(path, { force: true });
   let queue = Promise.resolve();
+  // Told to the command running when the service stops, and refusing those queued behind it.
+  const stopping = new AbortController();
+  const sockets = new Set<Socket>();
   const server: Server = createServer({ allowHalfOpen: false }, (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    // A client that goes away mid-answer (`import DIR | head`) makes the next write fail with
+    // EPIPE or ECONNRESET: without a listener that error would end the service. The command goes
+    // on to its end (an import stores what it was given); what it prints is dropped.
+    socket.on("error", (error: NodeJS.ErrnoException) =>
+      options.logger.debug({ code: error.code }, "control client went away"),
+    );
     socket.setTimeout(requestTimeoutMs, () => socket.destroy());
     readRequest(socket)
       .then((request) => {
         if (!request) return;
         // One command at a time, as the CLI would run them one after another.
-        queue = queue.then(() => runRequest(socket, request, options));
+        queue = queue.then(() => runRequest(socket, request, { ...options, stopping: stopping.signal }));
         return queue;
       })
       .catch((error: unknown) => {
@@ -64,10 +75,18 @@ export async function startControlServer(options: {
     }
   });
   await chmod(path, 0o600);
+  // After listening, an accept that fails (EMFILE) is said in the log, not thrown at the process.
+  server.on("error", (error) => options.logger.warn({ err: error }, "control socket error"));
   return {
     path,
     async stop() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // No new connection; the command running ends early (an import stores what it has begun)
+      // and answers its client; a client that has not sent its request yet is let go.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      stopping.abort();
+      await queue.catch(() => {});
+      for (const socket of sockets) socket.destroy();
+      await closed;
       await rm(path, { force: true });
     },
   };
@@ -134,11 +153,12 @@ async function runRequest(
     runtime: Runtime;
     logger: Logger;
     run: (argv: string[], io: CliIO) => Promise<number>;
+    stopping: AbortSignal;
   },
 ): Promise<void> {
   const started = performance.now();
   const send = (answer: ControlAnswer) => {
-    if (!socket.destroyed) socket.write(`${JSON.stringify(answer)}\n`);
+    if (!socket.destroyed && socket.writable) socket.write(`${JSON.stringify(answer)}\n`);
   };
   let lastError: string | null = null;
   const io: CliIO = {
@@ -153,9 +173,14 @@ async function runRequest(
   if (request.argv[0] === "start") {
     io.err(`error: ${alreadyRunningMessage(options.dataDir)}`);
     exit = 1;
+  } else if (options.stopping.aborted) {
+    io.err("error: the service is stopping; run the command again once it runs, or with it stopped");
+    exit = 1;
   } else {
     try {
-      exit = await attachedRuntime.run(options.runtime, () => options.run(request.argv, io));
+      exit = await serviceStopping.run(options.stopping, () =>
+        attachedRuntime.run(options.runtime, () => options.run(request.argv, io)),
+      );
     } catch (error) {
       // The CLI's entry point answers every failure with a status; this is a bug of its own.
       io.err(`error: ${error instanceof Error ? error.message : String(error)}`);
