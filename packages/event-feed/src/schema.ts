@@ -16,8 +16,15 @@ export interface FeedDomainOwnerTable {
   tenant_id: string;
 }
 
+/** Where a publisher to the broker stands: the last position it published (acknowledged). */
+export interface FeedPublisherCheckpointTable {
+  name: string;
+  position: string;
+}
+
 export interface EventFeedSchema {
   feed_entry: FeedEntryTable;
   feed_report: FeedReportTable;
   feed_domain_owner: FeedDomainOwnerTable;
+  feed_publisher_checkpoint: FeedPublisherCheckpointTable;
 }
