@@ -88,7 +88,7 @@ export function startNatsPublisher(options: NatsPublisherOptions): RunningNatsPu
     const { rows } = await sql<{ tenant_id: string; position: string }>`
       select tenant_id, position::text as position from feed_entry
       where ${after === null ? sql`true` : sql`position > ${after.toString()}::numeric`}
-      order by position limit ${pageSize}`.execute(db);
+      order by feed_entry.position limit ${pageSize}`.execute(db);
     if (rows.length === 0) return 0;
     const tenantOf = new Map(rows.map((row) => [BigInt(row.position), row.tenant_id]));
     const recorded = await readFeedEvents(options.store, [...tenantOf.keys()]);

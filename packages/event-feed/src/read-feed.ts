@@ -21,7 +21,10 @@ export const maxPageBytes = 8 * 1024 * 1024;
 /** Events read from the store at a time while a page fills. */
 const readChunk = 100;
 
-/** The positions of the page, in the store's order. */
+/**
+ * The positions of the page, in the store's order. ORDER BY names the table's column: the bare
+ * name is the text output column, which would sort "10" before "9".
+ */
 export async function feedPositions(db: Kysely<EventFeedSchema>, request: FeedRequest): Promise<bigint[]> {
   const after = request.after === null ? sql`true` : sql`position > ${request.after.toString()}::numeric`;
   const { byDomain } = request;
@@ -32,11 +35,11 @@ export async function feedPositions(db: Kysely<EventFeedSchema>, request: FeedRe
             or (reversed_domain >= ${`${reversedDomain(byDomain.domain)}.`}
               and reversed_domain < ${`${reversedDomain(byDomain.domain)}/`}))
           and ${after} and position < ${byDomain.before.toString()}::numeric
-        order by position limit ${request.limit}`.execute(db)
+        order by feed_report.position limit ${request.limit}`.execute(db)
     : await sql<{ position: string }>`
         select position::text as position from feed_entry
         where tenant_id = ${request.tenantId} and ${after}
-        order by position limit ${request.limit}`.execute(db);
+        order by feed_entry.position limit ${request.limit}`.execute(db);
   return rows.map((row) => BigInt(row.position));
 }
 

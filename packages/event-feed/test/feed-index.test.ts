@@ -151,4 +151,22 @@ describe.each(backends)("the feed's index on %s", (_name, server) => {
       byAdapter.map((event) => event.id),
     );
   });
+
+  it("orders by position as numbers, not as text (9 before 10 before 100)", async () => {
+    const tenantId = randomUUID();
+    const at = (position: bigint) => ({
+      type: "ApiKeyRevoked" as const,
+      data: { tenantId, keyId: `k${position}` },
+      stream: streams.tenant(tenantId),
+      revision: 0n,
+      position,
+      metadata: {},
+      recordedAt: new Date(),
+    });
+    await db
+      .transaction()
+      .execute((trx) => eventFeedProjection.apply(trx as never, [at(9n), at(10n), at(100n)]));
+    expect(await feedPositions(db, { tenantId, after: null, limit: 10 })).toEqual([9n, 10n, 100n]);
+    expect(await feedPositions(db, { tenantId, after: 9n, limit: 10 })).toEqual([10n, 100n]);
+  });
 });
