@@ -1,5 +1,6 @@
 import { type AlertsSettings, type DnsStatusChecker, startAlerts } from "@dmarc-ledger/alerts";
-import { type EventBrokerSettings, startNatsPublisher } from "@dmarc-ledger/event-feed";
+import { startNatsPublisher } from "@dmarc-ledger/event-feed/nats";
+import type { EventBrokerSettings } from "@dmarc-ledger/event-feed/settings";
 import type { DataKeys } from "@dmarc-ledger/personal-data";
 import { unwatchedStop } from "@dmarc-ledger/process";
 import { runLeasedJob } from "@dmarc-ledger/projection-engine";

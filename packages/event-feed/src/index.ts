@@ -4,12 +4,6 @@ export { eventDataSchemas } from "./event-data-schemas.js";
 export type { FeedEventType, FeedPayloads, ShownForensicFields } from "./feed-payloads.js";
 export { unfedTypes } from "./membership.js";
 export { eventFeedMigrations } from "./migrations/index.js";
-export {
-  type NatsPublisherOptions,
-  type RunningNatsPublisher,
-  startNatsPublisher,
-  streamLimits,
-} from "./nats-publisher.js";
 export { fedTypes, feedEventComponents } from "./openapi-schemas.js";
 export { eventFeedProjection } from "./projection.js";
 export { type FeedRequest, feedPositions, maxPageBytes, readFeedEvents } from "./read-feed.js";
