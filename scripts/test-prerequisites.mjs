@@ -11,7 +11,7 @@
 // Programs are looked for on PATH (and where Debian puts them outside a user's PATH), so a PATH
 // without one is a machine without it.
 import { spawnSync } from "node:child_process";
-import { accessSync, constants, existsSync, readdirSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, readdirSync } from "node:fs";
 import { connect } from "node:net";
 import { delimiter, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -167,19 +167,79 @@ async function providePostgres(env) {
   return `started PostgreSQL (${start.join(" ")}), yet nothing answers at 127.0.0.1:5432 after 30 s.`;
 }
 
+/** Where the events broker's tests look for NATS with JetStream (test/support/nats-stream.ts). */
+const defaultNatsUrl = "nats://127.0.0.1:4222";
+const natsServer = "/usr/sbin/nats-server";
+/** Debian's nats-server, with JetStream, on loopback, in the background. */
+const natsStart = [
+  "start-stop-daemon",
+  "--start",
+  "--oknodo",
+  "--background",
+  "--exec",
+  natsServer,
+  "--",
+  "-a",
+  "127.0.0.1",
+  "-p",
+  "4222",
+  "-js",
+  "-sd",
+  "/var/lib/nats-server",
+  "-l",
+  "/var/log/nats-server.log",
+];
+
+/** NATS answers where the tests look for it, or the message that stops the run. */
+async function provideNats(env) {
+  const given = env.EVENTS_NATS_URL;
+  const url = new URL(given ?? defaultNatsUrl);
+  const host = url.hostname;
+  const port = Number(url.port || 4222);
+  if (await answers(host, port)) return null;
+  if (given)
+    return `NATS does not answer at ${host}:${port} (EVENTS_NATS_URL=${given}): start that server, or unset EVENTS_NATS_URL to use one on 127.0.0.1:4222.`;
+  const root = process.getuid?.() === 0;
+  const daemon = findProgram(
+    { name: "start-stop-daemon", alsoAt: ["/usr/sbin/start-stop-daemon", "/sbin/start-stop-daemon"] },
+    env,
+  );
+  if (!root || !daemon || !isExecutable(natsServer)) {
+    const sudo = root ? "" : "sudo ";
+    return [
+      "NATS with JetStream does not answer at 127.0.0.1:4222 (the events broker's tests publish to it). Start it, then run pnpm test again:",
+      ...(isExecutable(natsServer)
+        ? []
+        : [`  ${sudo}apt-get update && ${sudo}apt-get install -y --no-install-recommends nats-server`]),
+      `  ${sudo}mkdir -p /var/lib/nats-server && ${sudo}${natsStart.join(" ")}`,
+    ].join("\n");
+  }
+  say(`NATS does not answer at 127.0.0.1:4222; starting it: ${natsStart.join(" ")}`);
+  mkdirSync("/var/lib/nats-server", { recursive: true });
+  const ran = spawnSync(daemon, natsStart.slice(1), { stdio: ["ignore", "ignore", "inherit"] });
+  if (ran.status !== 0) return `${natsStart.join(" ")} failed (exit ${ran.status}).`;
+  for (let waited = 0; waited < 30; waited++) {
+    if (await answers(host, port)) return null;
+    await sleep(1000);
+  }
+  return `started NATS (${natsStart.join(" ")}), yet nothing answers at 127.0.0.1:4222 after 30 s.`;
+}
+
 /**
  * Checks (and provides) the named requirements, every one when none is named: the program names
- * above and "postgresql". Returns the message that stops the run, or null when all is there.
+ * above, "postgresql" and "nats". Returns the message that stops the run, or null when all is there.
  */
 export async function checkPrerequisites(names = [], env = process.env) {
-  const known = [...programs.map((program) => program.name), "postgresql"];
+  const known = [...programs.map((program) => program.name), "postgresql", "nats"];
   const unknown = names.filter((name) => !known.includes(name));
   if (unknown.length > 0) return `unknown requirement ${unknown.join(", ")}: known are ${known.join(", ")}`;
   const wanted = (name) => names.length === 0 || names.includes(name);
   const missing = programs.filter((program) => wanted(program.name) && !findProgram(program, env));
   const stop = missing.length > 0 ? provide(missing, env) : null;
   if (stop) return stop;
-  return wanted("postgresql") ? providePostgres(env) : null;
+  const postgres = wanted("postgresql") ? await providePostgres(env) : null;
+  if (postgres) return postgres;
+  return wanted("nats") ? provideNats(env) : null;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

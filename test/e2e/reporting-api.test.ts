@@ -507,7 +507,9 @@ describe("the reporting API over HTTP", () => {
               ? `?${period}&bucket=month&per_page=5` // by day, the period is refused (over 1,000 days)
               : path === "/policy_impact"
                 ? `?${period}&per_page=5&policy=reject`
-                : `?${period}&per_page=5`;
+                : path === "/events"
+                  ? "?limit=5"
+                  : `?${period}&per_page=5`;
       const response = await handle.get(`${path.slice(1)}${query}`, acme);
       expect(response.status, path).toBe(200);
       validate(path, "get", "200", response.json);

@@ -104,6 +104,19 @@ describe("pnpm test's prerequisites", () => {
     );
   });
 
+  it("stops when the NATS that EVENTS_NATS_URL names does not answer, naming it", async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      });
+    });
+    const url = `nats://127.0.0.1:${closed}`;
+    const result = await run(["nats"], { PATH: emptyBin(), EVENTS_NATS_URL: url });
+    expect(result.code).toBe(1);
+    expect(result.err).toContain(`NATS does not answer at 127.0.0.1:${closed} (EVENTS_NATS_URL=${url})`);
+  });
+
   it("passes when everything is there", async () => {
     const result = await run([], process.env);
     expect(result.err).toBe("");

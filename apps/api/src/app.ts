@@ -39,6 +39,7 @@ import {
 import { apiKeysEndpoint, issueApiKeyEndpoint, revokeApiKeyEndpoint } from "./routes/api-keys.js";
 import { domainStatusEndpoint } from "./routes/domain-status.js";
 import { domainGroupEndpoint, domainsEndpoint, historyEndpoint } from "./routes/domains.js";
+import { eventsEndpoint } from "./routes/events.js";
 import { inputsEndpoint, reprocessInputEndpoint } from "./routes/inputs.js";
 import { operationsRouter } from "./routes/operations.js";
 import {
@@ -111,6 +112,8 @@ export const endpoints: readonly Endpoint[] = [
   changeWebhookEndpoint,
   webhookDeliveriesEndpoint,
   redeliverWebhookEndpoint,
+  // The tenant's events, to replay, tail and rebuild from (issue 44, docs/api.md "Events").
+  eventsEndpoint,
 ];
 
 function requireScope(endpoint: Endpoint) {

@@ -414,6 +414,11 @@ const personalDataPolicy: Schema = record({
 });
 
 export const responseSchemas: Record<string, Schema> = {
+  events: record({
+    status: { const: "SUCCESS" },
+    events: { type: "array", items: { $ref: "#/components/schemas/FeedEvent" } },
+    next: { type: "string", description: "after= this cursor gives the events that follow." },
+  }),
   personal_data_policy: personalDataPolicy,
   update_personal_data_policy: personalDataPolicy,
   personal_data: record({

@@ -1,3 +1,4 @@
+import { feedEventComponents } from "@dmarc-ledger/event-feed";
 import type { Endpoint } from "./endpoints.js";
 import { errorSchema, responseSchemas, rootSchema } from "./openapi-schemas.js";
 import { maxFilesPerUpload } from "./routes/multipart.js";
@@ -94,6 +95,43 @@ const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   update_personal_data_policy: {
     form: ["failure_report_days", "raw_input_days", "aggregate_days", "redaction"],
   },
+  events: { query: ["after", "limit", "wait", "domain", "before"] },
+};
+
+/** GET events' parameters (docs/api.md, "Events"). */
+const eventsParameters: Record<string, object> = {
+  after: {
+    name: "after",
+    in: "query",
+    description:
+      "A cursor an earlier answer gave (next, or an event's cursor): the events after it. Absent: from the first.",
+    schema: { type: "string" },
+  },
+  limit: {
+    name: "limit",
+    in: "query",
+    description: "Most events in the answer (fewer when their data passes 8 MiB).",
+    schema: { type: "integer", minimum: 1, maximum: 1000, default: 100 },
+  },
+  wait: {
+    name: "wait",
+    in: "query",
+    description: "Seconds to wait for the next event when there is none yet (long polling).",
+    schema: { type: "integer", minimum: 0, maximum: 30, default: 0 },
+  },
+  domain: {
+    name: "domain",
+    in: "query",
+    description:
+      "With before: instead of your feed, the report events of this one of your domains and its subdomains before the bound (the reports a domain added later brings).",
+    schema: { type: "string" },
+  },
+  before: {
+    name: "before",
+    in: "query",
+    description: "With domain: the cursor of the DomainAdded event that brought the domain.",
+    schema: { type: "string" },
+  },
 };
 
 /** The fields of a PUT endpoint's body as this document lists them; undefined for the others. */
@@ -186,6 +224,7 @@ const handlerErrors: Record<string, string[]> = {
   aggregate_by_sender: ["404"],
   sender_approval: ["404"],
   policy_impact: ["404"],
+  events: ["404"],
 };
 
 /** Every error an operation can really answer with, and no other. */
@@ -231,6 +270,7 @@ function queryParameter(endpointName: string, name: string) {
   if (name === "rule" || (name === "domain" && endpointName === "alerts"))
     return { name, in: "query", schema: { type: "string" } };
   if (name === "webhook_id") return { name, in: "query", required: true, schema: { type: "string" } };
+  if (endpointName === "events") return eventsParameters[name];
   // The domain is optional where it filters a list, required where it names the subject.
   if (name === "domain" && !["inputs", "aggregate_by_date", "policy_impact"].includes(endpointName))
     return { name, in: "query", required: true, schema: { type: "string" } };
@@ -362,6 +402,8 @@ export function openApiDocument(endpoints: readonly Endpoint[], publicBaseUrl: s
   }
   const schemas: Record<string, unknown> = { Error: errorSchema, Root: rootSchema };
   for (const endpoint of endpoints) schemas[schemaName(endpoint.name)] = responseSchemas[endpoint.name];
+  // Each event type's envelope and data, generated from the catalogue's types (event-feed).
+  Object.assign(schemas, feedEventComponents());
   return {
     openapi: "3.1.0",
     info: {

@@ -12,6 +12,7 @@ import {
 } from "@dmarc-ledger/api";
 import { parseSettings } from "@dmarc-ledger/config";
 import { dnsSettingsFromEnv, startDnsApp } from "@dmarc-ledger/dns";
+import { eventBrokerSettingsFromEnv } from "@dmarc-ledger/event-feed/settings";
 import { intakeLimits, intakeSettingsFromEnv } from "@dmarc-ledger/intake";
 import {
   intakeChannelSettingsFromEnv,
@@ -95,6 +96,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const sourceNames = sourceIpResolverSettingsFromEnv(env);
   const onboarding = onboardingSettingsFromEnv(env);
   const users = userSettingsFromEnv(env);
+  const eventBroker = eventBrokerSettingsFromEnv(env);
   // A wrong MASTER_KEY is refused before the port is bound (a missing one is made, embedded).
   const dataKeys = await runtimeDataKeys(runtime, env);
   const bound =
@@ -164,6 +166,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       settings,
       resolver,
       checkDomainStatus: domainStatusChecker(onboarding),
+      eventBroker: eventBroker && { settings: eventBroker, source: config.publicBaseUrl },
     });
     running.push(projectorApp, dnsApp);
     startApiApp({

@@ -3,6 +3,7 @@
 import { apiSettings } from "@dmarc-ledger/api/settings";
 import { ConfigError, parseSettings, type SettingProblem } from "@dmarc-ledger/config";
 import { dnsSettingsFromEnv } from "@dmarc-ledger/dns/settings";
+import { eventBrokerSettingsFromEnv } from "@dmarc-ledger/event-feed/settings";
 import { intakeSettingsFromEnv } from "@dmarc-ledger/intake/settings";
 import { intakeChannelSettingsFromEnv } from "@dmarc-ledger/intake-process/settings";
 import { onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding/settings";
@@ -48,6 +49,7 @@ export function startSettings(env: NodeJS.ProcessEnv) {
     () => onboardingSettingsFromEnv(env),
     () => userSettingsFromEnv(env),
     () => personalDataSettingsFromEnv(env),
+    () => eventBrokerSettingsFromEnv(env),
   ];
   const problems: SettingProblem[] = [];
   for (const read of readers) {

@@ -2,6 +2,7 @@
 // after `pnpm build`.
 import { alertsSettings } from "@dmarc-ledger/alerts/settings";
 import { parseSettings } from "@dmarc-ledger/config";
+import { eventBrokerSettingsFromEnv } from "@dmarc-ledger/event-feed/settings";
 import { domainStatusChecker, onboardingSettingsFromEnv } from "@dmarc-ledger/onboarding";
 import {
   connectionLost,
@@ -33,6 +34,7 @@ const settings = exitOnStartFailure(() =>
   ),
 );
 const onboarding = exitOnStartFailure(() => onboardingSettingsFromEnv(process.env));
+const eventBroker = exitOnStartFailure(() => eventBrokerSettingsFromEnv(process.env));
 const logger = createLogger(settings, "projector");
 const runtime = await exitOnStartFailure(() =>
   openRuntime(process.env, { onConnectionError: connectionLost(logger), service: true }),
@@ -47,6 +49,11 @@ const projector = startProjectorApp({
   logger,
   settings,
   checkDomainStatus: domainStatusChecker(onboarding),
+  // The events' CloudEvents source is the API root the API processes answer under.
+  eventBroker: eventBroker && {
+    settings: eventBroker,
+    source: process.env.PUBLIC_BASE_URL || "http://localhost:8080/api/",
+  },
 });
 logger.info({ data: runtime.description }, "projecting");
 

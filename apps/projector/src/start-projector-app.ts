@@ -1,4 +1,6 @@
 import { type AlertsSettings, type DnsStatusChecker, startAlerts } from "@dmarc-ledger/alerts";
+import { startNatsPublisher } from "@dmarc-ledger/event-feed/nats";
+import type { EventBrokerSettings } from "@dmarc-ledger/event-feed/settings";
 import type { DataKeys } from "@dmarc-ledger/personal-data";
 import { unwatchedStop } from "@dmarc-ledger/process";
 import { runLeasedJob } from "@dmarc-ledger/projection-engine";
@@ -24,6 +26,11 @@ export interface ProjectorAppOptions {
   checkDomainStatus?: DnsStatusChecker;
   /** Opens the addresses of the people the alerts mail (docs/privacy.md, "People"). */
   dataKeys: DataKeys;
+  /**
+   * EVENTS_NATS_URL's broker, to publish every tenant event to (issue 44), with the CloudEvents
+   * `source` (the API root); none: no broker.
+   */
+  eventBroker?: { settings: EventBrokerSettings; source: string } | null;
 }
 
 /**
@@ -72,9 +79,31 @@ export function startProjectorApp(options: ProjectorAppOptions): RunningProjecto
     ...(options.checkDomainStatus ? { checkDomainStatus: options.checkDomainStatus } : {}),
     onError: (error, what) => logger.error({ err: error }, what),
   });
+  // One publisher per deployment, in whichever projector holds its lease (docs/api.md, "Events").
+  const broker = options.eventBroker;
+  const publisher = broker
+    ? runLeasedJob({
+        db: runtime.db,
+        name: "events_nats",
+        start: () =>
+          startNatsPublisher({
+            db: runtime.db as never,
+            store: runtime.store,
+            settings: broker.settings,
+            source: broker.source,
+            keys: options.dataKeys,
+            onError: (error) => logger.error({ err: error }, "publishing events to NATS failed; retrying"),
+          }),
+        onError: (error) =>
+          logger.error({ err: error }, "renewing the events publisher's lease failed; retrying"),
+        onRunning: (running) =>
+          logger.info(running ? "publishing events to NATS" : "no longer publishing events to NATS"),
+      })
+    : null;
   return {
     waitFor: projector.waitFor,
     async stop(progress = unwatchedStop) {
+      if (publisher) await progress.part("the events publisher", () => publisher.stop());
       await progress.part("the alerts", () => alerts.stop());
       await progress.part("the Safe SPF process", () => safeSpf.stop());
       await progress.part("the retention job", () => retention.stop());

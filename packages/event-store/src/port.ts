@@ -75,6 +75,11 @@ export interface EventStore {
   /** Up to `limit` events after `from` in the global order. */
   readAll(from: FromPosition, limit: number): Promise<RecordedEvent[]>;
   subscribe(from: FromPosition, options?: SubscribeOptions): Subscription;
+  /**
+   * The events at these global positions, in the order asked, those that exist: for readers that
+   * index the order themselves (the events feed). Optional: readAt() below falls back on readAll.
+   */
+  readAt?(positions: readonly bigint[]): Promise<RecordedEvent[]>;
   /** Position of the newest event whose commit is visible to subscribers, or null when empty. */
   headPosition(): Promise<bigint | null>;
   close(): Promise<void>;
@@ -93,4 +98,18 @@ export class WrongExpectedVersionError extends Error {
       `stream ${stream}: expected revision ${String(expected)}, actual ${actual === null ? "no stream" : String(actual)}`,
     );
   }
+}
+
+/**
+ * The events at `positions` (in the order asked), by the store's readAt, or else one readAll a
+ * position: positions are integers, so the first event after `position - 1` is the one at it.
+ */
+export async function readAt(store: EventStore, positions: readonly bigint[]): Promise<RecordedEvent[]> {
+  if (store.readAt) return store.readAt(positions);
+  const found: RecordedEvent[] = [];
+  for (const position of positions) {
+    const [event] = await store.readAll(position === 0n ? "start" : position - 1n, 1);
+    if (event?.position === position) found.push(event);
+  }
+  return found;
 }

@@ -66,16 +66,30 @@ export async function forensicReports(
   return {
     total,
     records: onPage.map((row, index) => {
-      const fields = opened[index];
-      const headers = fields ? cutHeaders(fields.headers) : null;
+      const shown = shownForensicFields(opened[index] ?? null, options.redact);
       return {
         ForensicId: row.forensic_id,
-        Subject: fields && !options.redact ? fields.subject : removed,
+        Subject: shown.subject,
         Domain: row.domain,
         Received: row.received,
         Amount: row.amount,
-        Headers: headers === null ? removed : options.redact ? redactHeaders(headers) : headers,
+        Headers: shown.headers,
       };
     }),
+  };
+}
+
+/**
+ * What /forensic (and the events feed) shows of a failure report's personal fields: opened
+ * (null: its key was shredded, by retention or erasure), then redacted by the tenant's policy.
+ */
+export function shownForensicFields(
+  fields: ForensicPersonalFields | null,
+  redact: boolean,
+): { subject: string; headers: string } {
+  const headers = fields ? cutHeaders(fields.headers) : null;
+  return {
+    subject: fields && !redact ? fields.subject : removed,
+    headers: headers === null ? removed : redact ? redactHeaders(headers) : headers,
   };
 }

@@ -32,7 +32,12 @@ export {
   maxBuckets,
 } from "./date-buckets.js";
 export { type DomainRecord, listDomains } from "./domains.js";
-export { type ForensicOptions, type ForensicRecord, forensicReports } from "./forensic.js";
+export {
+  type ForensicOptions,
+  type ForensicRecord,
+  forensicReports,
+  shownForensicFields,
+} from "./forensic.js";
 export { maskAddresses, redactHeaders, removed } from "./forensic-redaction.js";
 export { newestFactTime } from "./newest-fact.js";
 export type { Page, PageQuery } from "./page.js";

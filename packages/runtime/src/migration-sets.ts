@@ -1,5 +1,6 @@
 import { alertsMigrations } from "@dmarc-ledger/alerts/migrations";
 import type { MigrationSet } from "@dmarc-ledger/db";
+import { eventFeedMigrations } from "@dmarc-ledger/event-feed/migrations";
 // The subpaths, not the indexes: those would load the report parser, DNS and more for a list.
 import { intakeMigrations } from "@dmarc-ledger/intake/migrations";
 import { personalDataMigrations } from "@dmarc-ledger/personal-data/migrations";
@@ -31,4 +32,5 @@ export const tableMigrations: readonly MigrationSet[] = [
   rateLimitMigrations,
   readReplicaMigrations,
   personalDataMigrations,
+  eventFeedMigrations,
 ];

@@ -1,4 +1,5 @@
 import { alertProjections } from "@dmarc-ledger/alerts/projections";
+import { eventFeedProjection } from "@dmarc-ledger/event-feed";
 import { personalDataPolicyProjection } from "@dmarc-ledger/personal-data";
 import type { Projection } from "@dmarc-ledger/projection-engine";
 import { reportProjections } from "@dmarc-ledger/report-read-models";
@@ -18,4 +19,6 @@ export const allProjections: readonly Projection[] = [
   ...usersProjections,
   ...(alertProjections as readonly Projection[]),
   personalDataPolicyProjection,
+  // The events feed's index (issue 44).
+  eventFeedProjection as Projection,
 ];

@@ -100,6 +100,8 @@ export function countingAppends<S extends EventStore>(store: S, counter: Counter
     subscribe: (from, options) => store.subscribe(from, options),
     headPosition: () => store.headPosition(),
     close: () => store.close(),
+    // The adapter's own read by position (the events feed), where it has one.
+    ...(store.readAt ? { readAt: (positions: readonly bigint[]) => store.readAt!(positions) } : {}),
   };
   if (!isPostgresEventStore(store)) return counting as S;
   const transactional: PostgresEventStore = {

@@ -72,3 +72,27 @@ export async function headPosition(db: QueryExecutorProvider): Promise<bigint | 
   if (!row) return null;
   return encodeGlobalPosition({ transactionId: BigInt(row.transaction_id), position: BigInt(row.position) });
 }
+
+/**
+ * The events at the given global positions, in the order asked (those that exist). The row's
+ * own position (the sequence value, the table's key) is unique: the transaction half is not
+ * needed to find it, only to check it.
+ */
+export async function readAt(
+  db: QueryExecutorProvider,
+  positions: readonly bigint[],
+): Promise<RecordedEvent[]> {
+  if (positions.length === 0) return [];
+  const keys = positions.map((position) => decodeGlobalPosition(position).position.toString());
+  const { rows } = await sql<EventRow>`
+    select ${eventColumns} from events where position = any(${keys}::bigint[])`.execute(db);
+  const byPosition = new Map<bigint, RecordedEvent>();
+  for (const row of rows) {
+    const event = toRecordedEvent(row);
+    byPosition.set(event.position, event);
+  }
+  return positions.flatMap((position) => {
+    const event = byPosition.get(position);
+    return event ? [event] : [];
+  });
+}

@@ -19,7 +19,7 @@ import {
   type NewStreamAppend,
 } from "./append.js";
 import { eventStoreMigrations } from "./migrations/index.js";
-import { defaultMaxPageBytes, headPosition, readAll, readStream } from "./read.js";
+import { defaultMaxPageBytes, headPosition, readAll, readAt, readStream } from "./read.js";
 
 export interface PostgresEventStoreOptions {
   /** Pause between reads of a caught-up subscription. */
@@ -107,6 +107,7 @@ export function createPostgresEventStore(
     readStream: (stream, readOptions) => readStream(db, stream, readOptions),
     readAll: (from, limit) => readAll(db, from, limit, maxPageBytes),
     headPosition: () => headPosition(db),
+    readAt: (positions) => readAt(db, positions),
     subscribe(from, subscribeOptions = {}) {
       const maxBatch = subscribeOptions.maxBatch ?? defaultMaxBatch;
       assertLimit(maxBatch);
