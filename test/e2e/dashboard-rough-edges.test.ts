@@ -1,0 +1,115 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { waitForProjections } from "@dmarc-ledger/projection-engine";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
+import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseCsv } from "../../apps/web/src/lib/csv.js";
+import { launchChromium, requireChromium } from "../support/browser.js";
+import { builtWeb } from "../support/built-processes.js";
+import { aggregateCorpus, corpusDir } from "../support/corpus.js";
+import { addPerson } from "../support/dashboard-session.js";
+import {
+  type Backend,
+  cli,
+  postgresBackend,
+  type ServiceHandle,
+  startTestService,
+} from "../support/service-harness.js";
+
+const password = "acme admin's long password";
+// The corpus spans 2018 to 2024.
+const period = "period=custom&from=2018-01-01&to=2024-12-31";
+
+/**
+ * The dashboard's rough edges, each found by a mail admin on the real reports of the corpus
+ * (issue 40's CSV point, issue 45's section 3), in chromium.
+ */
+describe("the dashboard's rough edges, in a real browser", () => {
+  let backend: Backend;
+  let handle: ServiceHandle;
+  let env: NodeJS.ProcessEnv;
+  let browser: Browser;
+  let origin: string;
+  let admin: BrowserContext;
+  let work: string;
+  const pageErrors: string[] = [];
+
+  async function open(context: BrowserContext, path: string): Promise<Page> {
+    const page = await context.newPage();
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+    await page.goto(`${origin}${path}`);
+    return page;
+  }
+
+  async function download(page: Page): Promise<string[][]> {
+    const [file] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Download CSV" }).first().click(),
+    ]);
+    return parseCsv(readFileSync((await file.path())!, "utf8"));
+  }
+
+  async function imported(...paths: string[]) {
+    const result = await cli(env, "import", ...paths);
+    expect([0, 2], result.err).toContain(result.code);
+    const head = await handle.runtime.store.headPosition();
+    expect(await waitForProjections(handle.runtime.db, allProjections, head!, 30_000)).toBe(true);
+    return result;
+  }
+
+  beforeAll(async () => {
+    requireChromium();
+    [backend] = await Promise.all([postgresBackend(), builtWeb()]);
+    handle = await startTestService(backend.env);
+    origin = new URL(handle.service.apiRoot).origin;
+    env = { ...backend.env, PUBLIC_BASE_URL: handle.service.apiRoot };
+    work = mkdtempSync(join(tmpdir(), "dl-rough-edges-"));
+    const meta = { causedBy: "test" };
+    const acme = await createTenant(handle.runtime.store, { name: "acme", region: "global" }, meta);
+    await addDomain(handle.runtime.store, { tenantId: acme.tenantId, domain: "example.com" }, meta);
+    await imported(join(corpusDir, "dmarc/parsedmarc"));
+    await addPerson(env, handle.service.apiRoot, "acme", "admin@acme.example", "admin", password);
+    browser = await launchChromium();
+    admin = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    const page = await open(admin, "/");
+    await page.getByLabel("E-mail address").fill("admin@acme.example");
+    await page.getByLabel("Password").fill(password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("navigation", { name: "Views" }).waitFor();
+    await page.close();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await handle?.stop();
+    await backend?.cleanup();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it("exports a reporter named like a formula as text a spreadsheet does not run", async () => {
+    // A real report of the corpus, as an attacker would resend it: their organisation name is
+    // issue 40's payload, which the guard of before let through (a minus before a digit). In
+    // lower case: the reporters' names are.
+    const payload = "-1+cmd|' /c calc'!a0";
+    const report = readFileSync(
+      `${aggregateCorpus}addisonfoods.com!example.com!1536105600!1536191999.xml`,
+      "utf8",
+    )
+      .replace("<org_name>addisonfoods.com</org_name>", `<org_name>${payload}</org_name>`)
+      .replace(/<report_id>[^<]+<\/report_id>/, "<report_id>csv-injection-1</report_id>");
+    expect(report).toContain(payload);
+    const file = join(work, "csv-injection.xml");
+    writeFileSync(file, report);
+    await imported(file);
+
+    const page = await open(admin, `/reporters?${period}`);
+    await page.locator("table#reporters tbody tr").first().waitFor();
+    const csv = await download(page);
+    const reporters = csv.slice(1).map((row) => row[0]);
+    expect(reporters).toContain(`'${payload}`);
+    expect(reporters).not.toContain(payload);
+    await page.close();
+  });
+});
