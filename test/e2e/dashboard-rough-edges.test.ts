@@ -52,6 +52,12 @@ describe("the dashboard's rough edges, in a real browser", () => {
     return parseCsv(readFileSync((await file.path())!, "utf8"));
   }
 
+  async function api<T>(path: string): Promise<T> {
+    const response = await admin.request.get(`${origin}/api/${path}`);
+    expect(response.status(), path).toBe(200);
+    return (await response.json()) as T;
+  }
+
   async function imported(...paths: string[]) {
     const result = await cli(env, "import", ...paths);
     expect([0, 2], result.err).toContain(result.code);
@@ -110,6 +116,21 @@ describe("the dashboard's rough edges, in a real browser", () => {
     const reporters = csv.slice(1).map((row) => row[0]);
     expect(reporters).toContain(`'${payload}`);
     expect(reporters).not.toContain(payload);
+    await page.close();
+  });
+
+  it("offers all time, which shows the reports of years ago", async () => {
+    // The corpus is 2018 to 2024: the last 30 days, the default, hold none of it.
+    const page = await open(admin, "/reporters");
+    await page.getByText(/^No reports for /).waitFor();
+    await page.getByLabel("Period").selectOption({ label: "All time" });
+    await page.waitForURL(/period=all/);
+    await page.locator("table#reporters tbody tr").first().waitFor();
+    const everyReporter = await api<{ total: number }>("aggregate_by_organization?start=0&per_page=1000");
+    expect(everyReporter.total).toBeGreaterThan(1);
+    await expect
+      .poll(() => page.locator(".table-block:has(table#reporters) .table-count").textContent())
+      .toBe(`${everyReporter.total} rows`);
     await page.close();
   });
 });
