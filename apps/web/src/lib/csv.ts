@@ -12,7 +12,12 @@ export function toCsv(
   header: readonly string[],
   rows: readonly (readonly (string | number | null)[])[],
 ): string {
-  return `${[header, ...rows].map((row) => row.map(csvField).join(",")).join("\r\n")}\r\n`;
+  return csvLines([header, ...rows]);
+}
+
+/** Lines of CSV, each ending in CRLF: a piece of a file written page by page. */
+export function csvLines(rows: readonly (readonly (string | number | null)[])[]): string {
+  return rows.map((row) => `${row.map(csvField).join(",")}\r\n`).join("");
 }
 
 const evaluated = /^(?:[\t\r]|[\s'"`]*[=+\-@\uff1d\uff0b\uff0d\uff20])/u;
