@@ -187,4 +187,22 @@ describe("the dashboard's rough edges, in a real browser", () => {
     expect(csv.slice(1).map((row) => `${row[ip]}|${row[reporter]}`)).toEqual(every);
     await page.close();
   });
+
+  it("shows a failure report's source, SPF and DKIM results, failure and delivery", async () => {
+    // LinkedIn's report of the corpus: its ARF part says Source-IP 10.10.10.10, Auth-Failure
+    // dmarc, Delivery-Result delivered; the reported message's Authentication-Results header,
+    // written by LinkedIn's receiver, spf=neutral and dkim=none.
+    const page = await open(admin, `/failures?${period}`);
+    await page.locator("table#failures tbody tr").first().waitFor();
+    const row = page.locator("table#failures tbody tr", { hasText: "2019-04-30" });
+    await row.getByRole("button").click();
+    const fact = (label: string) => page.locator(`dl.facts dt:text-is("${label}") + dd`);
+    await expect.poll(() => fact("Source IP").textContent()).toBe("10.10.10.10");
+    expect(await fact("SPF").textContent()).toBe("neutral");
+    expect(await fact("DKIM").textContent()).toBe("none");
+    expect(await fact("Failed").textContent()).toBe("dmarc");
+    expect(await fact("Delivery").textContent()).toBe("delivered");
+    expect(await fact("Feedback type").textContent()).toBe("auth-failure");
+    await page.close();
+  });
 });

@@ -37,6 +37,7 @@ import {
 import { apiKeysEndpoint, issueApiKeyEndpoint, revokeApiKeyEndpoint } from "./routes/api-keys.js";
 import { domainStatusEndpoint } from "./routes/domain-status.js";
 import { domainGroupEndpoint, domainsEndpoint, historyEndpoint } from "./routes/domains.js";
+import { failureReportEndpoint } from "./routes/failure-report.js";
 import { inputsEndpoint, reprocessInputEndpoint } from "./routes/inputs.js";
 import { operationsRouter } from "./routes/operations.js";
 import {
@@ -69,6 +70,7 @@ export const endpoints: readonly Endpoint[] = [
   aggregateByOrganizationEndpoint,
   aggregateByDateEndpoint,
   forensicEndpoint,
+  failureReportEndpoint,
   updateSafeSpfEndpoint,
   ...addDomainEndpoints,
   domainGroupEndpoint,

@@ -32,7 +32,13 @@ export {
   maxBuckets,
 } from "./date-buckets.js";
 export { type DomainRecord, listDomains } from "./domains.js";
-export { type ForensicOptions, type ForensicRecord, forensicReports } from "./forensic.js";
+export {
+  type ForensicDetail,
+  type ForensicOptions,
+  type ForensicRecord,
+  forensicReport,
+  forensicReports,
+} from "./forensic.js";
 export { maskAddresses, redactHeaders, removed } from "./forensic-redaction.js";
 export { newestFactTime } from "./newest-fact.js";
 export type { Page, PageQuery } from "./page.js";
