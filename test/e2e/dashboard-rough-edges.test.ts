@@ -205,4 +205,26 @@ describe("the dashboard's rough edges, in a real browser", () => {
     expect(await fact("Feedback type").textContent()).toBe("auth-failure");
     await page.close();
   });
+
+  it("shows bytes received again as stored, with the reports they stored, not as duplicates", async () => {
+    // The same bytes again: the archive counts a second receipt of the input that stored them.
+    const again = `${aggregateCorpus}addisonfoods.com!example.com!1536105600!1536191999.xml`;
+    const result = await imported(again);
+    expect(result.out).toContain("duplicate");
+    const page = await open(admin, "/intake");
+    await page.locator("main table tbody tr").first().waitFor();
+    const headers = await page.locator("main table thead th").allTextContents();
+    const column = (label: string) => headers.findIndex((h) => h.startsWith(label));
+    // The input received twice: the only one (the corpus's other inputs came once each).
+    const rows = (await page
+      .locator("main table tbody tr")
+      .evaluateAll((trs) =>
+        trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent ?? "")),
+      )) as string[][];
+    const twice = rows.filter((cells) => cells[column("Times received")] === "2");
+    expect(twice).toHaveLength(1);
+    expect(twice[0]![column("Outcome")]).toBe("stored");
+    expect(twice[0]![column("Reports")]).toMatch(/^aggregate report for example\.com.*: stored$/);
+    await page.close();
+  });
 });
