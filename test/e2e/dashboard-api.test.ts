@@ -138,7 +138,9 @@ describe("sessions, roles, CSRF and tenant isolation on the API", () => {
       last = await new DashboardSession(handle.service.apiRoot).signIn("viewer@acme.example", "wrong again");
     }
     expect(last.status).toBe(429);
-    expect(last.json.message).toMatch(/Too many failed sign-ins .* try again in \d+ minutes?\./);
+    expect(last.json.message).toMatch(
+      /^Too many failed sign-ins from your address; try again in \d+ (seconds?|minutes?)\.$/,
+    );
     expect(Number(last.headers.get("retry-after"))).toBeGreaterThan(0);
     // The right password is refused too while throttled: a guesser learns nothing from it.
     const right = await new DashboardSession(handle.service.apiRoot).signIn(

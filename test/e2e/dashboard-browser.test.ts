@@ -384,7 +384,7 @@ describe("the dashboard in a real browser", () => {
     // The same table element shows the sources until the unaligned ones arrive: polled, not read
     // once (a read right after the click saw the sources, a flaky failure).
     await expect
-      .poll(async () => (await tableCells(page, "sources")).map((row) => [row[0], shownNumber(row[4]!)]))
+      .poll(async () => (await tableCells(page, "unaligned")).map((row) => [row[0], shownNumber(row[4]!)]))
       .toEqual(unaligned.slice(0, 20).map((r) => [r.SourceIp, Number(r.Volume)]));
 
     await page.getByRole("link", { name: "Reporters" }).click();
@@ -487,14 +487,14 @@ describe("the dashboard in a real browser", () => {
     const csv = parseCsv(readFileSync((await download.path())!, "utf8"));
     expect(csv[0]).toEqual(await tableHeaders(page, "sources"));
     const all = (await api<{ total: number }>(admin, `aggregate_by_source?${apiPeriod}&per_page=1000`)).total;
-    expect(csv.length - 1).toBe(Math.min(1000, all));
-    // The page shown is the CSV's first rows: the same cells, numbers without their formatting.
+    // Every source, not the thousand the table holds (dashboard-rough-edges.test.ts checks each).
+    expect(csv.length - 1).toBe(all);
+    // The rows shown are the CSV's: the same cells, numbers without their formatting.
     const normalise = (cell: string) =>
       /^[\d,.]+%?$/.test(cell) ? String(shownNumber(cell)) : cell === "–" ? "" : cell;
     const shown = await tableCells(page, "sources");
-    expect(csv.slice(1, shown.length + 1).map((row) => row.map(normalise))).toEqual(
-      shown.map((row) => row.map(normalise)),
-    );
+    const written = new Set(csv.slice(1).map((row) => JSON.stringify(row.map(normalise))));
+    for (const row of shown) expect(written).toContain(JSON.stringify(row.map(normalise)));
 
     // A period chosen is a new entry in the history too.
     await page.getByLabel("Period").selectOption("30d");

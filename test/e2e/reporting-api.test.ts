@@ -479,6 +479,10 @@ describe("the reporting API over HTTP", () => {
     for (const name of Object.keys(root.links)) {
       if (name !== "openapi") expect(Object.keys(doc.paths)).toContain(`/${name}`);
     }
+    const forensic = (await handle.get(`forensic?${period}`, acme)).json as {
+      records: { ForensicId: string }[];
+    };
+    const forensicId = forensic.records[0]!.ForensicId;
     for (const path of Object.keys(doc.paths)) {
       const get = doc.paths[path]!.get as { "x-scope"?: string } | undefined;
       // domain_status reads live DNS: domain-status-api.test.ts validates it with fixture zones.
@@ -501,15 +505,17 @@ describe("the reporting API over HTTP", () => {
       const query =
         path === "/history" || path === "/safe_spf"
           ? "?domain=example.com"
-          : ["/domains", "/alerts", "/alert_rules", "/webhooks"].includes(path)
-            ? "?per_page=5"
-            : path === "/aggregate_by_date"
-              ? `?${period}&bucket=month&per_page=5` // by day, the period is refused (over 1,000 days)
-              : path === "/policy_impact"
-                ? `?${period}&per_page=5&policy=reject`
-                : path === "/events"
-                  ? "?limit=5"
-                  : `?${period}&per_page=5`;
+          : path === "/failure_report"
+            ? `?forensic_id=${forensicId}`
+            : ["/domains", "/alerts", "/alert_rules", "/webhooks"].includes(path)
+              ? "?per_page=5"
+              : path === "/aggregate_by_date"
+                ? `?${period}&bucket=month&per_page=5` // by day, the period is refused (over 1,000 days)
+                : path === "/policy_impact"
+                  ? `?${period}&per_page=5&policy=reject`
+                  : path === "/events"
+                    ? "?limit=5"
+                    : `?${period}&per_page=5`;
       const response = await handle.get(`${path.slice(1)}${query}`, acme);
       expect(response.status, path).toBe(200);
       validate(path, "get", "200", response.json);

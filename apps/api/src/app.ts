@@ -40,6 +40,7 @@ import { apiKeysEndpoint, issueApiKeyEndpoint, revokeApiKeyEndpoint } from "./ro
 import { domainStatusEndpoint } from "./routes/domain-status.js";
 import { domainGroupEndpoint, domainsEndpoint, historyEndpoint } from "./routes/domains.js";
 import { eventsEndpoint } from "./routes/events.js";
+import { failureReportEndpoint } from "./routes/failure-report.js";
 import { inputsEndpoint, reprocessInputEndpoint } from "./routes/inputs.js";
 import { operationsRouter } from "./routes/operations.js";
 import {
@@ -72,6 +73,7 @@ export const endpoints: readonly Endpoint[] = [
   aggregateByOrganizationEndpoint,
   aggregateByDateEndpoint,
   forensicEndpoint,
+  failureReportEndpoint,
   updateSafeSpfEndpoint,
   ...addDomainEndpoints,
   domainGroupEndpoint,

@@ -78,6 +78,7 @@ const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   issue_api_key: { form: ["scopes"] },
   revoke_api_key: { form: ["key_id"] },
   inputs: { query: ["start", "end", "page", "per_page", "domain", "status"] },
+  failure_report: { query: ["forensic_id"] },
   reprocess_input: { form: ["sha256"] },
   alert_rules: { query: [] },
   set_alert_rule: { form: ["rule", "enabled", "params"] },
@@ -211,6 +212,7 @@ const handlerErrors: Record<string, string[]> = {
   revoke_api_key: ["404"],
   reprocess_input: ["404", "409"],
   inputs: ["404"],
+  failure_report: ["404"],
   aggregate_by_domain: ["404"],
   aggregate_by_domain_group: ["404"],
   aggregate_by_source: ["404"],
@@ -271,6 +273,8 @@ function queryParameter(endpointName: string, name: string) {
     return { name, in: "query", schema: { type: "string" } };
   if (name === "webhook_id") return { name, in: "query", required: true, schema: { type: "string" } };
   if (endpointName === "events") return eventsParameters[name];
+  if (name === "forensic_id")
+    return { name, in: "query", required: true, schema: { type: "string", pattern: "^[1-9]\\d{0,17}$" } };
   // The domain is optional where it filters a list, required where it names the subject.
   if (name === "domain" && !["inputs", "aggregate_by_date", "policy_impact"].includes(endpointName))
     return { name, in: "query", required: true, schema: { type: "string" } };

@@ -22,6 +22,15 @@ describe("periods", () => {
     expect(resolvePeriod({ period: "365d" }, now).from).toBe("2025-11-25");
   });
 
+  it("reach back to the API's beginning for all time", () => {
+    const all = resolvePeriod({ period: "all" }, now);
+    expect(all).toMatchObject({ from: "1970-01-01", to: "2026-11-24", start: 0 });
+    expect(all.end).toBe(Date.parse("2026-11-24T23:59:59Z") / 1000);
+    expect(parsePeriodChoice(new URLSearchParams("period=all"))).toEqual({ period: "all" });
+    expect(seriesBucket(all)).toBe("month");
+    expect(describePeriod(all)).toBe("all time, to 24 Nov 2026");
+  });
+
   it("read custom days in either order, and fall back to 30 days when unusable", () => {
     const custom = resolvePeriod({ period: "custom", from: "2018-12-31", to: "2018-01-01" }, now);
     expect(custom).toMatchObject({ from: "2018-01-01", to: "2018-12-31", days: 365 });

@@ -1,4 +1,4 @@
-import { type Kysely, sql, type Transaction } from "kysely";
+import { type Kysely, type RawBuilder, sql, type Transaction } from "kysely";
 import { droppedRowsOf } from "./dropped-rows.js";
 import type { IngestedItem } from "./ingest.js";
 import { bytesInput, type InputBytes } from "./input-bytes.js";
@@ -17,6 +17,15 @@ import {
  * An input archived before, received again: counted, its newest outcome kept, except that a
  * duplicate does not hide that it was stored.
  */
+/**
+ * Bytes that stored their reports stay "stored" when a later copy finds those reports already
+ * there, and keep the items that say so: the later copy's "duplicate" items would contradict the
+ * row's status (issue 45: rows read "stored" while their reports read "duplicate").
+ */
+const keptWhenStored = (column: "items" | "rows_dropped" | "dropped") =>
+  sql`case when excluded.status = 'duplicate' and raw_input.status = 'stored'
+    then ${sql.ref(`raw_input.${column}`)} else ${sql.ref(`excluded.${column}`)} end`;
+
 const receivedAgain = {
   last_seen: sql<Date>`now()`,
   times_received: sql<number>`raw_input.times_received + 1`,
@@ -24,9 +33,9 @@ const receivedAgain = {
     then 'stored' else excluded.status end`,
   code: sql<string | null>`excluded.code`,
   reason: sql<string | null>`excluded.reason`,
-  items: sql<string>`excluded.items`,
-  rows_dropped: sql<number>`excluded.rows_dropped`,
-  dropped: sql<string>`excluded.dropped`,
+  items: keptWhenStored("items") as RawBuilder<string>,
+  rows_dropped: keptWhenStored("rows_dropped") as RawBuilder<number>,
+  dropped: keptWhenStored("dropped") as RawBuilder<string>,
   processed_at: sql<Date>`now()`,
 };
 
@@ -243,6 +252,14 @@ export async function recordOutcome(
         outcome.status === "duplicate"
           ? sql<ArchiveStatus>`case when status = 'stored' then 'stored' else 'duplicate' end`
           : outcome.status,
+      // And keep the items that say it stored them (receivedAgain).
+      ...(outcome.status === "duplicate"
+        ? {
+            items: sql<string>`case when status = 'stored' then items else ${outcome.items} end`,
+            rows_dropped: sql<number>`case when status = 'stored' then rows_dropped else ${outcome.rows_dropped} end`,
+            dropped: sql<string>`case when status = 'stored' then dropped else ${outcome.dropped} end`,
+          }
+        : {}),
     })
     .where("sha256", "=", sha256)
     .execute();

@@ -2,6 +2,7 @@ import type { ForensicPersonalFields, Personal } from "@dmarc-ledger/events";
 import type { DataKeys } from "@dmarc-ledger/personal-data";
 import { cutHeaders, inDomains, tenantReportDomains } from "@dmarc-ledger/report-read-models";
 import { type Kysely, sql } from "kysely";
+import { authResultsOf } from "./forensic-auth-results.js";
 import { redactHeaders, removed } from "./forensic-redaction.js";
 import { offsetOf, type PageQuery } from "./page.js";
 import type { QuerySchema } from "./schema.js";
@@ -65,17 +66,77 @@ export async function forensicReports(
     : envelopes.map((envelope) => ("clear" in envelope ? envelope.clear : null));
   return {
     total,
-    records: onPage.map((row, index) => {
-      const shown = shownForensicFields(opened[index] ?? null, options.redact);
-      return {
-        ForensicId: row.forensic_id,
-        Subject: shown.subject,
-        Domain: row.domain,
-        Received: row.received,
-        Amount: row.amount,
-        Headers: shown.headers,
-      };
-    }),
+    records: onPage.map((row, index) => forensicRecord(row, opened[index] ?? null, options.redact)),
+  };
+}
+
+function forensicRecord(
+  row: ForensicRow,
+  fields: ForensicPersonalFields | null,
+  redact: boolean,
+): ForensicRecord {
+  const shown = shownForensicFields(fields, redact);
+  return {
+    ForensicId: row.forensic_id,
+    Subject: shown.subject,
+    Domain: row.domain,
+    Received: row.received,
+    Amount: row.amount,
+    Headers: shown.headers,
+  };
+}
+
+/**
+ * One failure report with what it says of the message beside the spec's fields (GET
+ * failure_report; null where the report does not say): its feedback type, the address that sent
+ * the message, the authentication that failed, what the receiver did with it, and the SPF and
+ * DKIM results the receiver wrote into its `Authentication-Results` header.
+ */
+export interface ForensicDetail extends ForensicRecord {
+  FeedbackType: string | null;
+  SourceIp: string | null;
+  AuthFailure: string | null;
+  DeliveryResult: string | null;
+  SpfResult: string | null;
+  DkimResult: string | null;
+}
+
+/** A failure report of the tenant's domains by its ForensicId; null when it has none of that id. */
+export async function forensicReport(
+  db: Kysely<QuerySchema>,
+  tenantId: string,
+  forensicId: string,
+  options: ForensicOptions = { redact: true },
+): Promise<ForensicDetail | null> {
+  const domains = await tenantReportDomains(db, tenantId, undefined);
+  const { rows } = await sql<
+    ForensicRow & {
+      feedback_type: string | null;
+      auth_failure: string | null;
+      delivery_result: string | null;
+    }
+  >`
+    select f.forensic_id::text as forensic_id, f.domain,
+      to_char(to_timestamp(f.received) at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS') as received,
+      f.amount::text as amount, f.personal, f.feedback_type, f.auth_failure, f.delivery_result
+    from forensic_report f
+    where f.forensic_id = ${forensicId} and ${inDomains(domains, "f.domain")}`.execute(db);
+  const row = rows[0];
+  if (!row) return null;
+  const envelope = JSON.parse(row.personal) as Personal<ForensicPersonalFields>;
+  const [fields] = options.keys
+    ? await options.keys.open(db, [envelope])
+    : ["clear" in envelope ? envelope.clear : null];
+  const headers = fields ? cutHeaders(fields.headers) : null;
+  const results = headers === null ? { spf: null, dkim: null } : authResultsOf(headers);
+  return {
+    ...forensicRecord(row, fields ?? null, options.redact),
+    FeedbackType: row.feedback_type,
+    SourceIp: fields?.sourceIp ?? null,
+    AuthFailure: row.auth_failure,
+    DeliveryResult: row.delivery_result,
+    SpfResult: results.spf,
+    DkimResult: results.dkim,
   };
 }
 

@@ -33,8 +33,10 @@ export {
 } from "./date-buckets.js";
 export { type DomainRecord, listDomains } from "./domains.js";
 export {
+  type ForensicDetail,
   type ForensicOptions,
   type ForensicRecord,
+  forensicReport,
   forensicReports,
   shownForensicFields,
 } from "./forensic.js";

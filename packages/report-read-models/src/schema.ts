@@ -333,6 +333,10 @@ export interface ForensicReportTable {
   tenant_id: string | null;
   /** When it was stored, Unix seconds: what retention counts from. */
   recorded: Int8;
+  /** The report's Feedback-Type, Auth-Failure and Delivery-Result; null where it had none. */
+  feedback_type: string | null;
+  auth_failure: string | null;
+  delivery_result: string | null;
 }
 
 /**

@@ -30,5 +30,13 @@ export {
   userSettingsFromEnv,
   userSettingsShape,
 } from "./settings.js";
-export { maxFailuresPerAccount, maxFailuresPerAddress, throttleWindowMs } from "./throttle.js";
+export {
+  addressWindowMs,
+  firstPairDelayMs,
+  freeFailuresPerPair,
+  maxFailuresPerAccount,
+  maxFailuresPerAddress,
+  maxPairDelayMs,
+  pairDelayMs,
+} from "./throttle.js";
 export { csrfTokenOf, sameToken } from "./tokens.js";

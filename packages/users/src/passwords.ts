@@ -1,4 +1,5 @@
 import { hash, verify } from "@node-rs/argon2";
+import { isCommonPassword } from "./common-passwords.js";
 
 export class WeakPasswordError extends Error {
   override readonly name = "WeakPasswordError";
@@ -8,13 +9,26 @@ export const minPasswordLength = 12;
 /** Longer input only costs the hash time; no password manager makes more. */
 export const maxPasswordLength = 256;
 
-/** Length is what makes a password strong; composition rules only make them predictable. */
+/**
+ * NIST SP 800-63B's rules: length makes a password strong (composition rules only make them
+ * predictable), and a password a guesser tries first is refused whatever its length.
+ */
 export function checkPasswordRules(password: string): void {
+  if (password.trim() === "") {
+    throw new WeakPasswordError(
+      "A password cannot be only spaces: choose one with words or characters in it.",
+    );
+  }
   if ([...password].length < minPasswordLength) {
     throw new WeakPasswordError(`A password needs at least ${minPasswordLength} characters.`);
   }
   if (password.length > maxPasswordLength) {
     throw new WeakPasswordError(`A password has at most ${maxPasswordLength} characters.`);
+  }
+  if (isCommonPassword(password)) {
+    throw new WeakPasswordError(
+      "This password is on the list of common and breached passwords that guessers try first: choose another.",
+    );
   }
 }
 

@@ -73,10 +73,15 @@ export interface UserSessionTable {
 }
 
 export interface SignInThrottleTable {
-  /** `account:<blind index of the address>` or `address:<client address>`. */
+  /**
+   * `account:<blind index of the address>`, `address:<client address>`, `pair:<hash of both>`
+   * (failures of one account from one address), or `familiar:<hash of both>` (a sign-in
+   * succeeded there: `window_started_at` is when, `failures` 0).
+   */
   key: string;
   failures: number;
   window_started_at: Date;
+  last_failed_at: Date;
 }
 
 export interface UsersSchema {

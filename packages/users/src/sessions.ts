@@ -7,15 +7,7 @@ import { InvalidEmailError, normaliseEmail } from "./email.js";
 import { passwordMatches, spendPasswordCheck } from "./passwords.js";
 import type { UsersSchema } from "./schema.js";
 import type { UserSettings } from "./settings.js";
-import {
-  accountKey,
-  addressKey,
-  clearFailures,
-  maxFailuresPerAccount,
-  maxFailuresPerAddress,
-  recordFailure,
-  throttledFor,
-} from "./throttle.js";
+import { recordFailure, recordSuccess, throttledFor, throttleKeys } from "./throttle.js";
 import { newToken, tokenHash } from "./tokens.js";
 
 export interface Session {
@@ -36,14 +28,15 @@ export type SignInOutcome =
 
 /**
  * Checks the address and password and opens a session in the user's tenant (the one named, or
- * the one they joined first). Failures count per account and per client address; past the
- * limit, sign-in is refused for a while whatever the password.
+ * the one they joined first). Failures slow down the client address that makes them
+ * (throttle.ts); while it waits, sign-in is refused whatever the password.
  */
 export async function signIn(
   store: EventStore,
   db: Kysely<UsersSchema>,
   keys: DataKeys,
-  input: { email: string; password: string; address: string; tenantId?: string },
+  /** `now` is the clock of the throttle (tests move it; the service leaves it out). */
+  input: { email: string; password: string; address: string; tenantId?: string; now?: Date },
   settings: UserSettings,
   metadata: Omit<EventMetadata, "causedBy">,
 ): Promise<SignInOutcome> {
@@ -55,11 +48,8 @@ export async function signIn(
     email = input.email.trim().toLowerCase();
   }
   const index = await emailIndex(db, keys, email);
-  const throttle = [
-    { key: accountKey(index), max: maxFailuresPerAccount },
-    { key: addressKey(input.address), max: maxFailuresPerAddress },
-  ];
-  const wait = await throttledFor(db, throttle);
+  const throttle = throttleKeys(index, input.address);
+  const wait = await throttledFor(db, throttle, input.now);
   if (wait > 0) return { status: "throttled", retryAfterSeconds: wait };
 
   // By blind index: today's stream name, or the SHA-256 one of an account made before sealing.
@@ -83,13 +73,10 @@ export async function signIn(
         .executeTakeFirst()
     : undefined;
   if (!account || !role) {
-    await recordFailure(
-      db,
-      throttle.map((k) => k.key),
-    );
+    await recordFailure(db, throttle, input.now);
     return { status: "refused" };
   }
-  await clearFailures(db, accountKey(index));
+  await recordSuccess(db, throttle, input.now);
 
   const token = newToken();
   const now = new Date();

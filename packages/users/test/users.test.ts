@@ -18,7 +18,6 @@ import {
   InvalidPasswordLinkError,
   LastAdminError,
   listTenantUsers,
-  maxFailuresPerAccount,
   removeUser,
   setPassword,
   signIn,
@@ -169,24 +168,6 @@ describe("users, passwords and sessions", () => {
     await signOut(store, db, { token: third.token, session: third.session, everywhere: true }, {});
     expect(await findSession(db, second.token, settings)).toBeNull();
     expect(await findSession(db, third.token, settings)).toBeNull();
-  });
-
-  it("throttles failed sign-ins per account, right password or not, and per address", async () => {
-    await member("carol@example.com", "viewer", "carol's long password");
-    for (let i = 0; i < maxFailuresPerAccount; i++) {
-      expect(await signInAs("carol@example.com", "wrong password", `198.51.100.${i}`)).toEqual({
-        status: "refused",
-      });
-    }
-    const throttled = await signInAs("carol@example.com", "carol's long password", "198.51.100.99");
-    expect(throttled.status).toBe("throttled");
-    if (throttled.status === "throttled") expect(throttled.retryAfterSeconds).toBeGreaterThan(800);
-    // An unknown address is throttled the same way: the refusal says nothing about the account.
-    for (let i = 0; i < maxFailuresPerAccount; i++)
-      await signInAs("ghost@example.com", "x", `203.0.113.${i}`);
-    expect((await signInAs("ghost@example.com", "x", "203.0.113.99")).status).toBe("throttled");
-    // Other accounts from other addresses are unaffected.
-    expect((await signInAs("bob@example.com", "bob's long password", "192.0.2.77")).status).toBe("signed_in");
   });
 
   it("changes and removes roles, keeping one admin, and a removed user's sessions end", async () => {

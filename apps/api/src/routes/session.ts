@@ -31,6 +31,13 @@ export function peopleKeys(ctx: ApiContext) {
 /** The same answer for an unknown address, a wrong password and an account without access. */
 const refused = () => new ApiError(401, "sign_in_refused", "The e-mail address or the password is wrong.");
 
+/** "45 seconds", "3 minutes": a throttled sign-in's waits run from seconds to 15 minutes. */
+function waitInWords(seconds: number): string {
+  if (seconds < 60) return `${seconds} second${seconds === 1 ? "" : "s"}`;
+  const minutes = Math.ceil(seconds / 60);
+  return `${minutes} minute${minutes === 1 ? "" : "s"}`;
+}
+
 /** What the dashboard needs to know about its caller; keys get the same shape. */
 async function describeCaller(ctx: ApiContext) {
   const holder = ctx.state.holder!;
@@ -72,11 +79,10 @@ export const signInEndpoint: Endpoint = {
       { correlationId: ctx.state.requestId },
     );
     if (outcome.status === "throttled") {
-      const minutes = Math.ceil(outcome.retryAfterSeconds / 60);
       throw new ApiError(
         429,
         "sign_in_throttled",
-        `Too many failed sign-ins for this account or from your address; try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
+        `Too many failed sign-ins from your address; try again in ${waitInWords(outcome.retryAfterSeconds)}.`,
         { "Retry-After": String(outcome.retryAfterSeconds) },
       );
     }

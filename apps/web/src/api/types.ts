@@ -55,6 +55,16 @@ export interface ForensicRecord {
   Headers: string;
 }
 
+/** GET failure_report: one report, with what it says of the message (null where it does not). */
+export interface ForensicDetail extends ForensicRecord {
+  FeedbackType: string | null;
+  SourceIp: string | null;
+  AuthFailure: string | null;
+  DeliveryResult: string | null;
+  SpfResult: string | null;
+  DkimResult: string | null;
+}
+
 export interface TenantDomainRecord {
   Domain: string;
   DomainGroup: string | null;

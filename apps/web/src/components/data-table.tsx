@@ -1,5 +1,6 @@
 import type { ComponentChildren } from "preact";
-import { toCsv } from "../lib/csv.js";
+import { useState } from "preact/hooks";
+import { csvLines, toCsv } from "../lib/csv.js";
 import { setParams, useLocation } from "../lib/router.js";
 
 export interface Column<R> {
@@ -48,8 +49,45 @@ export function tableCsv<R>(rows: readonly R[], columns: readonly Column<R>[]): 
   );
 }
 
-function download(name: string, text: string): void {
-  const url = URL.createObjectURL(new Blob([text], { type: "text/csv;charset=utf-8" }));
+/**
+ * The rows of a list the API holds more of than the table loaded: the CSV then asks for every
+ * page, in the API's order, and writes each as it comes.
+ */
+export interface FullList<R> {
+  total: number;
+  page: (page: number) => Promise<readonly R[]>;
+}
+
+/**
+ * Every row of the list as one file, page by page. In the API's order (the table's default sort)
+ * each page becomes CSV text and a part of the file's Blob as it comes, which the browser holds
+ * (and spills to disk), not the page's memory; in another order the rows are sorted first.
+ */
+async function fullCsv<R>(
+  list: FullList<R>,
+  columns: readonly Column<R>[],
+  sort: string | null,
+  progress: (rows: number) => void,
+): Promise<Blob> {
+  const line = (row: R) => columns.map((c) => c.value(row));
+  const parts: BlobPart[] = [csvLines([columns.map((c) => c.label)])];
+  const held: R[] = [];
+  let read = 0;
+  for (let page = 1; read < list.total; page++) {
+    const rows = await list.page(page);
+    if (rows.length === 0) break;
+    if (sort === null) parts.push(csvLines(rows.map(line)));
+    else held.push(...rows);
+    read += rows.length;
+    progress(read);
+  }
+  if (sort !== null) parts.push(csvLines(sortRows(held, columns, sort).map(line)));
+  return new Blob(parts, { type: "text/csv;charset=utf-8" });
+}
+
+function download(name: string, text: string | Blob): void {
+  const blob = typeof text === "string" ? new Blob([text], { type: "text/csv;charset=utf-8" }) : text;
+  const url = URL.createObjectURL(blob);
   const anchor = document.createElement("a");
   anchor.href = url;
   anchor.download = name;
@@ -61,7 +99,9 @@ function download(name: string, text: string): void {
 
 /**
  * A table of records: sortable by any column, in pages, downloadable as CSV (every row, in the
- * order shown). Its sort and page are in the URL (`<id>_sort`, `<id>_page`).
+ * order shown; with `fullList`, when the API holds more rows than the table loaded, every row the
+ * API holds, fetched page by page, in the same order). Its sort and page are in the URL
+ * (`<id>_sort`, `<id>_page`).
  */
 export function DataTable<R>({
   id,
@@ -75,6 +115,7 @@ export function DataTable<R>({
   empty,
   note,
   selected,
+  fullList,
 }: {
   id: string;
   caption: string;
@@ -87,8 +128,11 @@ export function DataTable<R>({
   empty?: ComponentChildren;
   note?: ComponentChildren;
   selected?: string | null;
+  fullList?: FullList<R>;
 }) {
   const { params } = useLocation();
+  const [exporting, setExporting] = useState<string | null>(null);
+  const [exportFailed, setExportFailed] = useState(false);
   const sort = params.get(`${id}_sort`) ?? defaultSort ?? null;
   const sorted = sortRows(rows, columns, sort);
   const pages = Math.max(1, Math.ceil(sorted.length / pageSize));
@@ -179,10 +223,34 @@ export function DataTable<R>({
         <button
           type="button"
           class="link-button"
-          onClick={() => download(csvName, tableCsv(sorted, columns))}
+          disabled={exporting !== null}
+          onClick={() => {
+            if (!fullList || fullList.total <= rows.length) {
+              download(csvName, tableCsv(sorted, columns));
+              return;
+            }
+            const total = fullList.total.toLocaleString("en");
+            setExportFailed(false);
+            setExporting(`0 of ${total} rows`);
+            // The API's order is the default sort's: those pages are written as they come.
+            const order = sort === (defaultSort ?? null) ? null : sort;
+            fullCsv(fullList, columns, order, (done) =>
+              setExporting(`${done.toLocaleString("en")} of ${total} rows`),
+            ).then(
+              (blob) => {
+                download(csvName, blob);
+                setExporting(null);
+              },
+              () => {
+                setExporting(null);
+                setExportFailed(true);
+              },
+            );
+          }}
         >
-          Download CSV
+          {exporting === null ? "Download CSV" : `Preparing CSV: ${exporting}`}
         </button>
+        {exportFailed ? <span role="alert">The CSV could not be made; try again.</span> : null}
       </div>
     </div>
   );

@@ -10,6 +10,7 @@ const presetLabels: Record<(typeof presets)[number], string> = {
   "30d": "Last 30 days",
   "90d": "Last 90 days",
   "365d": "Last 365 days",
+  all: "All time",
 };
 
 /** The tenant's domains, for the domain filter and the views that name them. */

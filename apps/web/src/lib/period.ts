@@ -1,5 +1,8 @@
 /** The periods the picker offers; `custom` reads `from` and `to` (YYYY-MM-DD, UTC, inclusive). */
-export const presets = ["7d", "30d", "90d", "365d"] as const;
+export const presets = ["7d", "30d", "90d", "365d", "all"] as const;
+
+/** The first day of "all time": the API's, Unix time 0 (a report may claim any date). */
+export const allTimeFrom = "1970-01-01";
 export type Preset = (typeof presets)[number];
 
 export interface PeriodChoice {
@@ -25,8 +28,8 @@ const validDate = (value: string | undefined): value is string =>
   typeof value === "string" && /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(dayStart(value));
 
 /**
- * The period a choice means on `today`: the last N whole UTC days up to the end of today, or the
- * custom days. Whole days make a shared link mean the same period all day long, and the API's
+ * The period a choice means on `today`: the last N whole UTC days up to the end of today, every
+ * day ("all"), or the custom days. Whole days make a shared link mean the same period all day long, and the API's
  * answer for it the same for everyone. An unusable choice falls back to the last 30 days.
  */
 export function resolvePeriod(choice: PeriodChoice, now: Date = new Date()): Period {
@@ -34,6 +37,16 @@ export function resolvePeriod(choice: PeriodChoice, now: Date = new Date()): Per
   if (choice.period === "custom" && validDate(choice.from) && validDate(choice.to)) {
     const [a, b] = [dayStart(choice.from), dayStart(choice.to)].sort((x, y) => x - y) as [number, number];
     return { start: a, end: b + day - 1, from: isoDay(a), to: isoDay(b), days: (b - a) / day + 1 };
+  }
+  if (choice.period === "all") {
+    const start = dayStart(allTimeFrom);
+    return {
+      start,
+      end: todayStart + day - 1,
+      from: allTimeFrom,
+      to: isoDay(todayStart),
+      days: (todayStart - start) / day + 1,
+    };
   }
   const days = choice.period === "custom" ? 30 : Number.parseInt(choice.period, 10) || 30;
   const start = todayStart - (days - 1) * day;
@@ -61,7 +74,7 @@ export function previousPeriod(period: Period): Period {
   return { start, end, from: isoDay(start), to: isoDay(end), days: period.days };
 }
 
-/** "1 Nov 2026 – 30 Nov 2026" */
+/** "1 Nov 2026 – 30 Nov 2026", "all time, to 30 Nov 2026" */
 export function describePeriod(period: Period): string {
   const format = (date: string) =>
     new Date(`${date}T00:00:00Z`).toLocaleDateString("en-GB", {
@@ -70,6 +83,7 @@ export function describePeriod(period: Period): string {
       year: "numeric",
       timeZone: "UTC",
     });
+  if (period.from === allTimeFrom) return `all time, to ${format(period.to)}`;
   return period.from === period.to ? format(period.from) : `${format(period.from)} – ${format(period.to)}`;
 }
 

@@ -1,4 +1,5 @@
-import type { ForensicRecord, ListAnswer } from "../api/types.js";
+import { Fragment } from "preact";
+import type { ForensicDetail, ForensicRecord, ListAnswer } from "../api/types.js";
 import { useApi } from "../api/use-api.js";
 import { Card } from "../components/card.js";
 import { type Column, DataTable } from "../components/data-table.js";
@@ -17,10 +18,13 @@ export function FailureReports() {
   const filters = useFilters();
   const { params } = useLocation();
   const reports = useApi<ListAnswer<ForensicRecord>>("forensic", { ...filters.query, per_page: 1000 });
-  if (reports.loading && !reports.data) return <Loading what="the failure reports" />;
-  if (reports.error) return <ErrorNotice error={reports.error} />;
   const records = reports.data?.records ?? [];
   const chosen = records.find((r) => r.ForensicId === params.get("report")) ?? null;
+  const detail = useApi<{ record: ForensicDetail }>(chosen ? "failure_report" : null, {
+    forensic_id: chosen?.ForensicId,
+  });
+  if (reports.loading && !reports.data) return <Loading what="the failure reports" />;
+  if (reports.error) return <ErrorNotice error={reports.error} />;
   const columns: Column<ForensicRecord>[] = [
     { key: "received", label: "Received", value: (r) => r.Received, render: (r) => formatTime(r.Received) },
     { key: "domain", label: "Domain", value: (r) => r.Domain },
@@ -88,6 +92,9 @@ export function FailureReports() {
             <dd>{formatTime(chosen.Received)}</dd>
             <dt>Messages</dt>
             <dd>{formatCount(chosen.Amount)}</dd>
+            {detail.data?.record.ForensicId === chosen.ForensicId ? (
+              <ReportFacts detail={detail.data.record} />
+            ) : null}
           </dl>
           <h3>Headers</h3>
           <p class="hint">
@@ -100,5 +107,27 @@ export function FailureReports() {
         </Card>
       ) : null}
     </div>
+  );
+}
+
+/** What the report says of the message, each where it says it. */
+function ReportFacts({ detail }: { detail: ForensicDetail }) {
+  const facts: [string, string | null][] = [
+    ["Source IP", detail.SourceIp],
+    ["SPF", detail.SpfResult],
+    ["DKIM", detail.DkimResult],
+    ["Failed", detail.AuthFailure],
+    ["Delivery", detail.DeliveryResult],
+    ["Feedback type", detail.FeedbackType],
+  ];
+  return (
+    <>
+      {facts.map(([label, value]) => (
+        <Fragment key={label}>
+          <dt>{label}</dt>
+          <dd>{value ?? "not in the report"}</dd>
+        </Fragment>
+      ))}
+    </>
   );
 }

@@ -164,7 +164,9 @@ export function Overview({ caller, features }: { caller: Caller; features: Reado
           <Card title="Volume over time" id="volume-over-time">
             {daily.data ? (
               <Chart
-                option={volumeOverTime(daily.data.records)}
+                option={volumeOverTime(
+                  filters.choice.period === "all" ? fromFirstReport(daily.data.records) : daily.data.records,
+                )}
                 label={`Messages per ${bucket}, stacked: passed DMARC, and failed by what the receiver did`}
               />
             ) : daily.error ? (
@@ -229,4 +231,10 @@ export function Overview({ caller, features }: { caller: Caller; features: Reado
       </Card>
     </div>
   );
+}
+
+/** All time's series starts in 1970: its chart starts at the first bucket with mail instead. */
+function fromFirstReport(records: readonly DateRecord[]): DateRecord[] {
+  const first = records.findIndex((record) => Number(record.Volume) > 0);
+  return first < 0 ? [...records] : records.slice(first);
 }

@@ -1,3 +1,4 @@
+import { apiGet } from "../api/client.js";
 import type { ListAnswer, SourceRecord } from "../api/types.js";
 import { useApi } from "../api/use-api.js";
 import { passFailBySource, rowsChartHeight } from "../charts/options.js";
@@ -63,16 +64,28 @@ export function SourcesTable({
       ) : null}
       <Card title={unaligned ? "Unaligned sources" : "All sources"} id="sources-card" wide>
         <DataTable
-          id="sources"
+          // Its own sort and page in the URL: sorting one tab's table leaves the other's as it was.
+          id={unaligned ? "unaligned" : "sources"}
           caption={unaligned ? "Sending sources of messages that failed DMARC" : "Sending sources"}
           columns={columns}
           rows={records}
           rowKey={key}
           defaultSort="-messages"
           csvName={unaligned ? "unaligned-sources.csv" : "sources.csv"}
+          fullList={{
+            total,
+            page: async (page) =>
+              (
+                await apiGet<ListAnswer<SourceRecord>>(endpoint, {
+                  ...filters.query,
+                  page,
+                  per_page: sourcesPerRequest,
+                })
+              ).records,
+          }}
           note={
             total > records.length
-              ? `the ${formatCount(records.length)} with the most messages of ${formatCount(total)}: pick a domain or a shorter period`
+              ? `the ${formatCount(records.length)} with the most messages of ${formatCount(total)} (the CSV holds all)`
               : undefined
           }
         />

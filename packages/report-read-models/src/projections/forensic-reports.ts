@@ -53,6 +53,9 @@ export const forensicReportsProjection: Projection<ReportSchema> = {
           personal: JSON.stringify(report.personal),
           tenant_id: "sealed" in report.personal ? report.personal.sealed.tenantId : null,
           recorded: Math.floor(event.recordedAt.getTime() / 1000),
+          feedback_type: report.feedbackType || null,
+          auth_failure: report.authFailure,
+          delivery_result: report.deliveryResult,
         })
         .onConflict((oc) => oc.column("identity").doNothing())
         .execute();
