@@ -16,6 +16,7 @@ import {
 import { forensicReportsProjection } from "./forensic-reports.js";
 import { reportDomainsProjection } from "./report-domains.js";
 import { sourceIpNamesProjection } from "./source-ip-names.js";
+import { tlsFactsProjection } from "./tls-facts.js";
 
 /**
  * The aggregate projections, each also dropping its facts that retention expired
@@ -51,6 +52,7 @@ export {
   forensicReportsProjection,
   reportDomainsProjection,
   sourceIpNamesProjection,
+  tlsFactsProjection,
 };
 
 /** The report read models' projections, in the order the engine applies them. */
@@ -63,4 +65,5 @@ export const reportProjections: readonly Projection<ReportSchema>[] = [
   sourceIpNamesProjection,
   aggregateByDateProjection,
   aggregateBySenderProjection,
+  tlsFactsProjection,
 ];
