@@ -135,7 +135,7 @@ const nullableString: Schema = { type: ["string", "null"] };
 const domainStatusSchema: Schema = {
   type: "object",
   additionalProperties: false,
-  required: ["status", "domain", "checked_at", "ok", "dmarc", "authorization", "spf", "problems"],
+  required: ["status", "domain", "checked_at", "ok", "dmarc", "authorization", "spf", "tls_rpt", "problems"],
   properties: {
     status: { const: "SUCCESS" },
     domain: { type: "string" },
@@ -165,6 +165,17 @@ const domainStatusSchema: Schema = {
       via: { enum: ["include", "redirect", null] },
       lookups: { type: "integer", minimum: 0 },
       errors: strings,
+    }),
+    // The TLS-RPT record (RFC 8460 §3) and the one to publish so that SMTP TLS reports come here.
+    tls_rpt: record({
+      name: { type: "string" },
+      record: nullableString,
+      present: { type: "boolean" },
+      valid: { type: "boolean" },
+      error: nullableString,
+      rua: strings,
+      rua_points_here: nullableBoolean,
+      publish: nullableString,
     }),
     problems: { type: "array", items: record({ code: { type: "string" }, message: { type: "string" } }) },
   },
