@@ -318,6 +318,24 @@ describe.each(backends)("SMTP TLS reports by every channel, counted once, on %s"
     expect(refused.err).toContain("not one of the tenant's domains");
   });
 
+  it("exports a tenant's TLS reports with it, and none of another tenant's", async () => {
+    const exported = await cli(backend.env, "tenant", "export", "other");
+    expect(exported.code, exported.err).toBe(0);
+    const tlsLines = exported.out
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { type?: string; data?: { policies: { policyDomain: string }[] } })
+      .filter((line) => line.type === "TlsReportReceived");
+    const others = fixtureNames.filter((name) =>
+      JSON.parse(texts.get(name)!).policies.some((entry: { policy: Record<string, string> }) =>
+        otherDomains.includes((entry.policy["policy-domain"] ?? "").toLowerCase()),
+      ),
+    );
+    expect(tlsLines).toHaveLength(others.length);
+    for (const line of tlsLines)
+      expect(line.data!.policies.some((policy) => otherDomains.includes(policy.policyDomain))).toBe(true);
+  });
+
   it("refuses hostile JSON and keeps it with the reason", async () => {
     const example = () => JSON.parse(texts.get("rfc8460-example.json")!);
     const huge = example();
