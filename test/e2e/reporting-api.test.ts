@@ -509,7 +509,7 @@ describe("the reporting API over HTTP", () => {
             ? `?forensic_id=${forensicId}`
             : ["/domains", "/alerts", "/alert_rules", "/webhooks"].includes(path)
               ? "?per_page=5"
-              : path === "/aggregate_by_date"
+              : path === "/aggregate_by_date" || path === "/tls_by_date"
                 ? `?${period}&bucket=month&per_page=5` // by day, the period is refused (over 1,000 days)
                 : path === "/policy_impact"
                   ? `?${period}&per_page=5&policy=reject`

@@ -62,6 +62,7 @@ import { rootHandler } from "./routes/root.js";
 import { safeSpfEndpoint, updateSafeSpfEndpoint } from "./routes/safe-spf.js";
 import { aggregateBySenderEndpoint, senderApprovalEndpoint } from "./routes/senders.js";
 import { sessionEndpoint, setPasswordEndpoint, signInEndpoint, signOutEndpoint } from "./routes/session.js";
+import { tlsByDateEndpoint, tlsByDomainEndpoint, tlsFailuresEndpoint } from "./routes/tls.js";
 import type { ApiContext, ApiDeps, ApiState, ServedDeps } from "./state.js";
 
 /** Every endpoint below /api/: the router, the root's links and the OpenAPI document come from it. */
@@ -88,6 +89,10 @@ export const endpoints: readonly Endpoint[] = [
   aggregateBySenderEndpoint,
   senderApprovalEndpoint,
   policyImpactEndpoint,
+  // SMTP TLS reports (RFC 8460, issue 43).
+  tlsByDomainEndpoint,
+  tlsFailuresEndpoint,
+  tlsByDateEndpoint,
   personalDataPolicyEndpoint,
   setPersonalDataPolicyEndpoint,
   erasePersonalDataEndpoint,

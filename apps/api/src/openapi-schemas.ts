@@ -135,7 +135,7 @@ const nullableString: Schema = { type: ["string", "null"] };
 const domainStatusSchema: Schema = {
   type: "object",
   additionalProperties: false,
-  required: ["status", "domain", "checked_at", "ok", "dmarc", "authorization", "spf", "problems"],
+  required: ["status", "domain", "checked_at", "ok", "dmarc", "authorization", "spf", "tls_rpt", "problems"],
   properties: {
     status: { const: "SUCCESS" },
     domain: { type: "string" },
@@ -165,6 +165,17 @@ const domainStatusSchema: Schema = {
       via: { enum: ["include", "redirect", null] },
       lookups: { type: "integer", minimum: 0 },
       errors: strings,
+    }),
+    // The TLS-RPT record (RFC 8460 §3) and the one to publish so that SMTP TLS reports come here.
+    tls_rpt: record({
+      name: { type: "string" },
+      record: nullableString,
+      present: { type: "boolean" },
+      valid: { type: "boolean" },
+      error: nullableString,
+      rua: strings,
+      rua_points_here: nullableBoolean,
+      publish: nullableString,
     }),
     problems: { type: "array", items: record({ code: { type: "string" }, message: { type: "string" } }) },
   },
@@ -204,6 +215,19 @@ const uploadItem: Schema = {
       code: { type: "string" },
       reason: { type: "string" },
       status: { enum: ["kept", "already_kept"] },
+    }),
+    // An SMTP TLS report (RFC 8460): its policy domains and sessions.
+    record({
+      kind: { const: "tls" },
+      identity: { type: "string" },
+      domain: { type: "string" },
+      domains: { type: "array", items: { type: "string" } },
+      sessions: { type: "integer", minimum: 0 },
+      failedSessions: { type: "integer", minimum: 0 },
+      rows: { type: "null" },
+      messages: { type: "null" },
+      dropped: { type: "null" },
+      status: { enum: ["stored", "duplicate"] },
     }),
   ],
 };
@@ -245,7 +269,7 @@ const inputItem: Schema = {
   oneOf: [
     record({ kind: { const: "rejected" }, code: text, reason: text }),
     record({
-      kind: { enum: ["aggregate", "failure"] },
+      kind: { enum: ["aggregate", "failure", "tls"] },
       domain: text,
       rows: { type: ["integer", "null"] },
       messages: { type: ["integer", "null"] },
@@ -466,6 +490,41 @@ export const responseSchemas: Record<string, Schema> = {
     }),
   ),
   aggregate_by_sender: list(senderRecord),
+  // SMTP TLS reports (RFC 8460): counts as decimal strings, "" for a field a report left out.
+  tls_by_domain: list(
+    record({
+      Domain: { type: "string" },
+      PolicyType: { type: "string", description: "sts, tlsa, no-policy-found, or the reporter's own word." },
+      Reports: decimal,
+      Sessions: decimal,
+      Successful: decimal,
+      Failed: decimal,
+    }),
+  ),
+  tls_failures: list(
+    record({
+      Domain: { type: "string" },
+      PolicyType: { type: "string" },
+      ResultType: {
+        type: "string",
+        description: "One of the eleven of RFC 8460 §4.3, or the reporter's own word as it sent it.",
+      },
+      SendingMtaIp: { type: "string" },
+      ReceivingMxHostname: { type: "string" },
+      ReceivingIp: { type: "string" },
+      Organization: { type: "string" },
+      FailedSessions: decimal,
+    }),
+  ),
+  tls_by_date: list(
+    record({
+      Date: { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}$" },
+      Reports: decimal,
+      Sessions: decimal,
+      Successful: decimal,
+      Failed: decimal,
+    }),
+  ),
   sender_approval: successOnly,
   policy_impact: policyImpactSchema,
   forensic: list(

@@ -89,6 +89,7 @@ const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   webhook_deliveries: { query: ["webhook_id", "page", "per_page"] },
   redeliver_webhook: { form: ["delivery_id"] },
   aggregate_by_date: { query: ["start", "end", "page", "per_page", "domain", "bucket", "group"] },
+  tls_by_date: { query: ["start", "end", "page", "per_page", "domain", "bucket", "group"] },
   sender_approval: { form: ["domain", "service", "range", "approved"] },
   policy_impact: { query: ["start", "end", "page", "per_page", "domain", "policy"] },
   personal_data_policy: { query: [] },
@@ -227,6 +228,9 @@ const handlerErrors: Record<string, string[]> = {
   sender_approval: ["404"],
   policy_impact: ["404"],
   events: ["404"],
+  tls_by_domain: ["404"],
+  tls_failures: ["404"],
+  tls_by_date: ["404"],
 };
 
 /** Every error an operation can really answer with, and no other. */
@@ -276,7 +280,10 @@ function queryParameter(endpointName: string, name: string) {
   if (name === "forensic_id")
     return { name, in: "query", required: true, schema: { type: "string", pattern: "^[1-9]\\d{0,17}$" } };
   // The domain is optional where it filters a list, required where it names the subject.
-  if (name === "domain" && !["inputs", "aggregate_by_date", "policy_impact"].includes(endpointName))
+  if (
+    name === "domain" &&
+    !["inputs", "aggregate_by_date", "tls_by_date", "policy_impact"].includes(endpointName)
+  )
     return { name, in: "query", required: true, schema: { type: "string" } };
   return [...listParameters, ...dateSeriesParameters].find((parameter) => parameter.name === name);
 }
@@ -301,7 +308,7 @@ function operation(endpoint: Endpoint) {
       ? {
           requestBody: {
             required: true,
-            description: `One raw report file or mail: aggregate XML, gzip, zip, or a message/rfc822 mail holding aggregate or failure reports. Any content type; at most MAX_REPORT_BYTES. Or several, as the file parts of a multipart/form-data body (curl -F file=@FILE), each one input, at most ${maxFilesPerUpload}, their bytes together at most MAX_REPORT_BYTES.`,
+            description: `One raw report file or mail: aggregate XML, an SMTP TLS report (RFC 8460 JSON), gzip, zip, or a message/rfc822 mail holding aggregate, failure or TLS reports. Any content type; at most MAX_REPORT_BYTES. Or several, as the file parts of a multipart/form-data body (curl -F file=@FILE), each one input, at most ${maxFilesPerUpload}, their bytes together at most MAX_REPORT_BYTES.`,
             content: {
               ...Object.fromEntries(
                 [

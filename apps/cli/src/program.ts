@@ -10,6 +10,7 @@ import { registerSendersCommand } from "./commands/senders.js";
 import { registerSpfCommands } from "./commands/spf.js";
 import { registerStartCommand } from "./commands/start.js";
 import { registerTenantCommands } from "./commands/tenant.js";
+import { registerTlsCommand } from "./commands/tls.js";
 import { registerUserCommands } from "./commands/user.js";
 import { runInRunningService } from "./control/control-client.js";
 import { CliError, type CliIO } from "./io.js";
@@ -35,6 +36,7 @@ export function createProgram(io: CliIO, env: NodeJS.ProcessEnv): Command {
   registerReprocessCommand(program, io, env);
   registerHistoryCommand(program, io, env);
   registerSendersCommand(program, io, env);
+  registerTlsCommand(program, io, env);
   registerStartCommand(program, io, env);
   registerSpfCommands(program, io, env);
   registerAlertCommands(program, io, env);

@@ -17,6 +17,7 @@ import { Senders } from "./views/senders.js";
 import { SetPassword } from "./views/set-password.js";
 import { Settings } from "./views/settings.js";
 import { SignIn } from "./views/sign-in.js";
+import { Tls } from "./views/tls.js";
 
 interface ViewProps {
   caller: Caller;
@@ -49,6 +50,8 @@ const views: ViewEntry[] = [
   { path: "/policy", label: "Policy", needs: "policy_impact", filters: "all", render: () => <Policy /> },
   { path: "/reporters", label: "Reporters", filters: "all", render: () => <Reporters /> },
   { path: "/failures", label: "Failure reports", filters: "all", render: () => <FailureReports /> },
+  // SMTP TLS reports (RFC 8460, issue 43).
+  { path: "/tls", label: "TLS", needs: "tls_by_domain", filters: "all", render: () => <Tls /> },
   { path: "/domains", label: "Domains", filters: "domain", render: (p) => <Domains caller={p.caller} /> },
   { path: "/intake", label: "Intake", filters: "all", render: (p) => <Intake caller={p.caller} /> },
   {

@@ -18,7 +18,12 @@ export type ReportParseErrorCode =
   | "mail_too_large"
   | "no_valid_rows"
   | "unexpanded_entity"
-  | "invalid_organization";
+  | "invalid_organization"
+  // SMTP TLS reports (packages/tls-reports' TlsReportErrorCode).
+  | "malformed_json"
+  | "json_too_large"
+  | "invalid_tls_report"
+  | "too_many_entries";
 
 /** Raised when an input cannot be turned into any report; `code` says why, for callers and logs. */
 export class ReportParseError extends Error {

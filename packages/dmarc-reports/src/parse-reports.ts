@@ -23,6 +23,9 @@ export async function parseReports(input: Uint8Array, options?: ParseOptions): P
       case "failure":
         reports.push({ kind: "failure", report: item.report });
         break;
+      case "tls":
+        reports.push({ kind: "tls", report: item.report });
+        break;
     }
   }
   return reports;

@@ -6,6 +6,7 @@ import { ReportParseError } from "./errors.js";
 import { type ByteSource, bytesSource, peek, readAll, toByteSource } from "./io/byte-source.js";
 import { readMail } from "./mail/read-mail.js";
 import { type Limits, resolveLimits } from "./options.js";
+import { readTlsReport } from "./tls/read-tls-report.js";
 import type { ParseOptions, ReportItem } from "./types.js";
 
 /** Containers inside containers (gzip in gzip, zip in a mail in a mail…) stop here. */
@@ -22,7 +23,8 @@ interface Layer {
 }
 
 /**
- * Streams the reports in an input: aggregate reports as begin / row batches / end, failure reports whole.
+ * Streams the reports in an input: aggregate reports as begin / row batches / end, failure reports
+ * and SMTP TLS reports (RFC 8460) whole.
  * Memory stays bounded for raw, gzip and zip XML of any size; mails are read whole (up to the size limit).
  */
 export async function* readReports(
@@ -57,6 +59,9 @@ async function* readLayer(source: ByteSource, layer: Layer): AsyncGenerator<Repo
     case "xml":
       yield* readAggregateXml(replay, layer);
       return;
+    case "json":
+      yield await readTlsReport(replay, layer.where, layer.notes);
+      return;
     case "mail": {
       const mail = await readAll(replay, layer.limits.maxMailBytes, "mail", "mail_too_large");
       yield* readMail(mail, (bytes) => readLayer(bytesSource(bytes), { ...inner("mail part"), notes: [] }));
@@ -65,7 +70,7 @@ async function* readLayer(source: ByteSource, layer: Layer): AsyncGenerator<Repo
     case "html":
       throw new ReportParseError("not_a_report", `${layer.where} is HTML, not a report`);
     default:
-      throw new ReportParseError("not_a_report", `${layer.where} is neither XML, gzip, zip nor a mail`);
+      throw new ReportParseError("not_a_report", `${layer.where} is neither XML, JSON, gzip, zip nor a mail`);
   }
 }
 

@@ -1,3 +1,5 @@
+import type { TlsReport } from "@dmarc-ledger/tls-reports";
+
 export interface ParseOptions {
   /** Ceiling on the bytes any decompression layer (or a buffered mail) may produce. Default 200 MB. */
   maxDecompressedBytes?: number;
@@ -110,8 +112,10 @@ export type ReportItem =
   | { kind: "aggregate-begin"; header: AggregateHeader }
   | { kind: "aggregate-rows"; rows: AggregateRow[] }
   | { kind: "aggregate-end"; warnings: string[]; dropped: DroppedRows[] }
-  | { kind: "failure"; report: FailureReport };
+  | { kind: "failure"; report: FailureReport }
+  | { kind: "tls"; report: TlsReport };
 
 export type ParsedReport =
   | { kind: "aggregate"; report: AggregateReport }
-  | { kind: "failure"; report: FailureReport };
+  | { kind: "failure"; report: FailureReport }
+  | { kind: "tls"; report: TlsReport };

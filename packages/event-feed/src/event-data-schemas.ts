@@ -812,6 +812,141 @@ export const eventDataSchemas = {
       required: ["tenantId", "scopes", "keysShredded", "removed"],
       additionalProperties: false,
     },
+    TlsFailureRecord: {
+      type: "object",
+      properties: {
+        resultType: {
+          type: "string",
+        },
+        sendingMtaIp: {
+          type: ["string", "null"],
+        },
+        receivingMxHostname: {
+          type: ["string", "null"],
+        },
+        receivingMxHelo: {
+          type: ["string", "null"],
+        },
+        receivingIp: {
+          type: ["string", "null"],
+        },
+        failedSessions: {
+          type: "number",
+        },
+        additionalInformation: {
+          type: ["string", "null"],
+        },
+        failureReasonCode: {
+          type: ["string", "null"],
+        },
+      },
+      required: [
+        "resultType",
+        "sendingMtaIp",
+        "receivingMxHostname",
+        "receivingMxHelo",
+        "receivingIp",
+        "failedSessions",
+        "additionalInformation",
+        "failureReasonCode",
+      ],
+      additionalProperties: false,
+    },
+    TlsPolicyRecord: {
+      type: "object",
+      properties: {
+        policyType: {
+          type: "string",
+        },
+        policyDomain: {
+          type: "string",
+        },
+        policyStrings: {
+          type: "array",
+          items: {
+            type: "string",
+          },
+        },
+        mxHosts: {
+          type: "array",
+          items: {
+            type: "string",
+          },
+        },
+        successfulSessions: {
+          type: "number",
+        },
+        failedSessions: {
+          type: "number",
+        },
+        failures: {
+          type: "array",
+          items: {
+            $ref: "#/definitions/TlsFailureRecord",
+          },
+        },
+      },
+      required: [
+        "policyType",
+        "policyDomain",
+        "policyStrings",
+        "mxHosts",
+        "successfulSessions",
+        "failedSessions",
+        "failures",
+      ],
+      additionalProperties: false,
+    },
+    TlsReportReceived: {
+      type: "object",
+      properties: {
+        identity: {
+          type: "string",
+        },
+        organization: {
+          type: "string",
+        },
+        contactInfo: {
+          type: ["string", "null"],
+        },
+        reportId: {
+          type: "string",
+        },
+        begin: {
+          type: "number",
+        },
+        end: {
+          type: "number",
+        },
+        policies: {
+          type: "array",
+          items: {
+            $ref: "#/definitions/TlsPolicyRecord",
+          },
+        },
+        source: {
+          type: "string",
+        },
+        warnings: {
+          type: "array",
+          items: {
+            type: "string",
+          },
+        },
+      },
+      required: [
+        "identity",
+        "organization",
+        "contactInfo",
+        "reportId",
+        "begin",
+        "end",
+        "policies",
+        "source",
+        "warnings",
+      ],
+      additionalProperties: false,
+    },
     UserPasswordLinkIssued: {
       type: "object",
       properties: {
@@ -1050,6 +1185,9 @@ export const eventDataSchemas = {
     },
     TenantErased: {
       $ref: "#/definitions/TenantErased",
+    },
+    TlsReportReceived: {
+      $ref: "#/definitions/TlsReportReceived",
     },
     ApiKeyIssued: {
       $ref: "#/definitions/FeedApiKeyIssued",

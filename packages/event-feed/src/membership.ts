@@ -16,6 +16,12 @@ export function reportDomainOf(event: DomainEvent): string | null {
       return normalised(event.data.policy.domain);
     case "ForensicReportReceived":
       return normalised(event.data.reportedDomain);
+    case "TlsReportReceived": {
+      // A TLS report is sent per recipient domain (RFC 8460 §4): its policies name that domain,
+      // a no-policy-found entry sometimes none. The first named domain is the report's.
+      const named = event.data.policies.find((policy) => policy.policyDomain !== "");
+      return named ? normalised(named.policyDomain) : null;
+    }
     default:
       return null;
   }

@@ -201,6 +201,48 @@ export interface ForensicReportReceived {
   warnings: string[];
 }
 
+/** One failure-details entry of a TLS report (packages/tls-reports' TlsFailureDetail). */
+export interface TlsFailureRecord {
+  resultType: string;
+  sendingMtaIp: string | null;
+  receivingMxHostname: string | null;
+  receivingMxHelo: string | null;
+  receivingIp: string | null;
+  failedSessions: number;
+  additionalInformation: string | null;
+  failureReasonCode: string | null;
+}
+
+/** One entry of a TLS report's `policies` (packages/tls-reports' TlsPolicyResult). */
+export interface TlsPolicyRecord {
+  policyType: string;
+  /** Lower-case; "" when the report named none for it. */
+  policyDomain: string;
+  policyStrings: string[];
+  mxHosts: string[];
+  successfulSessions: number;
+  failedSessions: number;
+  failures: TlsFailureRecord[];
+}
+
+/**
+ * One SMTP TLS report (RFC 8460), whole (at most 10,000 failure details: tlsLimits). Stream
+ * `tls-report-<identity>`, appended with "no_stream": a report delivered twice is stored once.
+ * Nothing in it names a person (MTA addresses and a reporting role address), so it is in clear.
+ */
+export interface TlsReportReceived {
+  identity: string;
+  /** `organization-name` as sent. */
+  organization: string;
+  contactInfo: string | null;
+  reportId: string;
+  begin: number;
+  end: number;
+  policies: TlsPolicyRecord[];
+  source: string;
+  warnings: string[];
+}
+
 /**
  * Input we could not process, kept with the reason so it can be re-processed after a fix.
  * Version 1 held the raw bytes in clear (`rawBase64`): they can hold a failure report's message.
@@ -517,6 +559,7 @@ export interface EventPayloads {
   AggregateFactsExpired: AggregateFactsExpired;
   RetentionRun: RetentionRun;
   TenantErased: TenantErased;
+  TlsReportReceived: TlsReportReceived;
 }
 
 export type EventType = keyof EventPayloads;
@@ -557,6 +600,7 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   AggregateFactsExpired: 1,
   RetentionRun: 2,
   TenantErased: 1,
+  TlsReportReceived: 1,
 };
 
 export const eventTypes = Object.keys(currentSchemaVersion) as EventType[];

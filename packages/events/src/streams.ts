@@ -10,6 +10,8 @@ export const streams = {
   /** Appended with "no_stream": a report delivered twice is stored once. */
   aggregateReport: (identity: string) => `aggregate-report-${identity}`,
   failureReport: (identity: string) => `failure-report-${identity}`,
+  /** Appended with "no_stream", as aggregate reports: one SMTP TLS report (RFC 8460). */
+  tlsReport: (identity: string) => `tls-report-${identity}`,
   rejectedInput: (sha256: string) => `rejected-input-${sha256}`,
   /** Reverse-DNS answers for one source IP (as the reports write it, normalised by the parser). */
   sourceIp: (ip: string) => `source-ip-${ip}`,
@@ -37,6 +39,7 @@ export type StreamCategory =
   | "registrable-domain"
   | "aggregate-report"
   | "failure-report"
+  | "tls-report"
   | "rejected-input"
   | "source-ip"
   | "user"
@@ -50,6 +53,7 @@ export function streamCategory(stream: string): StreamCategory | null {
   for (const category of [
     "aggregate-report",
     "failure-report",
+    "tls-report",
     "alert-rules",
     "alert",
     "webhook",

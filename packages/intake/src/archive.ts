@@ -332,6 +332,9 @@ export async function archiveManyWithOutcome(
 
 function domainsOf(items: readonly IngestedItem[]): Set<string> {
   const domains = new Set<string>();
-  for (const item of items) if (item.kind !== "rejected") domains.add(item.domain.toLowerCase());
+  for (const item of items) {
+    if (item.kind === "tls") for (const domain of item.domains) domains.add(domain);
+    else if (item.kind !== "rejected" && item.domain !== "") domains.add(item.domain.toLowerCase());
+  }
   return domains;
 }

@@ -24,6 +24,7 @@ import {
   sha256Hex,
   streams,
 } from "@dmarc-ledger/events";
+import type { TlsReport } from "@dmarc-ledger/tls-reports";
 import type { InputBytes } from "./input-bytes.js";
 import { type ParsedInput, parseInput, rowBytes } from "./parse-input.js";
 import { clearSealer, type PersonalSealer } from "./personal-sealer.js";
@@ -63,6 +64,19 @@ export type IngestedItem =
       status: "stored" | "duplicate" | "resumed";
     }
   | { kind: "failure"; identity: string; domain: string; status: "stored" | "duplicate" }
+  /**
+   * An SMTP TLS report: `domain` its first policy domain, `domains` all of them (a report is
+   * about one domain, RFC 8460 §4, but may name its subdomains' policies too).
+   */
+  | {
+      kind: "tls";
+      identity: string;
+      domain: string;
+      domains: string[];
+      sessions: number;
+      failedSessions: number;
+      status: "stored" | "duplicate";
+    }
   /** "already_kept": the same bytes were rejected before and are kept once. */
   | { kind: "rejected"; code: string; reason: string; sha256: string; status: "kept" | "already_kept" };
 
@@ -84,7 +98,7 @@ export interface EventWriter {
 
 /**
  * Parses an input and records what it holds as events: aggregate reports (chunked), failure
- * reports, or the input itself, rejected, with the reason. A report already stored is a
+ * reports, SMTP TLS reports, or the input itself, rejected, with the reason. A report already stored is a
  * duplicate and appends nothing; a report whose append was cut short is resumed.
  */
 export async function ingest(
@@ -125,6 +139,9 @@ export async function storeParsed(
           break;
         case "failure":
           outcome.items.push(await storeFailureReport(writer, item.report, options, track));
+          break;
+        case "tls":
+          outcome.items.push(await storeTlsReport(writer, item.report, options, track));
           break;
       }
     }
@@ -276,6 +293,45 @@ async function storeFailureReport(
   } catch (error) {
     if (!(error instanceof WrongExpectedVersionError)) throw error;
     return { kind: "failure", identity: report.identity, domain: report.reportedDomain, status: "duplicate" };
+  }
+}
+
+async function storeTlsReport(
+  store: EventWriter,
+  report: TlsReport,
+  options: IngestOptions,
+  track: (position: bigint) => void,
+): Promise<IngestedItem> {
+  const { identity, organization, contactInfo, reportId, begin, end, policies, warnings } = report;
+  const event = newEvent(
+    "TlsReportReceived",
+    { identity, organization, contactInfo, reportId, begin, end, policies, source: options.source, warnings },
+    options.metadata,
+  );
+  const domains = [
+    ...new Set(policies.map((policy) => policy.policyDomain).filter((domain) => domain !== "")),
+  ];
+  let sessions = 0;
+  let failedSessions = 0;
+  for (const policy of policies) {
+    sessions += policy.successfulSessions + policy.failedSessions;
+    failedSessions += policy.failedSessions;
+  }
+  const item = {
+    kind: "tls",
+    identity,
+    domain: domains[0] ?? "",
+    domains,
+    sessions,
+    failedSessions,
+  } as const;
+  try {
+    const result = await store.append(streams.tlsReport(identity), [event], "no_stream");
+    track(result.position);
+    return { ...item, status: "stored" };
+  } catch (error) {
+    if (!(error instanceof WrongExpectedVersionError)) throw error;
+    return { ...item, status: "duplicate" };
   }
 }
 

@@ -73,7 +73,11 @@ export async function listTenantInputs(
       code: row.code,
       reason: row.reason,
       items: (JSON.parse(row.items) as IngestedItem[]).filter(
-        (item) => item.kind === "rejected" || own.has(item.domain.toLowerCase()),
+        (item) =>
+          item.kind === "rejected" ||
+          (item.kind === "tls"
+            ? item.domains.some((domain) => own.has(domain))
+            : own.has(item.domain.toLowerCase())),
       ),
       timesReceived: row.times_received,
       firstSeen: row.first_seen,

@@ -2,6 +2,7 @@ import { DnsLookupError, type SpfResolver } from "@dmarc-ledger/safe-spf";
 import { getDomain } from "tldts";
 import { isDmarcRecord, mailtoDomain, readDmarcRecord } from "./dmarc-record.js";
 import { walkSpf } from "./spf-reach.js";
+import { isTlsRptRecord, readTlsRptRecord } from "./tlsrpt-record.js";
 
 /** RFC 7208 §4.6.4: an evaluation that needs more lookups is a permerror. */
 export const spfLookupLimit = 10;
@@ -47,6 +48,23 @@ export interface DomainStatus {
     via: "include" | "redirect" | null;
     lookups: number;
     errors: string[];
+  };
+  /**
+   * The domain's TLS-RPT record (RFC 8460 §3), which tells senders where to send SMTP TLS reports.
+   * Optional: a missing one, or one sending reports elsewhere, is advice (`publish`), no problem.
+   */
+  tls_rpt: {
+    /** `_smtp._tls.<domain>`. */
+    name: string;
+    record: string | null;
+    present: boolean;
+    valid: boolean;
+    error: string | null;
+    rua: string[];
+    /** null while this deployment has no reports domain configured. */
+    rua_points_here: boolean | null;
+    /** The record to publish (or add our address to) so that TLS reports come here; null when they do. */
+    publish: string | null;
   };
   problems: DomainStatusProblem[];
 }
@@ -95,9 +113,11 @@ export async function checkDomainStatus(domain: string, options: DomainStatusOpt
       ? { answer: inherited, policyDomain: organizational }
       : { answer: own, policyDomain: domain };
   };
-  const [{ answer: dmarcAnswer, policyDomain }, spf] = await Promise.all([
+  const tlsRptName = `_smtp._tls.${domain}`;
+  const [{ answer: dmarcAnswer, policyDomain }, spf, tlsRptAnswer] = await Promise.all([
     findDmarc(),
     walkSpf(resolver, domain, root),
+    txt(resolver, tlsRptName),
   ]);
   const dmarcName = `_dmarc.${policyDomain}`;
   // Receivers ask for the authorisation of the domain whose record names us (RFC 7489 §7.1).
@@ -187,6 +207,36 @@ export async function checkDomainStatus(domain: string, options: DomainStatusOpt
     );
   }
 
+  // TLS-RPT: where senders send SMTP TLS reports (RFC 8460 §3). Not inherited from a parent.
+  const tlsRptRecords = "values" in tlsRptAnswer ? tlsRptAnswer.values.filter(isTlsRptRecord) : [];
+  const tlsReading = tlsRptRecords.length === 1 ? readTlsRptRecord(tlsRptRecords[0]!) : null;
+  const tlsRptPointsHere = pointsHere(tlsReading?.rua ?? []);
+  const tlsRpt: DomainStatus["tls_rpt"] = {
+    name: tlsRptName,
+    record: tlsRptRecords.length === 1 ? tlsRptRecords[0]! : null,
+    present: tlsRptRecords.length > 0,
+    valid: tlsReading?.valid ?? false,
+    error: tlsReading?.error ?? null,
+    rua: tlsReading?.rua ?? [],
+    rua_points_here: tlsRptPointsHere,
+    publish:
+      tlsRptPointsHere === true
+        ? null
+        : `v=TLSRPTv1; rua=${[ourAddress ?? "mailto:<address>@<reports domain>", ...(tlsReading?.valid ? tlsReading.rua : [])].join(",")}`,
+  };
+  if ("error" in tlsRptAnswer) {
+    tlsRpt.error = `the TXT records of ${tlsRptName} could not be read (${tlsRptAnswer.error})`;
+    problem("tlsrpt_unreadable", `Check the DNS of ${domain}: ${tlsRpt.error}; then run the check again.`);
+  } else if (tlsRptRecords.length > 1) {
+    tlsRpt.error = `${tlsRptName} has ${tlsRptRecords.length} TLS-RPT records, and senders then use none`;
+    problem("tlsrpt_several", `Keep exactly one TLS-RPT record at ${tlsRptName}: "${tlsRpt.publish}".`);
+  } else if (tlsReading && !tlsReading.valid) {
+    problem(
+      "tlsrpt_invalid",
+      `Fix the TLS-RPT record at ${tlsRptName} (${tlsReading.error}): "${tlsRpt.publish}".`,
+    );
+  }
+
   return {
     domain,
     dmarc,
@@ -200,6 +250,7 @@ export async function checkDomainStatus(domain: string, options: DomainStatusOpt
       lookups: spf.lookups,
       errors: spf.errors,
     },
+    tls_rpt: tlsRpt,
     problems,
   };
 }

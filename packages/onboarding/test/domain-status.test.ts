@@ -197,3 +197,78 @@ describe("onboarding settings", () => {
     ).toThrow(ConfigError);
   });
 });
+
+describe("the onboarding check of a domain's TLS-RPT record (RFC 8460 §3)", () => {
+  let dns: FixtureDnsServer;
+  const check = (domain: string, reports: string | null = reportsDomain) =>
+    checkDomainStatus(domain, {
+      resolver: createResolver({ nameservers: [dns.address], timeoutMs: 200, retries: 0 }),
+      reportsDomain: reports,
+      safeSpfZone,
+    });
+
+  beforeAll(async () => {
+    dns = await startFixtureDnsServer({
+      "_smtp._tls.here.com": [{ TXT: `v=TLSRPTv1; rua=mailto:tls@${reportsDomain}` }],
+      "_smtp._tls.elsewhere.com": [
+        { TXT: "v=TLSRPTv1;rua=mailto:tlsrpt@other-vendor.net,https://reports.other-vendor.net/v1" },
+      ],
+      "_smtp._tls.broken.com": [{ TXT: "v=TLSRPTv1; rua=ftp://reports.example.net" }],
+      "_smtp._tls.twice.com": [
+        { TXT: "v=TLSRPTv1; rua=mailto:a@example.net" },
+        { TXT: "v=TLSRPTv1; rua=mailto:b@example.net" },
+      ],
+      "_smtp._tls.slow.com": ["TIMEOUT"],
+      "missing.com": [{ A: "192.0.2.1" }],
+    });
+  });
+  afterAll(async () => {
+    await dns?.close();
+  });
+
+  it("finds TLS reports coming here, and asks for nothing", async () => {
+    const status = await check("here.com");
+    expect(status.tls_rpt).toEqual({
+      name: "_smtp._tls.here.com",
+      record: `v=TLSRPTv1; rua=mailto:tls@${reportsDomain}`,
+      present: true,
+      valid: true,
+      error: null,
+      rua: [`mailto:tls@${reportsDomain}`],
+      rua_points_here: true,
+      publish: null,
+    });
+    expect(status.problems.filter((p) => p.code.startsWith("tlsrpt"))).toEqual([]);
+  });
+
+  it("says what to publish when there is no record, or it sends reports elsewhere", async () => {
+    expect((await check("missing.com")).tls_rpt).toMatchObject({
+      present: false,
+      rua_points_here: false,
+      publish: `v=TLSRPTv1; rua=mailto:<address>@${reportsDomain}`,
+    });
+    const elsewhere = await check("elsewhere.com");
+    expect(elsewhere.tls_rpt).toMatchObject({
+      valid: true,
+      rua: ["mailto:tlsrpt@other-vendor.net", "https://reports.other-vendor.net/v1"],
+      rua_points_here: false,
+      publish: `v=TLSRPTv1; rua=mailto:<address>@${reportsDomain},mailto:tlsrpt@other-vendor.net,https://reports.other-vendor.net/v1`,
+    });
+    expect(elsewhere.problems.filter((p) => p.code.startsWith("tlsrpt"))).toEqual([]);
+    expect((await check("missing.com", null)).tls_rpt.rua_points_here).toBeNull();
+  });
+
+  it("names a broken record, two records and an unreadable name as problems, with the fix", async () => {
+    const broken = await check("broken.com");
+    expect(broken.tls_rpt).toMatchObject({
+      valid: false,
+      error: 'rua "ftp://reports.example.net" is neither a mailto: nor an https: URI',
+    });
+    expect(broken.problems).toContainEqual({
+      code: "tlsrpt_invalid",
+      message: `Fix the TLS-RPT record at _smtp._tls.broken.com (rua "ftp://reports.example.net" is neither a mailto: nor an https: URI): "v=TLSRPTv1; rua=mailto:<address>@${reportsDomain}".`,
+    });
+    expect((await check("twice.com")).problems.map((p) => p.code)).toContain("tlsrpt_several");
+    expect((await check("slow.com")).problems.map((p) => p.code)).toContain("tlsrpt_unreadable");
+  });
+});

@@ -56,3 +56,11 @@ export {
 } from "./policy-impact.js";
 export type { QuerySchema } from "./schema.js";
 export { chooseRanking, type RankingChoice } from "./source-page-ranked.js";
+export {
+  type TlsByDateRecord,
+  type TlsByDomainRecord,
+  type TlsFailureRecord,
+  tlsByDate,
+  tlsByDomain,
+  tlsFailures,
+} from "./tls.js";

@@ -354,6 +354,29 @@ export interface ReportDomainTokenTable {
   token: string;
 }
 
+/** SMTP TLS sessions per policy domain, policy type and part of a report's time (migration 022). */
+export interface TlsPolicyFactTable {
+  domain: string;
+  policy_type: string;
+  t: Int8;
+  reports: Int8;
+  successful: Int8;
+  failed: Int8;
+}
+
+/** Failed SMTP TLS sessions per failure-details key and part of a report's time ("" for absent). */
+export interface TlsFailureFactTable {
+  domain: string;
+  policy_type: string;
+  result_type: string;
+  sending_mta_ip: string;
+  receiving_mx_hostname: string;
+  receiving_ip: string;
+  organization: string;
+  t: Int8;
+  failed: Int8;
+}
+
 /** The tables of the report read models: what reports are projected to, and the rankings. */
 export interface ReportSchema {
   agg_domain: AggDomainTable;
@@ -381,6 +404,8 @@ export interface ReportSchema {
   forensic_report: ForensicReportTable;
   report_domain: ReportDomainTable;
   report_domain_token: ReportDomainTokenTable;
+  tls_policy_fact: TlsPolicyFactTable;
+  tls_failure_fact: TlsFailureFactTable;
 }
 
 /**

@@ -114,6 +114,12 @@ export async function* exportTenant(
           for (const row of report.rows) sources.add(row.sourceIp);
           break;
         }
+        case "tls-report": {
+          // An SMTP TLS report counts for the tenant that has one of its policy domains.
+          if (event.type !== "TlsReportReceived") continue;
+          if (!event.data.policies.some((policy) => reportDomains.has(policy.policyDomain))) continue;
+          break;
+        }
         case "failure-report": {
           if (event.type !== "ForensicReportReceived" || !forensic.has(event.data.identity)) continue;
           const [opened] = await keys.open(runtime.db, [event.data.personal]);
@@ -202,7 +208,10 @@ export async function importTenant(
       appended++;
     } catch (error) {
       if (!(error instanceof WrongExpectedVersionError)) throw error;
-      if ((category === "aggregate-report" || category === "failure-report") && revision === 0n) {
+      if (
+        (category === "aggregate-report" || category === "failure-report" || category === "tls-report") &&
+        revision === 0n
+      ) {
         skipped.add(line.stream);
         alreadyHere++;
         continue;

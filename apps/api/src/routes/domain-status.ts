@@ -25,6 +25,7 @@ export const domainStatusEndpoint: Endpoint = {
       dmarc: status.dmarc,
       authorization: status.authorization,
       spf: status.spf,
+      tls_rpt: status.tls_rpt,
       problems: status.problems,
     };
   },

@@ -22,6 +22,8 @@ function describeItem(item: IngestedItem) {
       return { ...item };
     case "failure":
       return { ...item, rows: null, messages: null, dropped: null };
+    case "tls":
+      return { ...item, rows: null, messages: null, dropped: null };
     case "rejected":
       return { kind: item.kind, code: item.code, reason: item.reason, status: item.status };
   }

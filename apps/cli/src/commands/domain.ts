@@ -158,6 +158,8 @@ export function statusLines(status: DomainStatus): string[] {
     `  SPF record:          ${spf.record ?? (spf.present ? "(several)" : "none")}`,
     `    Safe SPF root:     ${yesNo(spf.reaches_safe_spf_root, "SAFE_SPF_ZONE")}${spf.safe_spf_root ? ` (${spf.safe_spf_root}${spf.via ? ` by ${spf.via}` : ""})` : ""}`,
     `    DNS lookups:       ${spf.lookups}`,
+    `  TLS-RPT record:      ${status.tls_rpt.record ?? (status.tls_rpt.present ? "(several)" : "none")}`,
+    `    rua here:          ${yesNo(status.tls_rpt.rua_points_here, "REPORTS_DOMAIN")}${status.tls_rpt.publish ? ` (to receive TLS reports, publish at ${status.tls_rpt.name}: "${status.tls_rpt.publish}")` : ""}`,
   ];
   if (status.problems.length === 0 && uncheckedParts(status).length === 0) lines.push("Nothing to change.");
   else if (status.problems.length > 0) {

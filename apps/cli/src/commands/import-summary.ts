@@ -78,6 +78,8 @@ export function describeItem(name: string, item: IngestedItem): string {
     }
     case "failure":
       return `${name}: failure report for ${item.domain} (${item.status})`;
+    case "tls":
+      return `${name}: TLS report for ${item.domains.join(", ") || "no domain"}, ${item.sessions} sessions, ${item.failedSessions} failed (${item.status})`;
     case "rejected":
       return `${name}: rejected (${item.code}): ${item.reason}; ${item.status === "kept" ? "kept" : "already kept"} as rejected-input-${item.sha256.slice(0, 12)}…`;
   }

@@ -7,7 +7,7 @@ import { catchUpReadModels } from "./wait-for-read-models.js";
 const day = 86_400;
 
 /** A period option: a UTC date (YYYY-MM-DD) or Unix seconds. */
-function seconds(name: string, value: string | undefined, fallback: number, endOfDay = false): number {
+export function seconds(name: string, value: string | undefined, fallback: number, endOfDay = false): number {
   if (value === undefined) return fallback;
   if (/^\d+$/.test(value)) return Number(value);
   const date = /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00Z`) : Number.NaN;

@@ -16,12 +16,15 @@ export type MessageDisposition = "processed" | "invalid" | "not_report";
 const notReportCodes = new Set(["no_report_in_mail", "not_a_report", "zip_unexpected_entries"]);
 
 /**
- * A message with at least one aggregate or failure report (stored or a duplicate) is processed,
+ * A message with at least one aggregate, failure or TLS report (stored or a duplicate) is processed,
  * even if another part of it was refused (that part is kept as a rejected input). A message with no
  * report at all is "not a report" when the parser found nothing report-like, else "invalid".
  */
 export function classifyOutcome(outcome: IngestOutcome): MessageDisposition {
-  if (outcome.items.some((item) => item.kind === "aggregate" || item.kind === "failure")) return "processed";
+  if (
+    outcome.items.some((item) => item.kind === "aggregate" || item.kind === "failure" || item.kind === "tls")
+  )
+    return "processed";
   const rejected = outcome.items.filter((item) => item.kind === "rejected");
   if (rejected.length > 0 && rejected.every((item) => notReportCodes.has(item.code))) return "not_report";
   return "invalid";

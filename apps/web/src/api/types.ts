@@ -261,3 +261,34 @@ export interface WebhookRecord {
   created_at: string;
   updated_at: string;
 }
+
+/** GET tls_by_domain: SMTP TLS sessions (RFC 8460) per policy domain and policy type. */
+export interface TlsDomainRecord {
+  Domain: string;
+  PolicyType: string;
+  Reports: string;
+  Sessions: string;
+  Successful: string;
+  Failed: string;
+}
+
+/** GET tls_failures: failed sessions per failure-details key ("" for a field left out). */
+export interface TlsFailureRecord {
+  Domain: string;
+  PolicyType: string;
+  ResultType: string;
+  SendingMtaIp: string;
+  ReceivingMxHostname: string;
+  ReceivingIp: string;
+  Organization: string;
+  FailedSessions: string;
+}
+
+/** GET tls_by_date: the series of sessions per bucket, every bucket present. */
+export interface TlsDateRecord {
+  Date: string;
+  Reports: string;
+  Sessions: string;
+  Successful: string;
+  Failed: string;
+}

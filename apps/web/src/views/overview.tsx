@@ -1,4 +1,11 @@
-import type { Caller, DateRecord, DomainRecord, ListAnswer, SourceRecord } from "../api/types.js";
+import type {
+  Caller,
+  DateRecord,
+  DomainRecord,
+  ListAnswer,
+  SourceRecord,
+  TlsDomainRecord,
+} from "../api/types.js";
 import { useApi } from "../api/use-api.js";
 import {
   alignment,
@@ -51,6 +58,11 @@ export function Overview({ caller, features }: { caller: Caller; features: Reado
     ...filters.query,
     per_page: 10,
   });
+  // TLS health beside DMARC: the SMTP TLS reports' failed share (RFC 8460), once the API has them.
+  const tls = useApi<ListAnswer<TlsDomainRecord>>(features.has("tls_by_domain") ? "tls_by_domain" : null, {
+    ...filters.query,
+    per_page: 1000,
+  });
   const bucket = seriesBucket(filters.period);
   const daily = useApi<ListAnswer<DateRecord>>(
     features.has("aggregate_by_date") ? "aggregate_by_date" : null,
@@ -72,15 +84,24 @@ export function Overview({ caller, features }: { caller: Caller; features: Reado
   if (current.error) return <ErrorNotice error={current.error} />;
   const records = current.data?.records ?? [];
   if (records.length === 0) {
+    const tlsRecords = tls.data?.records ?? [];
     return (
-      <EmptyState title={`No reports for ${describePeriod(filters.period)}`}>
-        <p>
-          Choose a longer period, or check that receivers can send reports: the{" "}
-          <AppLink href={viewLink("/domains")}>onboarding check</AppLink> of each domain says what to change.
-          Reports you have as files can be uploaded on the <AppLink href="/intake">Intake</AppLink> page.
-        </p>
-        <PublishRua caller={caller} />
-      </EmptyState>
+      <>
+        {tlsRecords.length > 0 ? (
+          <div class="kpis">
+            <TlsHealth records={tlsRecords} />
+          </div>
+        ) : null}
+        <EmptyState title={`No DMARC reports for ${describePeriod(filters.period)}`}>
+          <p>
+            Choose a longer period, or check that receivers can send reports: the{" "}
+            <AppLink href={viewLink("/domains")}>onboarding check</AppLink> of each domain says what to
+            change. Reports you have as files can be uploaded on the <AppLink href="/intake">Intake</AppLink>{" "}
+            page.
+          </p>
+          <PublishRua caller={caller} />
+        </EmptyState>
+      </>
     );
   }
 
@@ -157,6 +178,7 @@ export function Overview({ caller, features }: { caller: Caller; features: Reado
             hadBefore ? shareChange(dkimNow, share(beforeTotals.DKIMAligned, beforeTotals.Volume)) : null
           }
         />
+        <TlsHealth records={tls.data?.records ?? []} />
       </div>
 
       <div class="grid-2">
@@ -237,4 +259,21 @@ export function Overview({ caller, features }: { caller: Caller; features: Reado
 function fromFirstReport(records: readonly DateRecord[]): DateRecord[] {
   const first = records.findIndex((record) => Number(record.Volume) > 0);
   return first < 0 ? [...records] : records.slice(first);
+}
+
+/** The SMTP TLS reports' failed share (RFC 8460) over the period: TLS health beside DMARC's. */
+function TlsHealth({ records }: { records: readonly TlsDomainRecord[] }) {
+  const sessions = records.reduce((sum, r) => sum + count(r.Sessions), 0);
+  const failed = records.reduce((sum, r) => sum + count(r.Failed), 0);
+  if (sessions === 0) return null;
+  return (
+    <div class="kpi" id="tls-health">
+      <div class="kpi-label">TLS sessions failed</div>
+      <div class="kpi-value">{formatShare(share(failed, sessions))}</div>
+      <div class="kpi-change kpi-flat muted">
+        {formatCount(failed)} of {formatCount(sessions)} ·{" "}
+        <AppLink href={viewLink("/tls")}>TLS reports</AppLink>
+      </div>
+    </div>
+  );
 }

@@ -1,4 +1,4 @@
-export type InputFormat = "empty" | "gzip" | "zip" | "xml" | "html" | "mail" | "unknown";
+export type InputFormat = "empty" | "gzip" | "zip" | "xml" | "json" | "html" | "mail" | "unknown";
 
 /** What the first bytes of an input say it is; MIME types and file names are not trusted. */
 export function detectFormat(head: Uint8Array): InputFormat {
@@ -13,6 +13,8 @@ export function detectFormat(head: Uint8Array): InputFormat {
   if (trimmed.startsWith("<")) {
     return /^<(!doctype\s+html|html[\s>])/i.test(trimmed) ? "html" : "xml";
   }
+  // An SMTP TLS report (RFC 8460 §4) is one JSON object.
+  if (trimmed.startsWith("{")) return "json";
   // A mail starts with header fields (or an mbox "From " line).
   if (/^(From [^\r\n]*\r?\n)?[!-9;-~]+:[^\r\n]*\r?\n/.test(text)) return "mail";
   return "unknown";

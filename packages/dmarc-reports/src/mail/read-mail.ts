@@ -17,7 +17,7 @@ export type ReadNested = (bytes: Uint8Array) => AsyncGenerator<ReportItem>;
 
 /**
  * The reports a mail carries: an RFC 6591 failure report, aggregate reports as attachments (any MIME
- * type: the bytes decide) or as the body, nested messages, or a plain-text failure report.
+ * type: the bytes decide) or as the body, SMTP TLS reports (RFC 8460 §5.3) as attachments, nested messages, or a plain-text failure report.
  * Mails are parsed whole: they are small, the large reports inside them are compressed.
  */
 export async function* readMail(bytes: Uint8Array, readNested: ReadNested): AsyncGenerator<ReportItem> {
@@ -52,6 +52,8 @@ export async function* readMail(bytes: Uint8Array, readNested: ReadNested): Asyn
       format === "gzip" ||
       format === "zip" ||
       format === "xml" ||
+      // RFC 8460 §5.3: application/tlsrpt+json (a gzip'd one, tlsrpt+gzip, is found as gzip).
+      (format === "json" && /^application\/(tlsrpt\+)?json$/i.test(part.mimeType)) ||
       (format === "mail" && SAMPLE_TYPES.has(part.mimeType));
     if (!carriesReport) continue;
     found++;
@@ -72,6 +74,6 @@ export async function* readMail(bytes: Uint8Array, readNested: ReadNested): Asyn
   throw new ReportParseError(
     "no_report_in_mail",
     // Not its subject: a rejection's reason is kept in clear, and a subject can name a person.
-    "the mail carries no aggregate or failure report",
+    "the mail carries no aggregate, failure or TLS report",
   );
 }

@@ -21,6 +21,7 @@ import { aggSenderDelta } from "./019_agg_sender_delta.js";
 import { reportDomainToken } from "./020_report_domain_token.js";
 import { aggSenderFactAppended } from "./021_agg_sender_fact_appended.js";
 import { forensicDetails } from "./022_forensic_details.js";
+import { tlsFacts } from "./023_tls_facts.js";
 
 /**
  * The report read models' tables (schema.ts). Until the read models were split (issue 22) the
@@ -52,6 +53,7 @@ export const reportReadModelMigrations: MigrationSet = {
     "020_report_domain_token": reportDomainToken,
     "021_agg_sender_fact_appended": aggSenderFactAppended,
     "022_forensic_details": forensicDetails,
+    "023_tls_facts": tlsFacts,
   },
   formerly: {
     set: "read_models",

@@ -57,6 +57,13 @@ const dropByT =
   };
 
 export const dropExpiredDomainFacts = dropByT("agg_domain");
+
+/** SMTP TLS facts (tls_facts) expire with the aggregate facts of their policy domains. */
+export const dropExpiredTlsFacts: DropExpired = async (trx, expired) => {
+  for (const table of ["tls_policy_fact", "tls_failure_fact"] as const)
+    await sql`delete from ${sql.table(table)}
+      where domain = any(${expired.domains}::text[]) and t < ${expiryCutoff(expired)}`.execute(trx);
+};
 export const dropExpiredOrganizationFacts = dropByT("agg_organization");
 
 /**

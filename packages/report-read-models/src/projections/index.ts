@@ -11,11 +11,13 @@ import {
   dropExpiredOrganizationFacts,
   dropExpiredSenderFacts,
   dropExpiredSourceFacts,
+  dropExpiredTlsFacts,
   withAggregateExpiry,
 } from "./aggregate-expiry.js";
 import { forensicReportsProjection } from "./forensic-reports.js";
 import { reportDomainsProjection } from "./report-domains.js";
 import { sourceIpNamesProjection } from "./source-ip-names.js";
+import { tlsFactsProjection as tlsFacts } from "./tls-facts.js";
 
 /**
  * The aggregate projections, each also dropping its facts that retention expired
@@ -26,6 +28,7 @@ const aggregateByOrganizationProjection = withAggregateExpiry(byOrganization, dr
 const aggregateBySourceProjection = withAggregateExpiry(bySource, dropExpiredSourceFacts);
 const aggregateByDateProjection = withAggregateExpiry(byDate, dropExpiredDays);
 const aggregateBySenderProjection = withAggregateExpiry(bySender, dropExpiredSenderFacts);
+const tlsFactsProjection = withAggregateExpiry(tlsFacts, dropExpiredTlsFacts);
 
 export { isForwarded } from "./aggregate-by-sender.js";
 export { dkimDomainOf, spfDomainOf } from "./aggregate-by-source.js";
@@ -51,6 +54,7 @@ export {
   forensicReportsProjection,
   reportDomainsProjection,
   sourceIpNamesProjection,
+  tlsFactsProjection,
 };
 
 /** The report read models' projections, in the order the engine applies them. */
@@ -63,4 +67,5 @@ export const reportProjections: readonly Projection<ReportSchema>[] = [
   sourceIpNamesProjection,
   aggregateByDateProjection,
   aggregateBySenderProjection,
+  tlsFactsProjection,
 ];
