@@ -65,6 +65,17 @@ describe("alerts over HTTP: rules, alerts, webhooks; reports imported through th
     });
     expect((await handle.put("add_domain", keyA, { domain: "acme-alerts.com" })).status).toBe(200);
     expect((await handle.put("add_domain", keyB, { domain: "other-alerts.com" })).status).toBe(200);
+    // A person of acme's: with no relay configured (no ALERT_SMTP_URL), no mail is queued for them.
+    const person = await cli(
+      backend.env,
+      "user",
+      "add",
+      "acme",
+      "postmaster@acme-alerts.com",
+      "--role",
+      "viewer",
+    );
+    expect(person.code, person.err).toBe(0);
     receiver = await startWebhookReceiver();
   });
 
@@ -140,6 +151,8 @@ describe("alerts over HTTP: rules, alerts, webhooks; reports imported through th
     expect(receiver.attempts.every((attempt) => attempt.verified)).toBe(true);
     const rules = receiver.attempts.map((attempt) => JSON.parse(attempt.body).data.rule).sort();
     expect(rules).toEqual(["dmarc_failure_share", "new_sender", "new_sender"]);
+    // No relay, no mail queue: the person's alerts are not kept for a channel that is not there.
+    expect(await handle.runtime.db.selectFrom("alert_email").select("email_id").execute()).toEqual([]);
 
     // The alerts' read model may follow the deliveries by a moment (the projector applies AlertRaised).
     const listAlerts = async () =>

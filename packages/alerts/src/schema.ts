@@ -141,8 +141,8 @@ export interface AlertEmailTable {
   email_id: string;
   alert_id: string;
   tenant_id: string;
+  /** The person it goes to: their address is opened (sealed, user_account) when it is sent. */
   user_id: string;
-  address: string;
   status: string;
   attempts: number;
   next_attempt_at: Timestamp;
@@ -156,8 +156,8 @@ export interface AlertDigestTable {
   /** tenant, person, kind and period start: the key that makes it go out once. */
   digest_id: string;
   tenant_id: string;
+  /** The person it goes to: their address is opened (sealed, user_account) when it is sent. */
   user_id: string;
-  address: string;
   period_start: Timestamp;
   period_end: Timestamp;
   subject: string;

@@ -90,6 +90,7 @@ export function startAlerts(options: AlertsOptions): RunningAlerts {
   const mail = settings.ALERT_SMTP_URL
     ? startEmailWorker({
         db,
+        dataKeys: options.dataKeys,
         smtpUrl: settings.ALERT_SMTP_URL,
         from: settings.ALERT_MAIL_FROM,
         retryBaseMs: settings.WEBHOOK_RETRY_BASE,
@@ -113,7 +114,7 @@ export function startAlerts(options: AlertsOptions): RunningAlerts {
     while (!stopping) {
       let published = 0;
       try {
-        published = await publishAlerts(store, db, options.dataKeys);
+        published = await publishAlerts(store, db, settings.ALERT_SMTP_URL !== undefined);
         if (published > 0) {
           deliveries.wake();
           mail?.wake();
@@ -177,7 +178,7 @@ function startSchedule(
       maxEventAgeMs: settings.ALERT_MAX_EVENT_AGE,
     }).catch(onError("deciding the new senders that were not named failed"));
     if (settings.ALERT_SMTP_URL && settings.ALERT_DIGEST !== "off") {
-      await scheduleDigests(db, options.dataKeys, settings.ALERT_DIGEST)
+      await scheduleDigests(db, settings.ALERT_DIGEST)
         .then((made) => {
           if (made > 0) wakeMail();
         })

@@ -4,6 +4,7 @@ import { alertDigest } from "./002_alert_digest.js";
 import { alertDnsState } from "./003_alert_dns_state.js";
 import { alertSenderState } from "./004_alert_sender_state.js";
 import { alertKnownName } from "./005_alert_known_name.js";
+import { alertMailUnaddressed } from "./006_alert_mail_unaddressed.js";
 
 /** The alerts' tables (schema.ts): rules, endpoints, alerts, the evaluator's state, the outboxes. */
 export const alertsMigrations: MigrationSet = {
@@ -14,5 +15,6 @@ export const alertsMigrations: MigrationSet = {
     "003_alert_dns_state": alertDnsState,
     "004_alert_sender_state": alertSenderState,
     "005_alert_known_name": alertKnownName,
+    "006_alert_mail_unaddressed": alertMailUnaddressed,
   },
 };
