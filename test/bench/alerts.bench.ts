@@ -128,12 +128,8 @@ async function main() {
     WEBHOOK_CONCURRENCY: String(CONCURRENCY),
   });
   const projector = startProjector({ store: runtime.store, db: runtime.db, projections: allProjections });
-  const alerts = startAlerts({
-    store: runtime.store,
-    db: runtime.db,
-    settings,
-    dataKeys: await runtimeDataKeys(runtime, { DATABASE_URL: database.url, MASTER_KEY: testMasterKey }),
-  });
+  const dataKeys = await runtimeDataKeys(runtime, { DATABASE_URL: database.url, MASTER_KEY: testMasterKey });
+  const alerts = startAlerts({ store: runtime.store, db: runtime.db, settings, dataKeys });
   try {
     const { store } = runtime;
     const { tenantId } = await createTenant(
@@ -142,7 +138,16 @@ async function main() {
       { causedBy: "bench" },
     );
     await addDomain(store, { tenantId, domain: "bench-alerts.com" }, { causedBy: "bench" });
-    await addEndpoint(store, runtime.db, { tenantId, url }, { causedBy: "bench" }, { allowPrivate: true });
+    await addEndpoint(
+      store,
+      runtime.db,
+      { tenantId, url },
+      { causedBy: "bench" },
+      {
+        allowPrivate: true,
+        keys: dataKeys,
+      },
+    );
     const append = (payload: AggregateReportReceived) =>
       store.append(
         streams.aggregateReport(payload.identity),

@@ -139,6 +139,21 @@ describe("alerts over HTTP: rules, alerts, webhooks; reports imported through th
       { id: webhookId, alert_types: ["new_sender", "dmarc_failure_share"] },
     ]);
     expect(((await handle.get("webhooks", keyB)).json as Listed<unknown>).total).toBe(0);
+    // A read-only key sees the endpoint's scheme and host, its path (a chat token's place) masked.
+    const readKey = JSON.parse(
+      (await cli(backend.env, "tenant", "key", "issue", "acme", "--scopes", "read", "--json")).out,
+    ).apiKey as string;
+    // The key is the service's once its projector has the CLI's event.
+    await eventually(
+      async () => (await handle.get("webhooks", readKey)).status === 200,
+      "the read key known",
+    );
+    const viewed = await handle.get("webhooks", readKey);
+    const receiverUrl = new URL(receiver.url);
+    expect((viewed.json as Listed<{ url: string }>).records.map((record) => record.url)).toEqual([
+      `http://${receiverUrl.host}/…`,
+    ]);
+    expect(viewed.body).not.toContain(receiverUrl.pathname);
 
     await upload(keyA, report("acme-1", "acme-alerts.com", ["192.0.2.1"]));
     // Two new senders, every message failing: 2 new_sender alerts and the failure share (20 of 30 > 50%).

@@ -175,7 +175,7 @@ describe("deliveries under failure", () => {
       runtime.db,
       { tenantId, url: receiver.url },
       { causedBy: "test" },
-      { allowPrivate: true },
+      { allowPrivate: true, keys: dataKeys },
     );
     receiver.secret = endpoint.secret;
     return { tenantId, receiver, endpointId: endpoint.endpointId };
@@ -445,7 +445,7 @@ describe("deliveries under failure", () => {
         runtime.db,
         { tenantId, url: "http://127.0.0.1:8080/hook" },
         { causedBy: "test" },
-        { allowPrivate: false },
+        { allowPrivate: false, keys: dataKeys },
       ),
     ).rejects.toThrow(/not a public address/);
     await expect(
@@ -454,9 +454,7 @@ describe("deliveries under failure", () => {
         runtime.db,
         { tenantId, url: "ftp://example.com/" },
         { causedBy: "test" },
-        {
-          allowPrivate: false,
-        },
+        { allowPrivate: false, keys: dataKeys },
       ),
     ).rejects.toThrow(/https:\/\//);
     expect(RefusedAddressError).toBeDefined();

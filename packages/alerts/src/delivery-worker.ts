@@ -1,14 +1,18 @@
 import type { EventStore } from "@dmarc-ledger/event-store";
+import type { DataKeys } from "@dmarc-ledger/personal-data";
 import type { Selectable } from "kysely";
 import { type Kysely, sql } from "kysely";
 import { retryDelay } from "./backoff.js";
 import type { AlertsSchema, WebhookDeliveryTable } from "./schema.js";
 import { disableEndpoint } from "./webhook-commands.js";
+import { webhookSecretBox } from "./webhook-secrets.js";
 import { type SendLimits, sendWebhook } from "./webhook-sender.js";
 
 export interface DeliveryWorkerOptions {
   store: EventStore;
   db: Kysely<AlertsSchema>;
+  /** Opens the endpoints' signing secrets (sealed: webhook-secrets.ts). */
+  keys: DataKeys;
   limits: SendLimits;
   concurrency: number;
   retryBaseMs: number;
@@ -58,9 +62,10 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): RunningDeli
         .execute();
       return;
     }
+    const secret = await webhookSecretBox(options.keys).open(db, delivery.endpoint_id, endpoint.secret);
     const outcome = await sendWebhook(
       endpoint.url,
-      endpoint.secret,
+      secret,
       { id: delivery.alert_id, body: delivery.body },
       options.limits,
     );

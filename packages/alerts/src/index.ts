@@ -32,6 +32,7 @@ export type { AlertsSchema } from "./schema.js";
 export { type AlertsSettings, alertsSettings } from "./settings.js";
 export { checkSilentDomains } from "./silent-domains.js";
 export { type AlertsJob, type AlertsOptions, type RunningAlerts, startAlerts } from "./start-alerts.js";
+export { maskedUrl } from "./url-mask.js";
 export {
   addEndpoint,
   changeEndpoint,
@@ -41,4 +42,5 @@ export {
   UnknownEndpointError,
 } from "./webhook-commands.js";
 export { endpointWants, webhookBody } from "./webhook-payload.js";
+export { sealClearWebhookSecrets, webhookSecret } from "./webhook-secrets.js";
 export { type SendLimits, type SendOutcome, sendWebhook } from "./webhook-sender.js";

@@ -12,6 +12,7 @@ import { publishAlerts } from "./publisher.js";
 import type { AlertsSchema } from "./schema.js";
 import type { AlertsSettings } from "./settings.js";
 import { checkSilentDomains } from "./silent-domains.js";
+import { sealClearWebhookSecrets } from "./webhook-secrets.js";
 
 export interface AlertsOptions {
   store: EventStore;
@@ -73,9 +74,13 @@ export function startAlerts(options: AlertsOptions): RunningAlerts {
       onError: onError("alert evaluation failed; retrying from its checkpoint"),
     }),
   );
+  // Secrets kept in clear by an earlier version: sealed before the first delivery needs them (it
+  // opens either kind, so a failure here only leaves them to the next start).
+  void sealClearWebhookSecrets(db, options.dataKeys).catch(onError("sealing the webhook secrets failed"));
   const deliveries = startDeliveryWorker({
     store,
     db,
+    keys: options.dataKeys,
     limits: {
       timeoutMs: settings.WEBHOOK_TIMEOUT,
       maxResponseBytes: settings.WEBHOOK_MAX_RESPONSE_BYTES,

@@ -1,11 +1,14 @@
 import { randomBytes } from "node:crypto";
 import type { EventStore } from "@dmarc-ledger/event-store";
 import { type AlertRuleKind, type EventMetadata, newEvent, streams } from "@dmarc-ledger/events";
+import type { DataKeys } from "@dmarc-ledger/personal-data";
 import type { Kysely } from "kysely";
 import { checkEndpointUrl } from "./address-guard.js";
 import { raise } from "./alert-evaluator.js";
 import { isRuleKind } from "./rules.js";
 import type { AlertsSchema } from "./schema.js";
+import { maskedUrl } from "./url-mask.js";
+import { storeWebhookSecret } from "./webhook-secrets.js";
 
 export class InvalidEndpointError extends Error {
   override readonly name = "InvalidEndpointError";
@@ -47,20 +50,21 @@ function checkInput(
 
 /**
  * Adds a webhook endpoint. Its signing secret is made here and returned once: it is kept in
- * webhook_secret (not in an event: events are never erased) and never shown or logged again.
+ * webhook_secret (not in an event: events are never erased), sealed under a data key the master
+ * key wraps (webhook-secrets.ts), and never shown or logged again.
  */
 export async function addEndpoint(
   store: EventStore,
   db: Kysely<AlertsSchema>,
   input: EndpointInput & { tenantId: string },
   metadata: EventMetadata,
-  options: { allowPrivate: boolean },
+  options: { allowPrivate: boolean; keys: DataKeys },
 ): Promise<{ endpointId: string; secret: string; position: bigint }> {
   const checked = checkInput(input, options.allowPrivate);
   const endpointId = `whep_${randomBytes(12).toString("hex")}`;
   const secret = `whsec_${randomBytes(32).toString("base64")}`;
   // The secret first: a delivery never finds an endpoint without one.
-  await db.insertInto("webhook_secret").values({ endpoint_id: endpointId, secret }).execute();
+  await storeWebhookSecret(db, options.keys, endpointId, secret);
   const result = await store.append(
     streams.webhook(endpointId),
     [newEvent("WebhookEndpointAdded", { tenantId: input.tenantId, endpointId, ...checked }, metadata)],
@@ -178,8 +182,9 @@ export async function disableEndpoint(
       domain: null,
       key: `endpoint:${input.endpointId}:${result.nextRevision}`,
       period: { start: now.toISOString(), end: now.toISOString() },
-      summary: `The webhook endpoint ${current.url} was disabled: ${input.reason}`,
-      figures: { endpointId: input.endpointId, url: current.url, reason: input.reason },
+      // The URL masked: alerts are shown to viewers and mailed, and a URL may carry a token.
+      summary: `The webhook endpoint ${maskedUrl(current.url)} was disabled: ${input.reason}`,
+      figures: { endpointId: input.endpointId, url: maskedUrl(current.url), reason: input.reason },
       causedBy: [{ stream: streams.webhook(input.endpointId), position: result.position.toString() }],
     },
     now,

@@ -8,6 +8,7 @@ import {
   listAlerts,
   listDeliveries,
   listEndpoints,
+  maskedUrl,
   redeliver,
   ruleSpecs,
   setAlertRule,
@@ -21,6 +22,7 @@ import { optionalField, requiredField } from "../params/form-field.js";
 import { parsePageParams, requiredQuery } from "../params/page-params.js";
 import { awaitProjection } from "../read-your-writes.js";
 import type { ApiContext } from "../state.js";
+import { peopleKeys } from "./session.js";
 
 const alertsDb = (ctx: ApiContext) => ctx.deps.db as unknown as Kysely<AlertsSchema>;
 const tenantOf = (ctx: ApiContext) => ctx.state.holder!.tenantId;
@@ -136,11 +138,18 @@ export const webhooksEndpoint: Endpoint = {
   name: "webhooks",
   method: "GET",
   scope: "read",
-  summary: "This account's webhook endpoints (never their secrets).",
+  summary:
+    "This account's webhook endpoints (never their secrets); to a caller who may not change them (a viewer, a read-only key), each URL's path and query masked.",
   handler: async (ctx) => {
     parsePageParams(ctx.query);
     const records = await listEndpoints(alertsDb(ctx), tenantOf(ctx));
-    ctx.body = { status: "SUCCESS", total: records.length, records };
+    // A URL may carry a chat service's token: only who may change the endpoint sees it whole.
+    const whole = ctx.state.holder!.capabilities.includes("write");
+    ctx.body = {
+      status: "SUCCESS",
+      total: records.length,
+      records: whole ? records : records.map((record) => ({ ...record, url: maskedUrl(record.url) })),
+    };
   },
 };
 
@@ -165,7 +174,7 @@ export const addWebhookEndpoint: Endpoint = {
           ...(description ? { description } : {}),
         },
         meta(ctx),
-        { allowPrivate: ctx.deps.config.allowPrivateWebhookAddresses },
+        { allowPrivate: ctx.deps.config.allowPrivateWebhookAddresses, keys: peopleKeys(ctx) },
       ),
     );
     await awaitProjection(ctx, added.position);

@@ -153,6 +153,8 @@ export function registerAlertCommands(program: Command, io: CliIO, env: NodeJS.P
         const added = await withRuntime(env, async (runtime) => {
           await catchUpTenantTables(runtime);
           const { tenantId } = await resolveTenant(runtime, reference);
+          const { runtimeDataKeys } = await import("@dmarc-ledger/runtime");
+          const keys = await runtimeDataKeys(runtime, env);
           return answering(() =>
             addEndpoint(
               runtime.store,
@@ -164,7 +166,7 @@ export function registerAlertCommands(program: Command, io: CliIO, env: NodeJS.P
                 ...(options.description ? { description: options.description } : {}),
               },
               cli,
-              { allowPrivate: allow },
+              { allowPrivate: allow, keys },
             ),
           );
         });
