@@ -47,7 +47,7 @@ describe.each(backends)(
         const endpoint = await addEndpoint(
           runtime.store,
           runtime.db,
-          { tenantId, url: `https://hooks.example.com/${path}` },
+          { tenantId, url: `https://8.8.8.8/${path}` },
           meta,
           { allowPrivate: false, keys },
         );

@@ -11,6 +11,7 @@ export { decideUnnamedSenders } from "./new-senders.js";
 export { publishAlerts } from "./publisher.js";
 export {
   type AlertView,
+  countEndpoints,
   type DeliveryView,
   listAlerts,
   listDeliveries,

@@ -12,18 +12,20 @@ export interface WebhookEndpointView {
   updated_at: string;
 }
 
-/** A tenant's webhook endpoints (never their secrets). */
+/** A tenant's webhook endpoints (never their secrets), oldest first: a page of them, or all. */
 export async function listEndpoints(
   db: Kysely<AlertsSchema>,
   tenantId: string,
+  page?: { limit: number; offset: number },
 ): Promise<WebhookEndpointView[]> {
-  const rows = await db
+  let query = db
     .selectFrom("webhook_endpoint")
     .selectAll()
     .where("tenant_id", "=", tenantId)
     .orderBy("created_at")
-    .orderBy("endpoint_id")
-    .execute();
+    .orderBy("endpoint_id");
+  if (page) query = query.limit(page.limit).offset(page.offset);
+  const rows = await query.execute();
   return rows.map((row) => ({
     id: row.endpoint_id,
     url: row.url,
@@ -34,6 +36,16 @@ export async function listEndpoints(
     created_at: new Date(row.created_at).toISOString(),
     updated_at: new Date(row.updated_at).toISOString(),
   }));
+}
+
+/** How many webhook endpoints a tenant has. */
+export async function countEndpoints(db: Kysely<AlertsSchema>, tenantId: string): Promise<number> {
+  const { n } = await db
+    .selectFrom("webhook_endpoint")
+    .select((eb) => eb.fn.countAll<string>().as("n"))
+    .where("tenant_id", "=", tenantId)
+    .executeTakeFirstOrThrow();
+  return Number(n);
 }
 
 export interface DeliveryView {

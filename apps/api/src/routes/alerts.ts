@@ -2,6 +2,7 @@ import {
   type AlertsSchema,
   addEndpoint,
   changeEndpoint,
+  countEndpoints,
   InvalidEndpointError,
   InvalidRuleError,
   isRuleKind,
@@ -141,13 +142,16 @@ export const webhooksEndpoint: Endpoint = {
   summary:
     "This account's webhook endpoints (never their secrets); to a caller who may not change them (a viewer, a read-only key), each URL's path and query masked.",
   handler: async (ctx) => {
-    parsePageParams(ctx.query);
-    const records = await listEndpoints(alertsDb(ctx), tenantOf(ctx));
+    const { page, perPage } = parsePageParams(ctx.query);
+    const [total, records] = await Promise.all([
+      countEndpoints(alertsDb(ctx), tenantOf(ctx)),
+      listEndpoints(alertsDb(ctx), tenantOf(ctx), { limit: perPage, offset: (page - 1) * perPage }),
+    ]);
     // A URL may carry a chat service's token: only who may change the endpoint sees it whole.
     const whole = ctx.state.holder!.capabilities.includes("write");
     ctx.body = {
       status: "SUCCESS",
-      total: records.length,
+      total,
       records: whole ? records : records.map((record) => ({ ...record, url: maskedUrl(record.url) })),
     };
   },
@@ -174,7 +178,11 @@ export const addWebhookEndpoint: Endpoint = {
           ...(description ? { description } : {}),
         },
         meta(ctx),
-        { allowPrivate: ctx.deps.config.allowPrivateWebhookAddresses, keys: peopleKeys(ctx) },
+        {
+          allowPrivate: ctx.deps.config.allowPrivateWebhookAddresses,
+          ...ctx.deps.config.webhookLimits,
+          keys: peopleKeys(ctx),
+        },
       ),
     );
     await awaitProjection(ctx, added.position);
@@ -206,7 +214,7 @@ export const changeWebhookEndpoint: Endpoint = {
           ...(enabled !== undefined ? { enabled } : {}),
         },
         meta(ctx),
-        { allowPrivate: ctx.deps.config.allowPrivateWebhookAddresses },
+        { allowPrivate: ctx.deps.config.allowPrivateWebhookAddresses, ...ctx.deps.config.webhookLimits },
       ),
     );
     await awaitProjection(ctx, position);

@@ -5,6 +5,7 @@ import { alertDnsState } from "./003_alert_dns_state.js";
 import { alertSenderState } from "./004_alert_sender_state.js";
 import { alertKnownName } from "./005_alert_known_name.js";
 import { alertMailUnaddressed } from "./006_alert_mail_unaddressed.js";
+import { webhookFailureCategory } from "./007_webhook_failure_category.js";
 
 /** The alerts' tables (schema.ts): rules, endpoints, alerts, the evaluator's state, the outboxes. */
 export const alertsMigrations: MigrationSet = {
@@ -16,5 +17,6 @@ export const alertsMigrations: MigrationSet = {
     "004_alert_sender_state": alertSenderState,
     "005_alert_known_name": alertKnownName,
     "006_alert_mail_unaddressed": alertMailUnaddressed,
+    "007_webhook_failure_category": webhookFailureCategory,
   },
 };
