@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import {
   type AlertsSettings,
   addEndpoint,
@@ -102,6 +103,53 @@ describe("webhook attempts are bounded", () => {
     }
     // localhost reached the receiver only when allowed: none of the refused attempts arrived.
     expect(huge.attempts).toHaveLength(1);
+  });
+
+  it("counts an answer that came in time as delivered though the event loop was held past the timeout", async () => {
+    // The receiver in a process of its own, answering 200 a moment after the request, while this
+    // process's loop is held: what made a delivery arrive twice (its answer lost to its timeout).
+    const child = spawn(
+      process.execPath,
+      [
+        "-e",
+        `const http = require("node:http");
+         const server = http.createServer((req, res) => {
+           req.resume();
+           req.on("end", () => { process.stdout.write("got\\n"); setTimeout(() => res.end("ok"), 150); });
+         });
+         server.listen(0, "127.0.0.1", () => process.stdout.write("port " + server.address().port + "\\n"));`,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    try {
+      const lines: string[] = [];
+      child.stdout!.setEncoding("utf8").on("data", (chunk: string) => lines.push(...chunk.split("\n")));
+      await eventually(() => lines.some((line) => line.startsWith("port ")), "the receiver listening");
+      const port = lines.find((line) => line.startsWith("port "))!.slice(5);
+      const sending = sendWebhook(
+        `http://127.0.0.1:${port}/hook`,
+        "whsec_dGVzdHRlc3R0ZXN0dGVzdA==",
+        message,
+        {
+          ...limits,
+          timeoutMs: 400,
+        },
+      );
+      await eventually(() => lines.includes("got"), "the request received");
+      // Held well past the timeout, in an I/O or check-phase callback as real work is (the next
+      // loop turn then runs the expired timers before the waiting I/O); the answer arrives
+      // meanwhile (150 ms after the request).
+      await new Promise<void>((resolve) =>
+        setImmediate(() => {
+          const until = Date.now() + 1500;
+          while (Date.now() < until) {}
+          resolve();
+        }),
+      );
+      expect(await sending).toEqual({ ok: true, status: 200, error: null });
+    } finally {
+      child.kill();
+    }
   });
 
   it("reports a failure as its category: no answer's body, no address", async () => {
@@ -227,6 +275,64 @@ describe("deliveries under failure", () => {
     // Once it answers again, its alerts arrive too.
     slow.receiver.answer = () => 204;
     await eventually(() => slow.receiver.acceptedIds().size === slowIps.length, "the slow receiver's alerts");
+  });
+
+  it("a dead endpoint with 5,000 pending holds no other tenant's delivery: the live one's within 5 s", async () => {
+    const dead = await tenantWithEndpoint("dead", "dead-example.com", () => "hang");
+    const now = new Date();
+    const pending = Array.from({ length: 5000 }, (_, n) => ({
+      delivery_id: `alrt_backlog${n}.${dead.endpointId}`,
+      alert_id: `alrt_backlog${n}`,
+      endpoint_id: dead.endpointId,
+      tenant_id: dead.tenantId,
+      body: "{}",
+      status: "pending",
+      attempts: 0,
+      next_attempt_at: new Date(now.getTime() - 60_000 + n),
+      created_at: now,
+    }));
+    for (let start = 0; start < pending.length; start += 1000)
+      await runtime.db
+        .insertInto("webhook_delivery")
+        .values(pending.slice(start, start + 1000))
+        .execute();
+    await eventually(() => dead.receiver.attempts.length >= 1, "the dead endpoint tried");
+    const live = await tenantWithEndpoint("live", "live-example.com", () => 204);
+    await appendAggregateReports(
+      runtime.store,
+      reportsWithNewSenders("live-example.com", "live", ["198.51.100.77"]),
+    );
+    // From the alert's delivery queued to the live receiver, with the dead one's 5,000 due before it.
+    await eventually(
+      async () =>
+        (
+          await runtime.db
+            .selectFrom("webhook_delivery")
+            .select("delivery_id")
+            .where("endpoint_id", "=", live.endpointId)
+            .execute()
+        ).length === 1,
+      "the live endpoint's delivery queued",
+    );
+    await eventually(() => live.receiver.acceptedIds().size === 1, "the live endpoint's alert", 5000);
+    // The dead endpoint had one attempt at a time, and waits out a backoff between them.
+    const health = await runtime.db
+      .selectFrom("webhook_endpoint_health")
+      .selectAll()
+      .where("endpoint_id", "=", dead.endpointId)
+      .executeTakeFirstOrThrow();
+    expect(health.last_failure).toBe("timeout");
+    expect(health.failing_since).not.toBeNull();
+    expect(health.last_success_at).toBeNull();
+    const stillPending = await runtime.db
+      .selectFrom("webhook_delivery")
+      .select((eb) => eb.fn.countAll<string>().as("n"))
+      .where("endpoint_id", "=", dead.endpointId)
+      .where("status", "=", "pending")
+      .executeTakeFirstOrThrow();
+    expect(Number(stillPending.n)).toBeGreaterThan(4900);
+    // Out of the way of the tests after this one.
+    await runtime.db.deleteFrom("webhook_delivery").where("endpoint_id", "=", dead.endpointId).execute();
   });
 
   it("a receiver down for a while gets each alert once by id when it is back", async () => {

@@ -75,25 +75,24 @@ export async function sendWebhook(
       (response) => {
         const status = response.statusCode ?? 0;
         const ok = status >= 200 && status < 300;
-        // The answer's body is read (up to the limit) only so that the receiver finishes; none of
-        // it is kept.
-        let size = 0;
-        const done = () => {
-          finish({ ok, status, error: ok ? null : `http_status ${status}` });
-          request.destroy();
-        };
-        response.on("data", (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > limits.maxResponseBytes) done();
-        });
-        response.on("end", done);
-        response.on("error", (error) => finish({ ok: false, status, error: categoryOf(error) }));
+        // The status is the whole answer we need: a 2xx is the receiver's acceptance, whatever its
+        // body does next (a timeout while it streams must not turn an accepted delivery into a
+        // retry), and no body is kept. The connection is closed at once.
+        finish({ ok, status, error: ok ? null : `http_status ${status}` });
+        request.destroy();
       },
     );
-    const timer = setTimeout(() => {
-      finish({ ok: false, status: null, error: "timeout" });
-      request.destroy();
-    }, limits.timeoutMs);
+    // Checked after the I/O the event loop has waiting: when the loop was held past the timeout
+    // (a long synchronous task), timers run before I/O, and an answer that came in time would
+    // lose to its own timeout, and be sent again later: a duplicate the receiver answered twice.
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          finish({ ok: false, status: null, error: "timeout" });
+          request.destroy();
+        }),
+      limits.timeoutMs,
+    );
     request.on("error", (error) => finish({ ok: false, status: null, error: categoryOf(error) }));
     request.end(message.body);
   });

@@ -6,6 +6,7 @@ import { alertSenderState } from "./004_alert_sender_state.js";
 import { alertKnownName } from "./005_alert_known_name.js";
 import { alertMailUnaddressed } from "./006_alert_mail_unaddressed.js";
 import { webhookFailureCategory } from "./007_webhook_failure_category.js";
+import { webhookEndpointHealth } from "./008_webhook_endpoint_health.js";
 
 /** The alerts' tables (schema.ts): rules, endpoints, alerts, the evaluator's state, the outboxes. */
 export const alertsMigrations: MigrationSet = {
@@ -18,5 +19,6 @@ export const alertsMigrations: MigrationSet = {
     "005_alert_known_name": alertKnownName,
     "006_alert_mail_unaddressed": alertMailUnaddressed,
     "007_webhook_failure_category": webhookFailureCategory,
+    "008_webhook_endpoint_health": webhookEndpointHealth,
   },
 };
