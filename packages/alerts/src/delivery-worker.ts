@@ -151,29 +151,35 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): RunningDeli
   };
 
   /**
-   * Each endpoint is its own queue: at most one attempt of an endpoint is in flight, its oldest due
-   * delivery first, and an endpoint whose last attempt failed waits out its backoff (retry_at).
-   * The heads of the queues are taken oldest first, so a failing endpoint never holds another's.
+   * Each endpoint is its own queue, its oldest due deliveries first, with its own share of the
+   * attempts: up to perEndpoint in flight while it succeeds, one (a probe) while it fails, none
+   * while it waits out its backoff (retry_at). The queues' heads are taken oldest first, so a
+   * failing endpoint never holds another's deliveries, and a healthy busy one leaves room too.
    */
+  const perEndpoint = Math.max(1, Math.floor(options.concurrency / 4));
   const claim = async (limit: number): Promise<Delivery[]> => {
     const now = new Date();
     const result = await sql<Delivery>`
       update webhook_delivery set lease_until = ${new Date(now.getTime() + leaseMs)}
       where delivery_id in (
         select head.delivery_id
-        from (select distinct endpoint_id from webhook_delivery where status = 'pending') e
-        left join webhook_endpoint_health h on h.endpoint_id = e.endpoint_id
+        from (
+          select e.endpoint_id,
+            (case when h.failing_since is null then ${perEndpoint}::int else 1 end) - (
+              select count(*)::int from webhook_delivery busy
+              where busy.endpoint_id = e.endpoint_id and busy.status = 'pending'
+                and busy.lease_until >= ${now}) as room
+          from (select distinct endpoint_id from webhook_delivery where status = 'pending') e
+          left join webhook_endpoint_health h on h.endpoint_id = e.endpoint_id
+          where h.retry_at is null or h.retry_at <= ${now}
+        ) queue
         cross join lateral (
           select delivery_id, next_attempt_at from webhook_delivery d
-          where d.endpoint_id = e.endpoint_id and d.status = 'pending'
+          where d.endpoint_id = queue.endpoint_id and d.status = 'pending'
+            and d.next_attempt_at <= ${now} and (d.lease_until is null or d.lease_until < ${now})
           order by d.next_attempt_at
-          limit 1
+          limit greatest(queue.room, 0)
         ) head
-        where head.next_attempt_at <= ${now}
-          and (h.retry_at is null or h.retry_at <= ${now})
-          and not exists (
-            select 1 from webhook_delivery busy
-            where busy.endpoint_id = e.endpoint_id and busy.status = 'pending' and busy.lease_until >= ${now})
         order by head.next_attempt_at
         limit ${limit}
       )
