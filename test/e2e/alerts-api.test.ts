@@ -189,6 +189,14 @@ describe("alerts over HTTP: rules, alerts, webhooks; reports imported through th
       attempts: number;
     }>;
     expect(log.total).toBe(3);
+    // The endpoint's health says the same: delivered, none failing, none waiting.
+    const listed = (await handle.get("webhooks", keyA)).json as Listed<{
+      id: string;
+      health: { last_success_at: string | null; failing_since: string | null; pending: number };
+    }>;
+    const health = listed.records.find((record) => record.id === webhookId)!.health;
+    expect(health.last_success_at).not.toBeNull();
+    expect(health).toMatchObject({ failing_since: null, pending: 0 });
     expect(log.records.every((record) => record.status === "delivered" && record.attempts === 1)).toBe(true);
     expect((await handle.get(`webhook_deliveries?webhook_id=${webhookId}`, keyB)).status).toBe(404);
     const first = log.records[0]!;

@@ -5,6 +5,7 @@ import {
   alertsSettings,
   changeEndpoint,
   listDeliveries,
+  listEndpoints,
   RefusedAddressError,
   type RunningAlerts,
   redeliver,
@@ -331,6 +332,11 @@ describe("deliveries under failure", () => {
       .where("status", "=", "pending")
       .executeTakeFirstOrThrow();
     expect(Number(stillPending.n)).toBeGreaterThan(4900);
+    // As the listing shows it: failing, by timeout, thousands waiting.
+    const [listed] = await listEndpoints(runtime.db, dead.tenantId);
+    expect(listed!.health).toMatchObject({ last_failure: "timeout", last_success_at: null });
+    expect(listed!.health.failing_since).not.toBeNull();
+    expect(listed!.health.pending).toBe(Number(stillPending.n));
     // Out of the way of the tests after this one.
     await runtime.db.deleteFrom("webhook_delivery").where("endpoint_id", "=", dead.endpointId).execute();
   });

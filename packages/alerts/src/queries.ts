@@ -10,6 +10,17 @@ export interface WebhookEndpointView {
   disabled_reason: string | null;
   created_at: string;
   updated_at: string;
+  /**
+   * How its deliveries go: the last success and failure (a category), since when it fails (null
+   * while it succeeds), and how many deliveries wait for it.
+   */
+  health: {
+    last_success_at: string | null;
+    last_failure_at: string | null;
+    last_failure: string | null;
+    failing_since: string | null;
+    pending: number;
+  };
 }
 
 /** A tenant's webhook endpoints (never their secrets), oldest first: a page of them, or all. */
@@ -19,11 +30,25 @@ export async function listEndpoints(
   page?: { limit: number; offset: number },
 ): Promise<WebhookEndpointView[]> {
   let query = db
-    .selectFrom("webhook_endpoint")
-    .selectAll()
-    .where("tenant_id", "=", tenantId)
-    .orderBy("created_at")
-    .orderBy("endpoint_id");
+    .selectFrom("webhook_endpoint as e")
+    .leftJoin("webhook_endpoint_health as h", "h.endpoint_id", "e.endpoint_id")
+    .selectAll("e")
+    .select([
+      "h.last_success_at",
+      "h.last_failure_at",
+      "h.last_failure",
+      "h.failing_since",
+      (eb) =>
+        eb
+          .selectFrom("webhook_delivery as d")
+          .select((inner) => inner.fn.countAll<string>().as("n"))
+          .whereRef("d.endpoint_id", "=", "e.endpoint_id")
+          .where("d.status", "=", "pending")
+          .as("pending"),
+    ])
+    .where("e.tenant_id", "=", tenantId)
+    .orderBy("e.created_at")
+    .orderBy("e.endpoint_id");
   if (page) query = query.limit(page.limit).offset(page.offset);
   const rows = await query.execute();
   return rows.map((row) => ({
@@ -35,6 +60,13 @@ export async function listEndpoints(
     disabled_reason: row.disabled_reason,
     created_at: new Date(row.created_at).toISOString(),
     updated_at: new Date(row.updated_at).toISOString(),
+    health: {
+      last_success_at: iso(row.last_success_at ?? null),
+      last_failure_at: iso(row.last_failure_at ?? null),
+      last_failure: row.last_failure ?? null,
+      failing_since: iso(row.failing_since ?? null),
+      pending: Number(row.pending ?? 0),
+    },
   }));
 }
 
