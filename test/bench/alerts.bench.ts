@@ -7,7 +7,9 @@
  *   the same receiver with the same concurrency (sendWebhook, no outbox, no database);
  * - latency: the time from a report's events being stored to its alert's arrival at the receiver,
  *   p50 and p95, over BENCH_LATENCY_REPORTS reports (default 50) stored one at a time, 200 ms
- *   apart, each with one new sender, while nothing else is queued.
+ *   apart, each with one new sender, while nothing else is queued; then the same beside another
+ *   tenant's endpoint that never answers with BENCH_DEAD_PENDING (5,000) deliveries due, and the
+ *   ratio of the two p95s.
  * Needs the test PostgreSQL server. `BENCH_ALERTS=1000 pnpm bench alerts` is quick.
  */
 import { createServer } from "node:http";
@@ -25,6 +27,7 @@ import { testMasterKey } from "../support/master-key.js";
 
 const ALERTS = Number(process.env.BENCH_ALERTS ?? 10_000);
 const LATENCY_REPORTS = Number(process.env.BENCH_LATENCY_REPORTS ?? 50);
+const DEAD_PENDING = Number(process.env.BENCH_DEAD_PENDING ?? 5000);
 const PER_REPORT = 100;
 const CONCURRENCY = 16;
 const day = 86_400;
@@ -128,12 +131,8 @@ async function main() {
     WEBHOOK_CONCURRENCY: String(CONCURRENCY),
   });
   const projector = startProjector({ store: runtime.store, db: runtime.db, projections: allProjections });
-  const alerts = startAlerts({
-    store: runtime.store,
-    db: runtime.db,
-    settings,
-    dataKeys: await runtimeDataKeys(runtime, { DATABASE_URL: database.url, MASTER_KEY: testMasterKey }),
-  });
+  const dataKeys = await runtimeDataKeys(runtime, { DATABASE_URL: database.url, MASTER_KEY: testMasterKey });
+  const alerts = startAlerts({ store: runtime.store, db: runtime.db, settings, dataKeys });
   try {
     const { store } = runtime;
     const { tenantId } = await createTenant(
@@ -142,7 +141,16 @@ async function main() {
       { causedBy: "bench" },
     );
     await addDomain(store, { tenantId, domain: "bench-alerts.com" }, { causedBy: "bench" });
-    await addEndpoint(store, runtime.db, { tenantId, url }, { causedBy: "bench" }, { allowPrivate: true });
+    await addEndpoint(
+      store,
+      runtime.db,
+      { tenantId, url },
+      { causedBy: "bench" },
+      {
+        allowPrivate: true,
+        keys: dataKeys,
+      },
+    );
     const append = (payload: AggregateReportReceived) =>
       store.append(
         streams.aggregateReport(payload.identity),
@@ -153,23 +161,68 @@ async function main() {
     let sender = 1;
 
     // Latency: one report at a time, one new sender each.
-    const storedAt = new Map<string, number>();
-    for (let r = 0; r < LATENCY_REPORTS; r++) {
-      const identity = `latency-${r}`;
-      await append(report(identity, [ip(sender++)]));
-      storedAt.set(identity, performance.now());
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    const deadline = Date.now() + 60_000;
-    while (arrivals.size < LATENCY_REPORTS && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 20));
-    const latencies = [...arrivals.values()]
-      .filter((arrival) => storedAt.has(arrival.reportId))
-      .map((arrival) => arrival.at - storedAt.get(arrival.reportId)!)
-      .sort((a, b) => a - b);
-    log(
-      `latency, report stored to webhook received (${latencies.length} reports, one at a time): p50 ${percentile(latencies, 50).toFixed(0)} ms, p95 ${percentile(latencies, 95).toFixed(0)} ms`,
+    const latencyP95 = async (label: string, round: string) => {
+      const storedAt = new Map<string, number>();
+      for (let r = 0; r < LATENCY_REPORTS; r++) {
+        const identity = `latency-${round}-${r}`;
+        await append(report(identity, [ip(sender++)]));
+        storedAt.set(identity, performance.now());
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      const deadline = Date.now() + 60_000;
+      const arrived = () => [...arrivals.values()].filter((arrival) => storedAt.has(arrival.reportId));
+      while (arrived().length < LATENCY_REPORTS && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20));
+      // An alert that did not arrive within the minute counts as arriving never.
+      const latencies = [
+        ...arrived().map((arrival) => arrival.at - storedAt.get(arrival.reportId)!),
+        ...Array.from({ length: LATENCY_REPORTS - arrived().length }, () => Number.POSITIVE_INFINITY),
+      ].sort((a, b) => a - b);
+      const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(0)} ms` : "over 60 s");
+      log(
+        `latency, report stored to webhook received, ${label} (${arrived().length} of ${LATENCY_REPORTS} reports arrived, one at a time): p50 ${ms(percentile(latencies, 50))}, p95 ${ms(percentile(latencies, 95))}`,
+      );
+      return percentile(latencies, 95);
+    };
+    const alone = await latencyP95("alone", "alone");
+
+    // The same beside a dead endpoint of another tenant (it never answers) with DEAD_PENDING due.
+    const dead = createServer(() => {});
+    await new Promise<void>((resolve) => dead.listen(0, "127.0.0.1", () => resolve()));
+    const other = await createTenant(store, { name: "dead", region: "global" }, { causedBy: "bench" });
+    const deadEndpoint = await addEndpoint(
+      store,
+      runtime.db,
+      { tenantId: other.tenantId, url: `http://127.0.0.1:${(dead.address() as AddressInfo).port}/hook` },
+      { causedBy: "bench" },
+      { allowPrivate: true, keys: dataKeys },
     );
+    const now = Date.now();
+    for (let start = 0; start < DEAD_PENDING; start += 1000)
+      await runtime.db
+        .insertInto("webhook_delivery")
+        .values(
+          Array.from({ length: Math.min(1000, DEAD_PENDING - start) }, (_, i) => ({
+            delivery_id: `alrt_dead${start + i}.${deadEndpoint.endpointId}`,
+            alert_id: `alrt_dead${start + i}`,
+            endpoint_id: deadEndpoint.endpointId,
+            tenant_id: other.tenantId,
+            body: "{}",
+            status: "pending",
+            attempts: 0,
+            next_attempt_at: new Date(now - 60_000 + start + i),
+            created_at: new Date(now),
+          })),
+        )
+        .execute();
+    const beside = await latencyP95(`beside a dead endpoint with ${DEAD_PENDING} pending`, "dead");
+    log(`latency p95 beside the dead endpoint: ${(beside / alone).toFixed(2)} times the p95 alone`);
+    await runtime.db
+      .deleteFrom("webhook_delivery")
+      .where("endpoint_id", "=", deadEndpoint.endpointId)
+      .execute();
+    dead.closeAllConnections();
+    dead.close();
 
     // Throughput: ALERTS alerts, PER_REPORT new senders a report, stored as fast as they go.
     const before = arrivals.size;

@@ -65,6 +65,17 @@ describe("alerts over HTTP: rules, alerts, webhooks; reports imported through th
     });
     expect((await handle.put("add_domain", keyA, { domain: "acme-alerts.com" })).status).toBe(200);
     expect((await handle.put("add_domain", keyB, { domain: "other-alerts.com" })).status).toBe(200);
+    // A person of acme's: with no relay configured (no ALERT_SMTP_URL), no mail is queued for them.
+    const person = await cli(
+      backend.env,
+      "user",
+      "add",
+      "acme",
+      "postmaster@acme-alerts.com",
+      "--role",
+      "viewer",
+    );
+    expect(person.code, person.err).toBe(0);
     receiver = await startWebhookReceiver();
   });
 
@@ -128,6 +139,21 @@ describe("alerts over HTTP: rules, alerts, webhooks; reports imported through th
       { id: webhookId, alert_types: ["new_sender", "dmarc_failure_share"] },
     ]);
     expect(((await handle.get("webhooks", keyB)).json as Listed<unknown>).total).toBe(0);
+    // A read-only key sees the endpoint's scheme and host, its path (a chat token's place) masked.
+    const readKey = JSON.parse(
+      (await cli(backend.env, "tenant", "key", "issue", "acme", "--scopes", "read", "--json")).out,
+    ).apiKey as string;
+    // The key is the service's once its projector has the CLI's event.
+    await eventually(
+      async () => (await handle.get("webhooks", readKey)).status === 200,
+      "the read key known",
+    );
+    const viewed = await handle.get("webhooks", readKey);
+    const receiverUrl = new URL(receiver.url);
+    expect((viewed.json as Listed<{ url: string }>).records.map((record) => record.url)).toEqual([
+      `http://${receiverUrl.host}/…`,
+    ]);
+    expect(viewed.body).not.toContain(receiverUrl.pathname);
 
     await upload(keyA, report("acme-1", "acme-alerts.com", ["192.0.2.1"]));
     // Two new senders, every message failing: 2 new_sender alerts and the failure share (20 of 30 > 50%).
@@ -140,6 +166,8 @@ describe("alerts over HTTP: rules, alerts, webhooks; reports imported through th
     expect(receiver.attempts.every((attempt) => attempt.verified)).toBe(true);
     const rules = receiver.attempts.map((attempt) => JSON.parse(attempt.body).data.rule).sort();
     expect(rules).toEqual(["dmarc_failure_share", "new_sender", "new_sender"]);
+    // No relay, no mail queue: the person's alerts are not kept for a channel that is not there.
+    expect(await handle.runtime.db.selectFrom("alert_email").select("email_id").execute()).toEqual([]);
 
     // The alerts' read model may follow the deliveries by a moment (the projector applies AlertRaised).
     const listAlerts = async () =>
@@ -161,6 +189,14 @@ describe("alerts over HTTP: rules, alerts, webhooks; reports imported through th
       attempts: number;
     }>;
     expect(log.total).toBe(3);
+    // The endpoint's health says the same: delivered, none failing, none waiting.
+    const listed = (await handle.get("webhooks", keyA)).json as Listed<{
+      id: string;
+      health: { last_success_at: string | null; failing_since: string | null; pending: number };
+    }>;
+    const health = listed.records.find((record) => record.id === webhookId)!.health;
+    expect(health.last_success_at).not.toBeNull();
+    expect(health).toMatchObject({ failing_since: null, pending: 0 });
     expect(log.records.every((record) => record.status === "delivered" && record.attempts === 1)).toBe(true);
     expect((await handle.get(`webhook_deliveries?webhook_id=${webhookId}`, keyB)).status).toBe(404);
     const first = log.records[0]!;

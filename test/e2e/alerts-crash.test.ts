@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { addEndpoint } from "@dmarc-ledger/alerts";
 import { streams } from "@dmarc-ledger/events";
-import { openRuntime, type Runtime } from "@dmarc-ledger/runtime";
+import { openRuntime, type Runtime, runtimeDataKeys } from "@dmarc-ledger/runtime";
 import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aggregateReport, appendAggregateReports } from "../support/aggregate-report.js";
@@ -68,7 +68,7 @@ describe("the alerts of a projector killed with SIGKILL between alert and delive
         runtime.db,
         { tenantId, url: receiver.url },
         { causedBy: "test" },
-        { allowPrivate: true },
+        { allowPrivate: true, keys: await runtimeDataKeys(runtime, backend.env) },
       )
     ).secret;
   });

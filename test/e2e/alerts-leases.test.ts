@@ -82,6 +82,7 @@ describe("the alerts' jobs run once per deployment", () => {
     receiver.secret = (
       await addEndpoint(runtime.store, runtime.db, { tenantId, url: receiver.url }, meta, {
         allowPrivate: true,
+        keys: await runtimeDataKeys(runtime, backend.env),
       })
     ).secret;
     projector = startProjector({ store: runtime.store, db: runtime.db, projections: allProjections });

@@ -242,7 +242,7 @@ describe("unapproved senders failing DMARC", () => {
           runtime.db,
           { tenantId, url: receiver.url, alertTypes: [rule] },
           meta,
-          { allowPrivate: true },
+          { allowPrivate: true, keys: await runtimeDataKeys(runtime, backend.env) },
         )
       ).secret;
     }

@@ -114,7 +114,7 @@ describe("alerts delivered by signed webhooks", () => {
     await addDomain(runtime.store, { tenantId: tenantB, domain: "beta-example.com" }, { causedBy: "test" });
     receiverA = await startWebhookReceiver();
     receiverB = await startWebhookReceiver();
-    const allow = { allowPrivate: true };
+    const allow = { allowPrivate: true, keys: await runtimeDataKeys(runtime, backend.env) };
     receiverA.secret = (
       await addEndpoint(
         runtime.store,

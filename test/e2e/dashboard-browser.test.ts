@@ -184,7 +184,9 @@ describe("the dashboard in a real browser", () => {
     // In its first seconds, with the line to run, when the browser is missing.
     requireChromium();
     [backend] = await Promise.all([postgresBackend(), builtWeb()]);
-    handle = await startTestService(backend.env);
+    // The webhook added below is never resolved when added (this machine may have no DNS for
+    // hooks.example.com): what the dashboard shows of it is the test, not the address check.
+    handle = await startTestService({ ...backend.env, WEBHOOK_ALLOW_PRIVATE_ADDRESSES: "yes" });
     origin = new URL(handle.service.apiRoot).origin;
     const env = { ...backend.env, PUBLIC_BASE_URL: handle.service.apiRoot };
     const meta = { causedBy: "test" };
@@ -608,9 +610,10 @@ describe("the dashboard in a real browser", () => {
         async () => (await api<{ records: { enabled: boolean }[] }>(admin, "webhooks")).records[0]?.enabled,
       )
       .toBe(false);
-    // A viewer sees the rules and webhooks, and nothing to change them with.
+    // A viewer sees the rules and webhooks (the URL's path masked), and nothing to change them with.
     const viewing = await open(viewer, "/settings");
-    await viewing.getByRole("cell", { name: "https://hooks.example.com/dmarc" }).waitFor();
+    await viewing.getByRole("cell", { name: "https://hooks.example.com/…" }).waitFor();
+    expect(await viewing.content()).not.toContain("/dmarc");
     expect(await viewing.getByLabel("Webhook URL").count()).toBe(0);
     expect(await viewing.getByLabel("Alert: no reports").count()).toBe(0);
     await viewing.close();

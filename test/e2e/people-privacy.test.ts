@@ -3,7 +3,8 @@ import { catchUp, rebuildBeside } from "@dmarc-ledger/projection-engine";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addPerson, DashboardSession } from "../support/dashboard-session.js";
-import { markersInDatabase } from "../support/marker-scan.js";
+import { markersInDatabase, markersInPostgresFiles } from "../support/marker-scan.js";
+import { aggregateReportXml } from "../support/report-xml.js";
 import {
   type Backend,
   backends,
@@ -11,13 +12,18 @@ import {
   type ServiceHandle,
   startTestService,
 } from "../support/service-harness.js";
+import { type SmtpReceiver, startSmtpReceiver } from "../support/smtp-receiver.js";
+import { eventually } from "../support/webhook-receiver.js";
+
+const day = 86_400;
+const today = Math.floor(Date.now() / 1000 / day) * day;
 
 /**
  * The dashboard's people (docs/privacy.md, "People"): their addresses are sealed under a key of
  * their own and found by a blind index, so that removing a person, or erasing their tenant,
  * leaves their address nowhere: not in the events, the stream names, the read models, the
- * sessions or the throttle, as pg_dump of the whole database or the PGlite data directory's
- * files (WAL included) show.
+ * sessions, the throttle or the alerts' mail queue, as pg_dump of the whole database, its table
+ * files and the WAL after a checkpoint, or the PGlite data directory's files (WAL included) show.
  */
 describe.each(backends)("people's addresses on %s: sealed, removed, erased", (name, makeBackend) => {
   const tag = randomBytes(4).toString("hex");
@@ -34,6 +40,7 @@ describe.each(backends)("people's addresses on %s: sealed, removed, erased", (na
   let handle: ServiceHandle;
   let acme: { tenantId: string; apiKey: string };
   let beta: { tenantId: string; apiKey: string };
+  let smtp: SmtpReceiver;
 
   const signIn = (email: string) => new DashboardSession(handle.service.apiRoot).signIn(email, password);
   const listed = async (tenant: string) =>
@@ -42,17 +49,29 @@ describe.each(backends)("people's addresses on %s: sealed, removed, erased", (na
       .filter(Boolean)
       .map((line) => JSON.parse(line) as { email: string | null; role: string });
 
-  /** Where a marker is found: pg_dump of the whole database, or every file of the data directory. */
-  const markersFound = () => markersInDatabase(backend.env, markers);
+  /**
+   * Where a marker is found: pg_dump of the whole database, its files and the WAL, or every file
+   * of the data directory.
+   */
+  const markersFound = async () => [
+    ...(await markersInDatabase(backend.env, markers)),
+    ...(backend.env.DATABASE_URL ? await markersInPostgresFiles(backend.env.DATABASE_URL, markers) : []),
+  ];
 
   beforeAll(async () => {
     backend = await makeBackend();
     acme = JSON.parse((await cli(backend.env, "tenant", "create", "acme", "--json")).out);
     beta = JSON.parse((await cli(backend.env, "tenant", "create", "beta", "--json")).out);
+    smtp = await startSmtpReceiver();
     handle = await startTestService({
       ...backend.env,
       RATE_LIMIT_PER_SECOND: "100000",
       RATE_LIMIT_BURST: "100000",
+      // The alerts mail every person of a tenant: the path their addresses take to the relay.
+      ALERT_SMTP_URL: smtp.url,
+      ALERT_NAME_WAIT: "0s",
+      ALERT_DIGEST: "off",
+      DNS_NAMESERVERS: "127.0.0.1:9",
     });
     const root = handle.service.apiRoot;
     await addPerson(backend.env, root, "acme", acmeAdminAddress, "admin", password);
@@ -64,6 +83,7 @@ describe.each(backends)("people's addresses on %s: sealed, removed, erased", (na
 
   afterAll(async () => {
     await handle?.stop();
+    await smtp?.close();
     await backend?.cleanup();
   });
 
@@ -88,6 +108,49 @@ describe.each(backends)("people's addresses on %s: sealed, removed, erased", (na
     );
     // Sealed from the start: no marker in the dump (PGlite writes its files when it closes:
     // the last test reads them).
+    if (backend.env.DATABASE_URL) expect(await markersFound()).toEqual([]);
+  });
+
+  it("mails each person an alert, the queue naming them by id only, never their address", async () => {
+    // A new sender for each tenant's domain: a new_sender alert, mailed to everyone of the tenant.
+    for (const [tenant, domain] of [
+      [acme, `acme-${tag}.com`],
+      [beta, `beta-${tag}.com`],
+    ] as const) {
+      expect((await handle.put("add_domain", tenant.apiKey, { domain })).status).toBe(200);
+      for (const [id, ips] of [
+        ["base", ["192.0.2.1"]],
+        ["new", ["192.0.2.1", "198.51.100.7"]],
+      ] as const) {
+        const xml = aggregateReportXml({
+          reportId: `${domain}-${id}`,
+          domain,
+          organization: "google.com",
+          begin: today - day,
+          end: today - 1,
+          rows: ips.map((sourceIp) => ({ sourceIp, count: 10 })),
+        });
+        const response = await fetch(new URL("reports", handle.service.apiRoot), {
+          method: "POST",
+          headers: { Authorization: `Bearer ${tenant.apiKey}`, "Content-Type": "application/xml" },
+          body: xml,
+        });
+        expect(response.status).toBe(202);
+      }
+    }
+    const mailedTo = () => new Set(smtp.mails.flatMap((mail) => mail.to));
+    await eventually(
+      () => [removedAddress, erasedAddress, acmeAdminAddress].every((to) => mailedTo().has(to)),
+      "the alert mailed to the people of both tenants",
+    );
+    // The queue holds the mails, by person.
+    const queued = await handle.runtime.db
+      .selectFrom("alert_email")
+      .select(["tenant_id", "status"])
+      .execute();
+    expect(queued.filter((row) => row.tenant_id === acme.tenantId).length).toBe(3);
+    expect(queued.filter((row) => row.tenant_id === beta.tenantId).length).toBe(2);
+    // Sealed while the people exist too: no marker in the dump, the table files or the WAL.
     if (backend.env.DATABASE_URL) expect(await markersFound()).toEqual([]);
   });
 

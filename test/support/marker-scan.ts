@@ -36,3 +36,44 @@ export async function markersInDatabase(
   });
   return markers.filter((marker) => stdout.includes(marker)).map((marker) => `pg_dump: ${marker}`);
 }
+
+/**
+ * Where each marker is found in a PostgreSQL database's own files and the cluster's WAL, read by
+ * the server after a CHECKPOINT (so that every change so far is in the table files): what a copy
+ * of the data directory would hold, beyond what pg_dump shows (dead rows, dropped columns, WAL).
+ * Needs a superuser (pg_read_binary_file); the test cluster's postgres is one.
+ */
+export async function markersInPostgresFiles(url: string, markers: readonly string[]): Promise<string[]> {
+  const { default: pg } = await import("pg");
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query("checkpoint");
+    const { rows: files } = await client.query<{ path: string }>(
+      `select 'base/' || d.oid || '/' || f as path
+         from pg_database d, pg_ls_dir('base/' || d.oid) f
+        where d.datname = current_database()
+       union all
+       select 'pg_wal/' || name from pg_ls_waldir() where name ~ '^[0-9A-F]{24}$'`,
+    );
+    const found: string[] = [];
+    for (const { path } of files) {
+      // A WAL segment recycled, or a table's file unlinked, since the listing: nothing to read.
+      const { rows: present } = await client.query(
+        "select 1 from pg_stat_file($1, true) where size is not null",
+        [path],
+      );
+      if (present.length === 0) continue;
+      const { rows } = await client.query<{ marker: string }>(
+        `with file as (select pg_read_binary_file($1::text) as bytes)
+         select m as marker from file, unnest($2::text[]) m
+          where position(convert_to(m, 'UTF8') in file.bytes) > 0`,
+        [path, markers],
+      );
+      for (const row of rows) found.push(`${path}: ${row.marker}`);
+    }
+    return found;
+  } finally {
+    await client.end();
+  }
+}

@@ -31,6 +31,8 @@ export interface ApiConfig {
   dashboardUrl: string;
   /** Whether webhook endpoints may be on private, loopback and link-local addresses (WEBHOOK_ALLOW_PRIVATE_ADDRESSES). */
   allowPrivateWebhookAddresses: boolean;
+  /** Endpoints per tenant and URL length (WEBHOOK_MAX_ENDPOINTS, WEBHOOK_MAX_URL_LENGTH). */
+  webhookLimits: { maxEndpoints: number; maxUrlLength: number };
 }
 
 /** The API's configuration from validated settings; `port` is the one really listened on. */
@@ -52,6 +54,10 @@ export function apiConfigFrom(settings: ApiSettings, port: number): ApiConfig {
     secureCookies: publicBaseUrl.startsWith("https:"),
     dashboardUrl: new URL("../", publicBaseUrl).toString(),
     allowPrivateWebhookAddresses: settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES === "yes",
+    webhookLimits: {
+      maxEndpoints: settings.WEBHOOK_MAX_ENDPOINTS,
+      maxUrlLength: settings.WEBHOOK_MAX_URL_LENGTH,
+    },
   };
 }
 

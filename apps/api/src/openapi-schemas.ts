@@ -404,6 +404,13 @@ const alertSchemas: Record<string, Schema> = {
       disabled_reason: nullableText,
       created_at: time,
       updated_at: time,
+      health: record({
+        last_success_at: nullableTime,
+        last_failure_at: nullableTime,
+        last_failure: nullableText,
+        failing_since: nullableTime,
+        pending: { type: "integer", minimum: 0 },
+      }),
     }),
   ),
   add_webhook: record({

@@ -83,7 +83,7 @@ const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   alert_rules: { query: [] },
   set_alert_rule: { form: ["rule", "enabled", "params"] },
   alerts: { query: ["page", "per_page", "rule", "domain"] },
-  webhooks: { query: [] },
+  webhooks: { query: ["page", "per_page"] },
   add_webhook: { form: ["url", "alert_types", "description"] },
   change_webhook: { form: ["webhook_id", "url", "alert_types", "description", "enabled"] },
   webhook_deliveries: { query: ["webhook_id", "page", "per_page"] },

@@ -28,10 +28,15 @@ export const apiSettings = {
   ...intakeSettingsShape,
   /** PUT add_webhook / change_webhook refuse private addresses unless this is "yes" (as deliveries do). */
   WEBHOOK_ALLOW_PRIVATE_ADDRESSES: alertsSettings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES,
+  /** PUT add_webhook refuses a tenant's endpoint past this many, or a URL longer than this. */
+  WEBHOOK_MAX_ENDPOINTS: alertsSettings.WEBHOOK_MAX_ENDPOINTS,
+  WEBHOOK_MAX_URL_LENGTH: alertsSettings.WEBHOOK_MAX_URL_LENGTH,
 };
 
 export interface ApiSettings {
   WEBHOOK_ALLOW_PRIVATE_ADDRESSES: "no" | "yes";
+  WEBHOOK_MAX_ENDPOINTS: number;
+  WEBHOOK_MAX_URL_LENGTH: number;
   PORT: number;
   API_ANSWER_CACHE_BYTES: number;
   DMARC_LEDGER_REGION: "global" | "eu";

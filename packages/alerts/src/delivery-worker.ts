@@ -1,14 +1,18 @@
 import type { EventStore } from "@dmarc-ledger/event-store";
+import type { DataKeys } from "@dmarc-ledger/personal-data";
 import type { Selectable } from "kysely";
 import { type Kysely, sql } from "kysely";
 import { retryDelay } from "./backoff.js";
 import type { AlertsSchema, WebhookDeliveryTable } from "./schema.js";
 import { disableEndpoint } from "./webhook-commands.js";
+import { webhookSecretBox } from "./webhook-secrets.js";
 import { type SendLimits, sendWebhook } from "./webhook-sender.js";
 
 export interface DeliveryWorkerOptions {
   store: EventStore;
   db: Kysely<AlertsSchema>;
+  /** Opens the endpoints' signing secrets (sealed: webhook-secrets.ts). */
+  keys: DataKeys;
   limits: SendLimits;
   concurrency: number;
   retryBaseMs: number;
@@ -47,7 +51,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): RunningDeli
     const endpoint = await db
       .selectFrom("webhook_endpoint as e")
       .innerJoin("webhook_secret as s", "s.endpoint_id", "e.endpoint_id")
-      .select(["e.url", "e.enabled", "s.secret"])
+      .select(["e.url", "e.enabled", "e.updated_at", "s.secret"])
       .where("e.endpoint_id", "=", delivery.endpoint_id)
       .executeTakeFirst();
     if (!endpoint?.enabled) {
@@ -58,15 +62,17 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): RunningDeli
         .execute();
       return;
     }
+    const secret = await webhookSecretBox(options.keys).open(db, delivery.endpoint_id, endpoint.secret);
     const outcome = await sendWebhook(
       endpoint.url,
-      endpoint.secret,
+      secret,
       { id: delivery.alert_id, body: delivery.body },
       options.limits,
     );
     const now = new Date();
     const attempts = delivery.attempts + 1;
     const firstAttempt = delivery.first_attempt_at ?? now;
+    const failing = await recordHealth(delivery.endpoint_id, outcome.error, now);
     if (outcome.ok) {
       await db
         .updateTable("webhook_delivery")
@@ -84,7 +90,12 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): RunningDeli
         .execute();
       return;
     }
-    const givingUp = now.getTime() - firstAttempt.getTime() >= options.retryForMs;
+    // The endpoint has failed for too long (counted from its last change, so that enabling it
+    // again gives it the whole time): paused until someone enables it.
+    const failingFrom = failing
+      ? Math.max(failing.since.getTime(), new Date(endpoint.updated_at).getTime())
+      : now.getTime();
+    const givingUp = now.getTime() - failingFrom >= options.retryForMs;
     await db
       .updateTable("webhook_delivery")
       .set({
@@ -108,7 +119,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): RunningDeli
         {
           tenantId: delivery.tenant_id,
           endpointId: delivery.endpoint_id,
-          reason: `deliveries failed for ${Math.round((now.getTime() - firstAttempt.getTime()) / 60_000)} min (${attempts} attempts); last: ${outcome.error}`,
+          reason: `deliveries failed for ${Math.round((now.getTime() - failingFrom) / 60_000)} min (${failing?.failures ?? attempts} attempts in a row); last: ${outcome.error}`,
         },
         { causedBy: "process:alerts" },
         now,
@@ -116,18 +127,63 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): RunningDeli
     }
   };
 
+  /**
+   * An attempt's outcome on its endpoint's health: a success clears the failing state; a failure
+   * counts, and holds the endpoint's whole queue for a backoff that doubles with the failures in a
+   * row (not each delivery on its own), so a dead endpoint with thousands pending costs one attempt
+   * per backoff. Returns since when the endpoint has been failing (null: it is not).
+   */
+  const recordHealth = async (endpointId: string, failure: string | null, now: Date) => {
+    await sql`insert into webhook_endpoint_health (endpoint_id) values (${endpointId})
+      on conflict (endpoint_id) do nothing`.execute(db);
+    const set =
+      failure === null
+        ? sql`last_success_at = ${now}, failing_since = null, failures = 0, retry_at = null`
+        : sql`last_failure_at = ${now}, last_failure = ${failure},
+            failing_since = coalesce(failing_since, ${now}), failures = failures + 1,
+            retry_at = ${now}::timestamptz + make_interval(secs => least(${options.retryMaxMs}::float8,
+              ${options.retryBaseMs}::float8 * power(2, least(failures, 30))) / 1000.0)`;
+    const { rows } = await sql<{ failing_since: Date | string | null; failures: number }>`
+      update webhook_endpoint_health set ${set} where endpoint_id = ${endpointId}
+      returning failing_since, failures`.execute(db);
+    const row = rows[0];
+    return row?.failing_since ? { since: new Date(row.failing_since), failures: row.failures } : null;
+  };
+
+  /**
+   * Each endpoint is its own queue, its oldest due deliveries first, with its own share of the
+   * attempts: up to perEndpoint in flight while it succeeds, one (a probe) while it fails, none
+   * while it waits out its backoff (retry_at). The queues' heads are taken oldest first, so a
+   * failing endpoint never holds another's deliveries, and a healthy busy one leaves room too.
+   */
+  const perEndpoint = Math.max(1, Math.floor(options.concurrency / 4));
   const claim = async (limit: number): Promise<Delivery[]> => {
     const now = new Date();
     const result = await sql<Delivery>`
       update webhook_delivery set lease_until = ${new Date(now.getTime() + leaseMs)}
       where delivery_id in (
-        select delivery_id from webhook_delivery
-        where status = 'pending' and next_attempt_at <= ${now}
-          and (lease_until is null or lease_until < ${now})
-        order by next_attempt_at
+        select head.delivery_id
+        from (
+          select e.endpoint_id,
+            (case when h.failing_since is null then ${perEndpoint}::int else 1 end) - (
+              select count(*)::int from webhook_delivery busy
+              where busy.endpoint_id = e.endpoint_id and busy.status = 'pending'
+                and busy.lease_until >= ${now}) as room
+          from (select distinct endpoint_id from webhook_delivery where status = 'pending') e
+          left join webhook_endpoint_health h on h.endpoint_id = e.endpoint_id
+          where h.retry_at is null or h.retry_at <= ${now}
+        ) queue
+        cross join lateral (
+          select delivery_id, next_attempt_at from webhook_delivery d
+          where d.endpoint_id = queue.endpoint_id and d.status = 'pending'
+            and d.next_attempt_at <= ${now} and (d.lease_until is null or d.lease_until < ${now})
+          order by d.next_attempt_at
+          limit greatest(queue.room, 0)
+        ) head
+        order by head.next_attempt_at
         limit ${limit}
-        for update skip locked
       )
+      and (lease_until is null or lease_until < ${now})
       returning *`.execute(db);
     return result.rows.map((row) => ({
       ...row,

@@ -1,5 +1,4 @@
-import type { DataKeys } from "@dmarc-ledger/personal-data";
-import { listTenantUsers } from "@dmarc-ledger/users";
+import type { UsersSchema } from "@dmarc-ledger/users";
 import { type Kysely, sql } from "kysely";
 import type { AlertsSchema } from "./schema.js";
 
@@ -130,7 +129,6 @@ export async function buildDigest(
  */
 export async function scheduleDigests(
   db: Kysely<AlertsSchema>,
-  keys: DataKeys,
   kind: DigestKind,
   now: Date = new Date(),
 ): Promise<number> {
@@ -138,9 +136,12 @@ export async function scheduleDigests(
   const tenants = await db.selectFrom("alert_domain_owner").select("tenant_id").distinct().execute();
   let made = 0;
   for (const { tenant_id: tenantId } of tenants) {
-    const people = (await listTenantUsers(db as never, keys, tenantId)).flatMap((person) =>
-      person.email ? [{ ...person, email: person.email }] : [],
-    );
+    // By id: the mail worker opens each address when it sends (docs/privacy.md, "People").
+    const people = await (db as unknown as Kysely<UsersSchema>)
+      .selectFrom("user_role")
+      .select("user_id as userId")
+      .where("tenant_id", "=", tenantId)
+      .execute();
     if (people.length === 0) continue;
     const keyOf = (userId: string) => `${kind}:${tenantId}:${userId}:${period.start.toISOString()}`;
     const existing = await db
@@ -163,7 +164,6 @@ export async function scheduleDigests(
           digest_id: keyOf(person.userId),
           tenant_id: tenantId,
           user_id: person.userId,
-          address: person.email,
           period_start: period.start,
           period_end: period.end,
           ...content,

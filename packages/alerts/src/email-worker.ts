@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
 import type { AlertRaised } from "@dmarc-ledger/events";
+import type { DataKeys } from "@dmarc-ledger/personal-data";
+import { type UsersSchema, userEmails } from "@dmarc-ledger/users";
 import { type Kysely, sql } from "kysely";
 import nodemailer from "nodemailer";
 import { alertMail } from "./alert-mail.js";
@@ -8,6 +10,8 @@ import type { AlertsSchema } from "./schema.js";
 
 export interface EmailWorkerOptions {
   db: Kysely<AlertsSchema>;
+  /** Opens the address of the person a mail goes to, when it is sent (it is stored sealed only). */
+  dataKeys: DataKeys;
   smtpUrl: string;
   from: string;
   retryBaseMs: number;
@@ -24,7 +28,8 @@ export interface RunningEmailWorker {
 
 interface PendingDigest {
   digest_id: string;
-  address: string;
+  tenant_id: string;
+  user_id: string;
   attempts: number;
   subject: string;
   text: string;
@@ -33,7 +38,8 @@ interface PendingDigest {
 
 interface PendingMail {
   email_id: string;
-  address: string;
+  tenant_id: string;
+  user_id: string;
   attempts: number;
   payload: string;
 }
@@ -75,17 +81,37 @@ export function startEmailWorker(options: EmailWorkerOptions): RunningEmailWorke
         order by next_attempt_at limit 1
         for update skip locked
       )
-      returning m.email_id, m.address, m.attempts, o.payload`.execute(db);
+      returning m.email_id, m.tenant_id, m.user_id, m.attempts, o.payload`.execute(db);
     return result.rows[0];
+  };
+
+  /**
+   * The address of the person a mail goes to, opened now; undefined when they are no longer of
+   * the tenant or their key is gone (erased): their mail is then dropped, not sent.
+   */
+  const recipient = async (row: OutboxRow, tenantId: string, userId: string) => {
+    const users = db as unknown as Kysely<UsersSchema>;
+    const member = await users
+      .selectFrom("user_role")
+      .select("user_id")
+      .where("tenant_id", "=", tenantId)
+      .where("user_id", "=", userId)
+      .executeTakeFirst();
+    const address = member ? (await userEmails(users, options.dataKeys, [userId])).get(userId) : undefined;
+    if (address === undefined)
+      await sql`delete from ${sql.table(row.table)} where ${sql.ref(row.idColumn)} = ${row.id}`.execute(db);
+    return address;
   };
 
   const send = async (mail: PendingMail) => {
     const alert = JSON.parse(mail.payload) as AlertRaised;
     const message = alertMail(alert);
+    const to = await recipient(mailRow(mail.email_id), mail.tenant_id, mail.user_id);
+    if (to === undefined) return;
     try {
       await transport.sendMail({
         from: options.from,
-        to: mail.address,
+        to,
         subject: message.subject,
         text: message.text,
         html: message.html,
@@ -122,15 +148,17 @@ export function startEmailWorker(options: EmailWorkerOptions): RunningEmailWorke
         order by next_attempt_at limit 1
         for update skip locked
       )
-      returning digest_id, address, attempts, subject, text, html`.execute(db);
+      returning digest_id, tenant_id, user_id, attempts, subject, text, html`.execute(db);
     return result.rows[0];
   };
 
   const sendDigest = async (digest: PendingDigest) => {
+    const to = await recipient(digestRow(digest.digest_id), digest.tenant_id, digest.user_id);
+    if (to === undefined) return;
     try {
       await transport.sendMail({
         from: options.from,
-        to: digest.address,
+        to,
         subject: digest.subject,
         text: digest.text,
         html: digest.html,

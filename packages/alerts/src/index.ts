@@ -11,6 +11,7 @@ export { decideUnnamedSenders } from "./new-senders.js";
 export { publishAlerts } from "./publisher.js";
 export {
   type AlertView,
+  countEndpoints,
   type DeliveryView,
   listAlerts,
   listDeliveries,
@@ -32,6 +33,7 @@ export type { AlertsSchema } from "./schema.js";
 export { type AlertsSettings, alertsSettings } from "./settings.js";
 export { checkSilentDomains } from "./silent-domains.js";
 export { type AlertsJob, type AlertsOptions, type RunningAlerts, startAlerts } from "./start-alerts.js";
+export { maskedUrl } from "./url-mask.js";
 export {
   addEndpoint,
   changeEndpoint,
@@ -41,4 +43,5 @@ export {
   UnknownEndpointError,
 } from "./webhook-commands.js";
 export { endpointWants, webhookBody } from "./webhook-payload.js";
+export { sealClearWebhookSecrets, webhookSecret } from "./webhook-secrets.js";
 export { type SendLimits, type SendOutcome, sendWebhook } from "./webhook-sender.js";

@@ -1,8 +1,7 @@
 import { type EventStore, WrongExpectedVersionError } from "@dmarc-ledger/event-store";
 import { type AlertRaised, newEvent, streams } from "@dmarc-ledger/events";
-import type { DataKeys } from "@dmarc-ledger/personal-data";
 import type { ProjectionCheckpointSchema } from "@dmarc-ledger/projection-engine";
-import { listTenantUsers, usersProjection } from "@dmarc-ledger/users";
+import { type UsersSchema, usersProjection } from "@dmarc-ledger/users";
 import { type Kysely, sql } from "kysely";
 import { webhookEndpointsProjection } from "./alert-projections.js";
 import { tenantRule } from "./rules.js";
@@ -16,11 +15,14 @@ import { endpointWants, webhookBody } from "./webhook-payload.js";
  * own stream; the deliveries have ids of alert and endpoint or person), and the outbox row is
  * marked published in the transaction that queues the deliveries, so a crash anywhere repeats
  * at most what is already idempotent. Returns how many alerts it published.
+ *
+ * `mail` says whether a relay is configured: without one no mail is queued at all. A queued mail
+ * names its person, never their address (docs/privacy.md, "People").
  */
 export async function publishAlerts(
   store: EventStore,
   db: Kysely<AlertsSchema>,
-  keys: DataKeys,
+  mail: boolean,
   limit = 200,
   parallel = 8,
 ): Promise<number> {
@@ -53,7 +55,7 @@ export async function publishAlerts(
     } catch (error) {
       if (!(error instanceof WrongExpectedVersionError)) throw error;
     }
-    await fanOut(db, keys, alert, row.created_at);
+    await fanOut(db, mail, alert, row.created_at);
   };
   await Promise.all(
     Array.from({ length: Math.min(parallel, rows.length) }, async () => {
@@ -82,7 +84,7 @@ const fanOutReads = [webhookEndpointsProjection.name, usersProjection.name];
 
 async function fanOut(
   db: Kysely<AlertsSchema>,
-  keys: DataKeys,
+  mail: boolean,
   alert: AlertRaised,
   raisedAt: Date,
 ): Promise<void> {
@@ -94,12 +96,15 @@ async function fanOut(
     .execute();
   const wanted = endpoints.filter((endpoint) => endpointWants(JSON.parse(endpoint.alert_types), alert.rule));
   const rule = await tenantRule(db, alert.tenantId, alert.rule);
-  // A person being erased (their key gone) gets nothing.
+  // The tenant's people by id: the mail worker opens an address when it sends, and drops the mail
+  // of a person who has gone by then.
   const people =
-    rule.params.email === 1
-      ? (await listTenantUsers(db as never, keys, alert.tenantId)).flatMap((person) =>
-          person.email ? [{ ...person, email: person.email }] : [],
-        )
+    mail && rule.params.email === 1
+      ? await (db as unknown as Kysely<UsersSchema>)
+          .selectFrom("user_role")
+          .select("user_id as userId")
+          .where("tenant_id", "=", alert.tenantId)
+          .execute()
       : [];
   const body = webhookBody(alert, raisedAt);
   const now = new Date();
@@ -132,7 +137,6 @@ async function fanOut(
             alert_id: alert.alertId,
             tenant_id: alert.tenantId,
             user_id: person.userId,
-            address: person.email,
             status: "pending",
             attempts: 0,
             next_attempt_at: now,

@@ -10,20 +10,47 @@ export interface WebhookEndpointView {
   disabled_reason: string | null;
   created_at: string;
   updated_at: string;
+  /**
+   * How its deliveries go: the last success and failure (a category), since when it fails (null
+   * while it succeeds), and how many deliveries wait for it.
+   */
+  health: {
+    last_success_at: string | null;
+    last_failure_at: string | null;
+    last_failure: string | null;
+    failing_since: string | null;
+    pending: number;
+  };
 }
 
-/** A tenant's webhook endpoints (never their secrets). */
+/** A tenant's webhook endpoints (never their secrets), oldest first: a page of them, or all. */
 export async function listEndpoints(
   db: Kysely<AlertsSchema>,
   tenantId: string,
+  page?: { limit: number; offset: number },
 ): Promise<WebhookEndpointView[]> {
-  const rows = await db
-    .selectFrom("webhook_endpoint")
-    .selectAll()
-    .where("tenant_id", "=", tenantId)
-    .orderBy("created_at")
-    .orderBy("endpoint_id")
-    .execute();
+  let query = db
+    .selectFrom("webhook_endpoint as e")
+    .leftJoin("webhook_endpoint_health as h", "h.endpoint_id", "e.endpoint_id")
+    .selectAll("e")
+    .select([
+      "h.last_success_at",
+      "h.last_failure_at",
+      "h.last_failure",
+      "h.failing_since",
+      (eb) =>
+        eb
+          .selectFrom("webhook_delivery as d")
+          .select((inner) => inner.fn.countAll<string>().as("n"))
+          .whereRef("d.endpoint_id", "=", "e.endpoint_id")
+          .where("d.status", "=", "pending")
+          .as("pending"),
+    ])
+    .where("e.tenant_id", "=", tenantId)
+    .orderBy("e.created_at")
+    .orderBy("e.endpoint_id");
+  if (page) query = query.limit(page.limit).offset(page.offset);
+  const rows = await query.execute();
   return rows.map((row) => ({
     id: row.endpoint_id,
     url: row.url,
@@ -33,7 +60,24 @@ export async function listEndpoints(
     disabled_reason: row.disabled_reason,
     created_at: new Date(row.created_at).toISOString(),
     updated_at: new Date(row.updated_at).toISOString(),
+    health: {
+      last_success_at: iso(row.last_success_at ?? null),
+      last_failure_at: iso(row.last_failure_at ?? null),
+      last_failure: row.last_failure ?? null,
+      failing_since: iso(row.failing_since ?? null),
+      pending: Number(row.pending ?? 0),
+    },
   }));
+}
+
+/** How many webhook endpoints a tenant has. */
+export async function countEndpoints(db: Kysely<AlertsSchema>, tenantId: string): Promise<number> {
+  const { n } = await db
+    .selectFrom("webhook_endpoint")
+    .select((eb) => eb.fn.countAll<string>().as("n"))
+    .where("tenant_id", "=", tenantId)
+    .executeTakeFirstOrThrow();
+  return Number(n);
 }
 
 export interface DeliveryView {

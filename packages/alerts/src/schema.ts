@@ -1,5 +1,5 @@
 import type { AlertRuleKind } from "@dmarc-ledger/events";
-import type { ColumnType } from "kysely";
+import type { ColumnType, Generated } from "kysely";
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
@@ -136,13 +136,28 @@ export interface WebhookSecretTable {
   secret: string;
 }
 
+/** An endpoint's health and its queue's backoff (delivery-worker.ts). */
+export interface WebhookEndpointHealthTable {
+  endpoint_id: string;
+  last_success_at: NullableTimestamp;
+  last_failure_at: NullableTimestamp;
+  /** The last failure's category (webhook-sender.ts, FailureCategory). */
+  last_failure: string | null;
+  /** Since when every attempt has failed; null while it succeeds. */
+  failing_since: NullableTimestamp;
+  /** Attempts failed in a row. */
+  failures: Generated<number>;
+  /** Until when the endpoint's queue waits after a failure. */
+  retry_at: NullableTimestamp;
+}
+
 /** One alert to one person by e-mail. */
 export interface AlertEmailTable {
   email_id: string;
   alert_id: string;
   tenant_id: string;
+  /** The person it goes to: their address is opened (sealed, user_account) when it is sent. */
   user_id: string;
-  address: string;
   status: string;
   attempts: number;
   next_attempt_at: Timestamp;
@@ -156,8 +171,8 @@ export interface AlertDigestTable {
   /** tenant, person, kind and period start: the key that makes it go out once. */
   digest_id: string;
   tenant_id: string;
+  /** The person it goes to: their address is opened (sealed, user_account) when it is sent. */
   user_id: string;
-  address: string;
   period_start: Timestamp;
   period_end: Timestamp;
   subject: string;
@@ -267,5 +282,6 @@ export interface AlertsSchema {
   alert_outbox: AlertOutboxTable;
   webhook_delivery: WebhookDeliveryTable;
   webhook_secret: WebhookSecretTable;
+  webhook_endpoint_health: WebhookEndpointHealthTable;
   alert_email: AlertEmailTable;
 }

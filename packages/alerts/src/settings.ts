@@ -1,6 +1,9 @@
 import { duration, integer, oneOf, url } from "@dmarc-ledger/config";
 import { z } from "zod";
 
+/** The most webhook endpoints a tenant may have, and the longest URL one may have (by default). */
+export const defaultEndpointLimits = { maxEndpoints: 20, maxUrlLength: 2048 };
+
 /** What the alerts read (docs/alerts.md, "Settings"): compose into the settings of the process that runs them. */
 export const alertsSettings = {
   /** Webhook retries back off from this delay, doubling, with jitter… */
@@ -20,6 +23,10 @@ export const alertsSettings = {
    * on the same network); by default they are refused, after resolving (no DNS rebinding).
    */
   WEBHOOK_ALLOW_PRIVATE_ADDRESSES: oneOf(["no", "yes"], "no"),
+  /** The most webhook endpoints one tenant may have (enabled or not): more is refused when added. */
+  WEBHOOK_MAX_ENDPOINTS: integer({ min: 1, max: 1000, default: defaultEndpointLimits.maxEndpoints }),
+  /** The longest URL a webhook endpoint may have, in characters. */
+  WEBHOOK_MAX_URL_LENGTH: integer({ min: 64, max: 8192, default: defaultEndpointLimits.maxUrlLength }),
   /** The SMTP relay alert mail goes through: smtp://user:pass@host:port or smtps://…; unset: no mail. */
   ALERT_SMTP_URL: url(["smtp", "smtps"]),
   ALERT_MAIL_FROM: oneOfAddress(),
@@ -61,6 +68,8 @@ export interface AlertsSettings {
   WEBHOOK_MAX_RESPONSE_BYTES: number;
   WEBHOOK_CONCURRENCY: number;
   WEBHOOK_ALLOW_PRIVATE_ADDRESSES: "no" | "yes";
+  WEBHOOK_MAX_ENDPOINTS: number;
+  WEBHOOK_MAX_URL_LENGTH: number;
   ALERT_SMTP_URL: string | undefined;
   ALERT_MAIL_FROM: string;
   ALERT_DIGEST: "off" | "daily" | "weekly";

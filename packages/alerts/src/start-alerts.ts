@@ -12,6 +12,7 @@ import { publishAlerts } from "./publisher.js";
 import type { AlertsSchema } from "./schema.js";
 import type { AlertsSettings } from "./settings.js";
 import { checkSilentDomains } from "./silent-domains.js";
+import { sealClearWebhookSecrets } from "./webhook-secrets.js";
 
 export interface AlertsOptions {
   store: EventStore;
@@ -73,9 +74,13 @@ export function startAlerts(options: AlertsOptions): RunningAlerts {
       onError: onError("alert evaluation failed; retrying from its checkpoint"),
     }),
   );
+  // Secrets kept in clear by an earlier version: sealed before the first delivery needs them (it
+  // opens either kind, so a failure here only leaves them to the next start).
+  void sealClearWebhookSecrets(db, options.dataKeys).catch(onError("sealing the webhook secrets failed"));
   const deliveries = startDeliveryWorker({
     store,
     db,
+    keys: options.dataKeys,
     limits: {
       timeoutMs: settings.WEBHOOK_TIMEOUT,
       maxResponseBytes: settings.WEBHOOK_MAX_RESPONSE_BYTES,
@@ -90,6 +95,7 @@ export function startAlerts(options: AlertsOptions): RunningAlerts {
   const mail = settings.ALERT_SMTP_URL
     ? startEmailWorker({
         db,
+        dataKeys: options.dataKeys,
         smtpUrl: settings.ALERT_SMTP_URL,
         from: settings.ALERT_MAIL_FROM,
         retryBaseMs: settings.WEBHOOK_RETRY_BASE,
@@ -113,7 +119,7 @@ export function startAlerts(options: AlertsOptions): RunningAlerts {
     while (!stopping) {
       let published = 0;
       try {
-        published = await publishAlerts(store, db, options.dataKeys);
+        published = await publishAlerts(store, db, settings.ALERT_SMTP_URL !== undefined);
         if (published > 0) {
           deliveries.wake();
           mail?.wake();
@@ -177,7 +183,7 @@ function startSchedule(
       maxEventAgeMs: settings.ALERT_MAX_EVENT_AGE,
     }).catch(onError("deciding the new senders that were not named failed"));
     if (settings.ALERT_SMTP_URL && settings.ALERT_DIGEST !== "off") {
-      await scheduleDigests(db, options.dataKeys, settings.ALERT_DIGEST)
+      await scheduleDigests(db, settings.ALERT_DIGEST)
         .then((made) => {
           if (made > 0) wakeMail();
         })

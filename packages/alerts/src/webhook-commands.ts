@@ -1,11 +1,16 @@
 import { randomBytes } from "node:crypto";
 import type { EventStore } from "@dmarc-ledger/event-store";
 import { type AlertRuleKind, type EventMetadata, newEvent, streams } from "@dmarc-ledger/events";
+import type { DataKeys } from "@dmarc-ledger/personal-data";
 import type { Kysely } from "kysely";
-import { checkEndpointUrl } from "./address-guard.js";
+import { checkEndpointToAdd } from "./address-guard.js";
 import { raise } from "./alert-evaluator.js";
+import { countEndpoints } from "./queries.js";
 import { isRuleKind } from "./rules.js";
 import type { AlertsSchema } from "./schema.js";
+import { defaultEndpointLimits } from "./settings.js";
+import { maskedUrl } from "./url-mask.js";
+import { storeWebhookSecret } from "./webhook-secrets.js";
 
 export class InvalidEndpointError extends Error {
   override readonly name = "InvalidEndpointError";
@@ -23,16 +28,34 @@ export interface EndpointInput {
 
 const maxDescription = 200;
 
-function checkInput(
+/** What an endpoint may be (WEBHOOK_ALLOW_PRIVATE_ADDRESSES, WEBHOOK_MAX_ENDPOINTS, WEBHOOK_MAX_URL_LENGTH). */
+export interface EndpointPolicy {
+  allowPrivate: boolean;
+  maxEndpoints?: number;
+  maxUrlLength?: number;
+}
+
+/** Checks an endpoint's fields; `keptUrl` is one already checked (a change that keeps the URL). */
+async function checkInput(
   input: EndpointInput,
-  allowPrivate: boolean,
-): { url: string; alertTypes: AlertRuleKind[]; description: string } {
+  policy: EndpointPolicy,
+  keptUrl?: string,
+): Promise<{ url: string; alertTypes: AlertRuleKind[]; description: string }> {
   const problems: string[] = [];
   let url = input.url;
-  try {
-    url = checkEndpointUrl(input.url, allowPrivate).toString();
-  } catch (error) {
-    problems.push(`url: ${(error as Error).message}`);
+  const maxUrlLength = policy.maxUrlLength ?? defaultEndpointLimits.maxUrlLength;
+  if (input.url === keptUrl) {
+    // Checked when it was set: an endpoint whose name stopped resolving can still be switched off.
+  } else if (input.url.length > maxUrlLength) {
+    problems.push(`url: at most ${maxUrlLength} characters`);
+  } else {
+    try {
+      url = (await checkEndpointToAdd(input.url, policy.allowPrivate)).toString();
+    } catch (error) {
+      problems.push(`url: ${(error as Error).message}`);
+    }
+    // Normalising (punycode, percent-encoding) may lengthen it past the cap.
+    if (url.length > maxUrlLength) problems.push(`url: at most ${maxUrlLength} characters`);
   }
   const alertTypes = [...new Set(input.alertTypes ?? [])];
   const unknown = alertTypes.filter((type) => !isRuleKind(type));
@@ -47,20 +70,28 @@ function checkInput(
 
 /**
  * Adds a webhook endpoint. Its signing secret is made here and returned once: it is kept in
- * webhook_secret (not in an event: events are never erased) and never shown or logged again.
+ * webhook_secret (not in an event: events are never erased), sealed under a data key the master
+ * key wraps (webhook-secrets.ts), and never shown or logged again.
  */
 export async function addEndpoint(
   store: EventStore,
   db: Kysely<AlertsSchema>,
   input: EndpointInput & { tenantId: string },
   metadata: EventMetadata,
-  options: { allowPrivate: boolean },
+  options: EndpointPolicy & { keys: DataKeys },
 ): Promise<{ endpointId: string; secret: string; position: bigint }> {
-  const checked = checkInput(input, options.allowPrivate);
+  const checked = await checkInput(input, options);
+  const maxEndpoints = options.maxEndpoints ?? defaultEndpointLimits.maxEndpoints;
+  const count = await countEndpoints(db, input.tenantId);
+  if (count >= maxEndpoints) {
+    throw new InvalidEndpointError(
+      `this account has ${count} webhook endpoints, the most allowed (WEBHOOK_MAX_ENDPOINTS)`,
+    );
+  }
   const endpointId = `whep_${randomBytes(12).toString("hex")}`;
   const secret = `whsec_${randomBytes(32).toString("base64")}`;
   // The secret first: a delivery never finds an endpoint without one.
-  await db.insertInto("webhook_secret").values({ endpoint_id: endpointId, secret }).execute();
+  await storeWebhookSecret(db, options.keys, endpointId, secret);
   const result = await store.append(
     streams.webhook(endpointId),
     [newEvent("WebhookEndpointAdded", { tenantId: input.tenantId, endpointId, ...checked }, metadata)],
@@ -111,16 +142,17 @@ export async function changeEndpoint(
   store: EventStore,
   input: Partial<EndpointInput> & { tenantId: string; endpointId: string; enabled?: boolean },
   metadata: EventMetadata,
-  options: { allowPrivate: boolean },
+  options: EndpointPolicy,
 ): Promise<bigint | null> {
   const current = await endpointState(store, input.tenantId, input.endpointId);
-  const checked = checkInput(
+  const checked = await checkInput(
     {
       url: input.url ?? current.url,
       alertTypes: input.alertTypes ?? current.alertTypes,
       description: input.description ?? current.description,
     },
-    options.allowPrivate,
+    options,
+    current.url,
   );
   const enabled = input.enabled ?? current.enabled;
   if (
@@ -178,8 +210,9 @@ export async function disableEndpoint(
       domain: null,
       key: `endpoint:${input.endpointId}:${result.nextRevision}`,
       period: { start: now.toISOString(), end: now.toISOString() },
-      summary: `The webhook endpoint ${current.url} was disabled: ${input.reason}`,
-      figures: { endpointId: input.endpointId, url: current.url, reason: input.reason },
+      // The URL masked: alerts are shown to viewers and mailed, and a URL may carry a token.
+      summary: `The webhook endpoint ${maskedUrl(current.url)} was disabled: ${input.reason}`,
+      figures: { endpointId: input.endpointId, url: maskedUrl(current.url), reason: input.reason },
       causedBy: [{ stream: streams.webhook(input.endpointId), position: result.position.toString() }],
     },
     now,

@@ -1,7 +1,7 @@
 import http from "node:http";
 import https from "node:https";
 import { Webhook } from "standardwebhooks";
-import { checkEndpointUrl, publicOnlyLookup } from "./address-guard.js";
+import { checkEndpointUrl, publicOnlyLookup, RefusedAddressError } from "./address-guard.js";
 
 export interface SendLimits {
   timeoutMs: number;
@@ -9,11 +9,27 @@ export interface SendLimits {
   allowPrivate: boolean;
 }
 
+/**
+ * Why an attempt failed, as the delivery log says it to the tenant: a category, never a receiver's
+ * answer, an error's text or an address the name resolved to (a tenant must not learn what our
+ * network holds). `http_status N` for an answer that is not 2xx (3xx included: no redirect is
+ * followed).
+ */
+export type FailureCategory =
+  | "timeout"
+  | "refused"
+  | "dns"
+  | "tls"
+  | "not_public"
+  | "bad_url"
+  | "connection"
+  | `http_status ${number}`;
+
 export interface SendOutcome {
   ok: boolean;
   status: number | null;
-  /** What went wrong, for the delivery log: never the secret, at most 500 characters. */
-  error: string | null;
+  /** Why it failed (FailureCategory); null when delivered. */
+  error: FailureCategory | null;
 }
 
 /**
@@ -33,7 +49,7 @@ export async function sendWebhook(
   try {
     url = checkEndpointUrl(endpointUrl, limits.allowPrivate);
   } catch (error) {
-    return { ok: false, status: null, error: describe(error) };
+    return { ok: false, status: null, error: categoryOf(error) };
   }
   const signature = new Webhook(secret).sign(message.id, now, message.body);
   const headers = {
@@ -59,39 +75,47 @@ export async function sendWebhook(
       (response) => {
         const status = response.statusCode ?? 0;
         const ok = status >= 200 && status < 300;
-        const kept: Buffer[] = [];
-        let size = 0;
-        const done = (cut: boolean) => {
-          const text = Buffer.concat(kept).toString("utf8").slice(0, 500);
-          finish({
-            ok,
-            status,
-            error: ok ? null : `HTTP ${status}${text ? `: ${text}` : ""}${cut ? " (answer cut off)" : ""}`,
-          });
-          request.destroy();
-        };
-        response.on("data", (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > limits.maxResponseBytes) {
-            kept.push(chunk.subarray(0, Math.max(0, limits.maxResponseBytes - (size - chunk.length))));
-            done(true);
-            return;
-          }
-          kept.push(chunk);
-        });
-        response.on("end", () => done(false));
-        response.on("error", (error) => finish({ ok: false, status, error: describe(error) }));
+        // The status is the whole answer we need: a 2xx is the receiver's acceptance, whatever its
+        // body does next (a timeout while it streams must not turn an accepted delivery into a
+        // retry), and no body is kept. The connection is closed at once.
+        finish({ ok, status, error: ok ? null : `http_status ${status}` });
+        request.destroy();
       },
     );
-    const timer = setTimeout(() => {
-      finish({ ok: false, status: null, error: `no complete answer within ${limits.timeoutMs} ms` });
-      request.destroy();
-    }, limits.timeoutMs);
-    request.on("error", (error) => finish({ ok: false, status: null, error: describe(error) }));
+    // Checked after the I/O the event loop has waiting: when the loop was held past the timeout
+    // (a long synchronous task), timers run before I/O, and an answer that came in time would
+    // lose to its own timeout, and be sent again later: a duplicate the receiver answered twice.
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          finish({ ok: false, status: null, error: "timeout" });
+          request.destroy();
+        }),
+      limits.timeoutMs,
+    );
+    request.on("error", (error) => finish({ ok: false, status: null, error: categoryOf(error) }));
     request.end(message.body);
   });
 }
 
-function describe(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).slice(0, 500);
+const dnsCodes = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NONAME", "ENODATA", "ESERVFAIL"]);
+
+/** The category of an attempt's error (FailureCategory). */
+export function categoryOf(error: unknown): FailureCategory {
+  if (error instanceof RefusedAddressError)
+    return error.message.includes("public") ? "not_public" : "bad_url";
+  const code = String((error as NodeJS.ErrnoException | undefined)?.code ?? "");
+  if (code === "ECONNREFUSED") return "refused";
+  if (dnsCodes.has(code)) return "dns";
+  if (
+    code.startsWith("ERR_TLS") ||
+    code.startsWith("ERR_SSL") ||
+    code.startsWith("CERT_") ||
+    code.includes("CERT") ||
+    code === "EPROTO" ||
+    code === "UNABLE_TO_VERIFY_LEAF_SIGNATURE"
+  )
+    return "tls";
+  if (code === "ETIMEDOUT") return "timeout";
+  return "connection";
 }

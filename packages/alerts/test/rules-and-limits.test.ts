@@ -49,6 +49,29 @@ describe("addresses a webhook may reach", () => {
       expect(isPublicAddress(address), address).toBe(false);
     }
   });
+
+  it("refuses every IPv6 form that carries an IPv4 address, whatever the IPv4", () => {
+    for (const address of [
+      "::127.0.0.1", // IPv4-compatible
+      "::7f00:1",
+      "::8.8.8.8",
+      "::ffff:8.8.8.8", // IPv4-mapped
+      "::ffff:0:7f00:1", // IPv4-translated (RFC 6145)
+      "64:ff9b::127.0.0.1", // NAT64 (RFC 6052)
+      "64:ff9b::808:808",
+      "64:ff9b:1::a00:1", // local-use NAT64 (RFC 8215)
+      "2002:7f00:1::1", // 6to4
+      "2002:808:808::1",
+      "2001:0:4136:e378:8000:63bf:3fff:fdd2", // Teredo
+      "2a00:1450:4001:82a:0:5efe:7f00:1", // ISATAP
+      "2a00:1450:4001:82a:200:5efe:a00:1",
+    ]) {
+      expect(isPublicAddress(address), address).toBe(false);
+    }
+    for (const address of ["2a00:1450:4001:82a::200e", "2606:4700:4700::1111"]) {
+      expect(isPublicAddress(address), address).toBe(true);
+    }
+  });
 });
 
 describe("rules", () => {

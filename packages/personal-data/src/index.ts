@@ -16,6 +16,7 @@ export {
 } from "./policy.js";
 export { releaseRetentionLease, takeRetentionLease } from "./retention-lease.js";
 export type { DataKeyTable, PersonalDataSchema } from "./schema.js";
+export { isSecretScope, SecretBox, secretScope } from "./service-secrets.js";
 export { personalDataSettings, personalDataSettingsFromEnv } from "./settings.js";
 export { keyScopes, shredDataKeys, shredEpoch } from "./shred.js";
 export { domainOfScope, domainScope, noTenant, tenantOfDomain } from "./tenant-of-domain.js";

@@ -2,16 +2,18 @@ import { type Kysely, sql } from "kysely";
 import type { KeysHandle } from "./data-keys.js";
 import { isPeopleScope } from "./people.js";
 import type { PersonalDataSchema } from "./schema.js";
+import { isSecretScope } from "./service-secrets.js";
 
 /**
  * The key scopes that hold data keys of reports (tenants, domains' own scopes, noTenant): what
  * retention goes through. People's keys and index secrets (people.ts) are not: they live as
- * long as the person's account, whatever the tenant's policy.
+ * long as the person's account, whatever the tenant's policy; nor the keys of service secrets
+ * (service-secrets.ts), which live as long as what they seal.
  */
 export async function keyScopes(handle: KeysHandle): Promise<string[]> {
   const db = handle as Kysely<PersonalDataSchema>;
   const rows = await db.selectFrom("data_key").select("tenant_id").distinct().execute();
-  return rows.map((row) => row.tenant_id).filter((scope) => !isPeopleScope(scope));
+  return rows.map((row) => row.tenant_id).filter((scope) => !isPeopleScope(scope) && !isSecretScope(scope));
 }
 
 /**

@@ -2,12 +2,14 @@ import {
   type AlertsSchema,
   addEndpoint,
   changeEndpoint,
+  countEndpoints,
   InvalidEndpointError,
   InvalidRuleError,
   isRuleKind,
   listAlerts,
   listDeliveries,
   listEndpoints,
+  maskedUrl,
   redeliver,
   ruleSpecs,
   setAlertRule,
@@ -21,6 +23,7 @@ import { optionalField, requiredField } from "../params/form-field.js";
 import { parsePageParams, requiredQuery } from "../params/page-params.js";
 import { awaitProjection } from "../read-your-writes.js";
 import type { ApiContext } from "../state.js";
+import { peopleKeys } from "./session.js";
 
 const alertsDb = (ctx: ApiContext) => ctx.deps.db as unknown as Kysely<AlertsSchema>;
 const tenantOf = (ctx: ApiContext) => ctx.state.holder!.tenantId;
@@ -136,11 +139,21 @@ export const webhooksEndpoint: Endpoint = {
   name: "webhooks",
   method: "GET",
   scope: "read",
-  summary: "This account's webhook endpoints (never their secrets).",
+  summary:
+    "This account's webhook endpoints (never their secrets); to a caller who may not change them (a viewer, a read-only key), each URL's path and query masked.",
   handler: async (ctx) => {
-    parsePageParams(ctx.query);
-    const records = await listEndpoints(alertsDb(ctx), tenantOf(ctx));
-    ctx.body = { status: "SUCCESS", total: records.length, records };
+    const { page, perPage } = parsePageParams(ctx.query);
+    const [total, records] = await Promise.all([
+      countEndpoints(alertsDb(ctx), tenantOf(ctx)),
+      listEndpoints(alertsDb(ctx), tenantOf(ctx), { limit: perPage, offset: (page - 1) * perPage }),
+    ]);
+    // A URL may carry a chat service's token: only who may change the endpoint sees it whole.
+    const whole = ctx.state.holder!.capabilities.includes("write");
+    ctx.body = {
+      status: "SUCCESS",
+      total,
+      records: whole ? records : records.map((record) => ({ ...record, url: maskedUrl(record.url) })),
+    };
   },
 };
 
@@ -165,7 +178,11 @@ export const addWebhookEndpoint: Endpoint = {
           ...(description ? { description } : {}),
         },
         meta(ctx),
-        { allowPrivate: ctx.deps.config.allowPrivateWebhookAddresses },
+        {
+          allowPrivate: ctx.deps.config.allowPrivateWebhookAddresses,
+          ...ctx.deps.config.webhookLimits,
+          keys: peopleKeys(ctx),
+        },
       ),
     );
     await awaitProjection(ctx, added.position);
@@ -198,7 +215,7 @@ export const changeWebhookEndpoint: Endpoint = {
           ...(enabled !== undefined ? { enabled } : {}),
         },
         meta(ctx),
-        { allowPrivate: ctx.deps.config.allowPrivateWebhookAddresses },
+        { allowPrivate: ctx.deps.config.allowPrivateWebhookAddresses, ...ctx.deps.config.webhookLimits },
       ),
     );
     await awaitProjection(ctx, position);

@@ -36,13 +36,24 @@ async function answering<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-async function allowPrivate(env: NodeJS.ProcessEnv): Promise<boolean> {
+/** What an endpoint may be, from the settings (as the API reads them). */
+async function endpointPolicy(
+  env: NodeJS.ProcessEnv,
+): Promise<{ allowPrivate: boolean; maxEndpoints: number; maxUrlLength: number }> {
   const [{ parseSettings }, { alertsSettings }] = await Promise.all([
     import("@dmarc-ledger/config"),
     import("@dmarc-ledger/alerts/settings"),
   ]);
-  const { WEBHOOK_ALLOW_PRIVATE_ADDRESSES } = alertsSettings;
-  return parseSettings({ WEBHOOK_ALLOW_PRIVATE_ADDRESSES }, env).WEBHOOK_ALLOW_PRIVATE_ADDRESSES === "yes";
+  const { WEBHOOK_ALLOW_PRIVATE_ADDRESSES, WEBHOOK_MAX_ENDPOINTS, WEBHOOK_MAX_URL_LENGTH } = alertsSettings;
+  const settings = parseSettings(
+    { WEBHOOK_ALLOW_PRIVATE_ADDRESSES, WEBHOOK_MAX_ENDPOINTS, WEBHOOK_MAX_URL_LENGTH },
+    env,
+  );
+  return {
+    allowPrivate: settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES === "yes",
+    maxEndpoints: settings.WEBHOOK_MAX_ENDPOINTS,
+    maxUrlLength: settings.WEBHOOK_MAX_URL_LENGTH,
+  };
 }
 
 /** "name=value" pairs of a rule's numbers. */
@@ -149,10 +160,12 @@ export function registerAlertCommands(program: Command, io: CliIO, env: NodeJS.P
         options: { types?: string; description?: string; json?: boolean },
       ) => {
         const { addEndpoint } = await alerts();
-        const allow = await allowPrivate(env);
+        const policy = await endpointPolicy(env);
         const added = await withRuntime(env, async (runtime) => {
           await catchUpTenantTables(runtime);
           const { tenantId } = await resolveTenant(runtime, reference);
+          const { runtimeDataKeys } = await import("@dmarc-ledger/runtime");
+          const keys = await runtimeDataKeys(runtime, env);
           return answering(() =>
             addEndpoint(
               runtime.store,
@@ -164,7 +177,7 @@ export function registerAlertCommands(program: Command, io: CliIO, env: NodeJS.P
                 ...(options.description ? { description: options.description } : {}),
               },
               cli,
-              { allowPrivate: allow },
+              { ...policy, keys },
             ),
           );
         });
@@ -212,12 +225,12 @@ export function registerAlertCommands(program: Command, io: CliIO, env: NodeJS.P
       .argument("<webhook-id>", "the endpoint")
       .action(async (reference: string, endpointId: string) => {
         const { changeEndpoint } = await alerts();
-        const allow = await allowPrivate(env);
+        const policy = await endpointPolicy(env);
         await withRuntime(env, async (runtime) => {
           await catchUpTenantTables(runtime);
           const { tenantId } = await resolveTenant(runtime, reference);
           await answering(() =>
-            changeEndpoint(runtime.store, { tenantId, endpointId, enabled }, cli, { allowPrivate: allow }),
+            changeEndpoint(runtime.store, { tenantId, endpointId, enabled }, cli, policy),
           );
         });
         io.out(`Webhook ${endpointId} is ${enabled ? "enabled" : "disabled"}.`);

@@ -4,6 +4,9 @@ import { alertDigest } from "./002_alert_digest.js";
 import { alertDnsState } from "./003_alert_dns_state.js";
 import { alertSenderState } from "./004_alert_sender_state.js";
 import { alertKnownName } from "./005_alert_known_name.js";
+import { alertMailUnaddressed } from "./006_alert_mail_unaddressed.js";
+import { webhookFailureCategory } from "./007_webhook_failure_category.js";
+import { webhookEndpointHealth } from "./008_webhook_endpoint_health.js";
 
 /** The alerts' tables (schema.ts): rules, endpoints, alerts, the evaluator's state, the outboxes. */
 export const alertsMigrations: MigrationSet = {
@@ -14,5 +17,8 @@ export const alertsMigrations: MigrationSet = {
     "003_alert_dns_state": alertDnsState,
     "004_alert_sender_state": alertSenderState,
     "005_alert_known_name": alertKnownName,
+    "006_alert_mail_unaddressed": alertMailUnaddressed,
+    "007_webhook_failure_category": webhookFailureCategory,
+    "008_webhook_endpoint_health": webhookEndpointHealth,
   },
 };
