@@ -48,4 +48,5 @@ export {
   type StricterPolicy,
 } from "./policy-impact.js";
 export type { QuerySchema } from "./schema.js";
+export type { NamedBy } from "./sender-named-by.js";
 export { chooseRanking, type RankingChoice } from "./source-page-ranked.js";

@@ -20,6 +20,7 @@ import { tenantDayTotals } from "./018_tenant_day_totals.js";
 import { aggSenderDelta } from "./019_agg_sender_delta.js";
 import { reportDomainToken } from "./020_report_domain_token.js";
 import { aggSenderFactAppended } from "./021_agg_sender_fact_appended.js";
+import { sourceIpNamedBy } from "./022_source_ip_named_by.js";
 
 /**
  * The report read models' tables (schema.ts). Until the read models were split (issue 22) the
@@ -50,6 +51,7 @@ export const reportReadModelMigrations: MigrationSet = {
     "019_agg_sender_delta": aggSenderDelta,
     "020_report_domain_token": reportDomainToken,
     "021_agg_sender_fact_appended": aggSenderFactAppended,
+    "022_source_ip_named_by": sourceIpNamedBy,
   },
   formerly: {
     set: "read_models",
