@@ -4,6 +4,7 @@
  * and the reports alone. The share of messages whose sender a service or an AS organisation
  * names is read from the API.
  */
+import { createSocket, type Socket } from "node:dgram";
 import { streams } from "@dmarc-ledger/events";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aggregateCorpus } from "../support/corpus.js";
@@ -134,5 +135,59 @@ describe("naming senders on a default start with no DNS", () => {
     // Each source's first naming came without DNS.
     const [first] = await handle.runtime.store.readStream(streams.sourceIp(sources[0]!.SourceIp));
     expect(first?.data).toMatchObject({ outcome: "not_asked" });
+  });
+});
+
+describe("naming senders when the resolvers do not answer", () => {
+  let backend: Backend;
+  let handle: ServiceHandle;
+  let silent: Socket;
+  let apiKey: string;
+  const origin = () => new URL(handle.service.apiRoot).origin;
+
+  beforeAll(async () => {
+    // A resolver that takes every query and answers none.
+    silent = createSocket("udp4");
+    await new Promise<void>((resolve) => silent.bind(0, "127.0.0.1", resolve));
+    backend = await postgresBackend();
+    apiKey = JSON.parse((await cli(backend.env, "tenant", "create", "acme", "--json")).out).apiKey;
+    const imported = await cli(
+      backend.env,
+      "import",
+      `${aggregateCorpus}addisonfoods.com!example.com!1536105600!1536191999.xml`,
+    );
+    expect(imported.code, imported.err).toBe(0);
+    handle = await startTestService({
+      ...backend.env,
+      DNS_NAMESERVERS: `127.0.0.1:${silent.address().port}`,
+      DNS_TIMEOUT_MS: "50",
+    });
+    expect(handle.service.reverseDns).toEqual({
+      enabled: true,
+      nameservers: [`127.0.0.1:${silent.address().port}`],
+    });
+    await handle.put("add_domain", apiKey, { domain: "example.com" });
+  });
+
+  afterAll(async () => {
+    await handle?.stop();
+    await backend?.cleanup();
+    silent?.close();
+  });
+
+  it("says so in /readyz and /metrics, and keeps the sources' other names", async () => {
+    let readyz: { status: string; reverseDns?: { status: string; failed: number } } = { status: "" };
+    await until("a failed lookup", async () => {
+      readyz = (await (await fetch(new URL("/readyz", origin()))).json()) as typeof readyz;
+      return readyz.reverseDns?.status === "not_answering";
+    });
+    expect(readyz).toMatchObject({ status: "ready", reverseDns: { status: "not_answering", answered: 0 } });
+    expect(readyz.reverseDns!.failed).toBeGreaterThan(0);
+    const metrics = await (await fetch(new URL("/metrics", origin()))).text();
+    expect(metrics).toMatch(/source_ip_names\{outcome="timeout"\} [1-9]/);
+    expect(metrics).toMatch(/source_ip_reverse_dns_lookups_last_hour\{result="failed"\} [1-9]/);
+    const got = (await handle.get("aggregate_by_sender?start=0", apiKey)).json as { records: SenderRecord[] };
+    expect(got.records.length).toBeGreaterThan(0);
+    for (const record of got.records) expect(record.SenderKind, record.Service).not.toBe("unknown");
   });
 });
