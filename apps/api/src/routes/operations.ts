@@ -85,7 +85,8 @@ export function operationsRouter(metrics: Registry | null) {
       reason = "the readiness check failed";
     }
     const replica = await replicaState(ctx.deps);
-    const reverseDns = await reverseDnsState(ctx.deps);
+    // Not asked of a database that did not answer: the answer would wait out another timeout.
+    const reverseDns = reason?.includes("unreachable") ? null : await reverseDnsState(ctx.deps);
     ctx.status = reason ? 503 : 200;
     ctx.body = {
       ...(reason ? { status: "not_ready", reason } : { status: "ready" }),
