@@ -279,6 +279,25 @@ describe("the sender inventory over HTTP", () => {
       (await handle.put("sender_approval", acme, { domain: "example.com", service: "X", approved: "maybe" }))
         .status,
     ).toBe(400);
+    // "unknown" is whatever nothing names: neither approved nor refused as one, only cleared.
+    for (const approved of ["true", "false"]) {
+      const unknown = await handle.put("sender_approval", acme, {
+        domain: "example.com",
+        service: "unknown",
+        approved,
+      });
+      expect(unknown).toMatchObject({ status: 400, json: { code: "invalid_parameter" } });
+      expect(JSON.stringify(unknown.json)).toContain("IP range");
+    }
+    expect(
+      (
+        await handle.put("sender_approval", acme, {
+          domain: "example.com",
+          service: "unknown",
+          approved: "clear",
+        })
+      ).status,
+    ).toBe(200);
     expect(
       (
         await handle.put("sender_approval", other, {

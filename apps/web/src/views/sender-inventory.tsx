@@ -49,6 +49,7 @@ export function SenderInventory({ caller, canApprove }: { caller: Caller; canApp
         <button
           type="button"
           class="link-button"
+          title={namedByText(r)}
           aria-pressed={params.get("sender") === senderKey(r)}
           onClick={() => setParams({ sender: senderKey(r) })}
         >
@@ -62,7 +63,18 @@ export function SenderInventory({ caller, canApprove }: { caller: Caller; canApp
       label: "Approved",
       value: (r) => (r.Approved === null ? null : r.Approved ? "yes" : "no"),
       render: (r) =>
-        admin ? (
+        admin && r.SenderKind === "unknown" ? (
+          // "unknown" is whatever nothing names: its addresses are approved by range, not as one.
+          r.Approved === null ? (
+            <span class="muted" title="Approve these addresses by IP range">
+              –
+            </span>
+          ) : (
+            <button type="button" class="link-button" onClick={() => approve(r, "clear")}>
+              clear
+            </button>
+          )
+        ) : admin ? (
           // Three choices, not a checkbox: "not decided" is a state of its own (Approved null),
           // which the API's "clear" returns to, and a checkbox could only say yes or no.
           <label class="approval">
@@ -124,6 +136,16 @@ export function SenderInventory({ caller, canApprove }: { caller: Caller; canApp
     </>
   );
 }
+
+/** What named a sender, for the tooltip of its name. */
+const namedByText = (r: SenderRecord): string | undefined =>
+  r.NamedBy === "rdns"
+    ? "Named by its forward-confirmed reverse DNS name"
+    : r.NamedBy === "auth_domain"
+      ? "Named by the DKIM and SPF domains its messages pass with"
+      : r.NamedBy === "asn"
+        ? "Named by its network (AS)"
+        : undefined;
 
 /** "AS15169 Google LLC"; the organisation alone when the number is unknown; null when neither is. */
 const networkOf = (r: SenderRecord): string | null =>
