@@ -76,29 +76,27 @@ try {
   const resolvedAt = new Date().toISOString();
   for (let offset = 0; offset < direct.length; offset += 16)
     await Promise.all(
-      direct
-        .slice(offset, offset + 16)
-        .map((ip) =>
-          runtime.store.append(
-            streams.sourceIp(ip),
-            [
-              newEvent(
-                "SourceIpResolved",
-                {
-                  ip,
-                  outcome: "not_asked",
-                  ptrNames: [],
-                  name: null,
-                  confirmed: false,
-                  resolvedAt,
-                  naming: null,
-                },
-                { causedBy: "bench" },
-              ),
-            ],
-            "no_stream",
-          ),
+      direct.slice(offset, offset + 16).map((ip) =>
+        runtime.store.append(
+          streams.sourceIp(ip),
+          [
+            newEvent(
+              "SourceIpResolved",
+              {
+                ip,
+                outcome: "not_asked",
+                ptrNames: [],
+                name: null,
+                confirmed: false,
+                resolvedAt,
+                naming: null,
+              },
+              { causedBy: "bench" },
+            ),
+          ],
+          "no_stream",
         ),
+      ),
     );
   const appendOnly = ((performance.now() - started) * 1000) / NEW;
 
