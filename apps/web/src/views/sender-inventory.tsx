@@ -44,6 +44,9 @@ export function SenderInventory({ caller, canApprove }: { caller: Caller; canApp
       key: "service",
       label: "Service",
       value: (r) => r.Service,
+      // Real names are long ("Google (Including Gmail and Google Workspace)"): they wrap, so
+      // the table fits 1280 pixels.
+      wrapNames: true,
       // Its addresses below, the choice in the URL as a failure report's is.
       render: (r) => (
         <button
@@ -98,10 +101,10 @@ export function SenderInventory({ caller, canApprove }: { caller: Caller; canApp
           "no"
         ),
     },
-    { key: "type", label: "Type", value: (r) => r.ServiceType || null },
+    { key: "type", label: "Type", value: (r) => r.ServiceType || null, wrapNames: true },
     { key: "domain", label: "Domain", value: (r) => r.Domain },
     // The AS and its organisation in one column: as two, the table scrolled sideways at 1280 pixels.
-    { key: "network", label: "Network", value: (r) => networkOf(r) },
+    { key: "network", label: "Network", value: (r) => networkOf(r), wrapNames: true },
     { key: "country", label: "Country", value: (r) => r.Country || null },
     {
       key: "ips",
