@@ -44,7 +44,11 @@ describe("health, readiness, metrics, the access log and the public OpenAPI docu
     expect(await health.json()).toEqual({ status: "ok" });
     const ready = await fetch(`${origin}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: "ready" });
+    // No report yet: no lookup made.
+    expect(await ready.json()).toEqual({
+      status: "ready",
+      reverseDns: { status: "idle", answered: 0, failed: 0, windowSeconds: 3600 },
+    });
   });
 
   it("serves Prometheus metrics: requests by route and status, projection lag, appends, Safe SPF, process", async () => {

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type SourceIpNaming, streams } from "@dmarc-ledger/events";
 import { waitForProjections } from "@dmarc-ledger/projection-engine";
+import { openRuntime } from "@dmarc-ledger/runtime";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aggregateCorpus } from "../support/corpus.js";
@@ -110,7 +111,8 @@ function namingFor(ips: string[]): Map<string, { naming: SourceIpNaming; expecte
       case 3:
         names.set(ip, {
           naming: { baseDomain: null, service: null, asn, country, sources },
-          expected: { kind: "asn", sender: `AS${asn.number}`, type: "", ...common },
+          // Named by its AS's organisation, never a bare number.
+          expected: { kind: "asn", sender: asn.organization, type: "", ...common },
         });
         break;
       default:
@@ -165,6 +167,24 @@ describe("the sender inventory over HTTP", () => {
     other = JSON.parse((await cli(backend.env, "tenant", "create", "other", "--json")).out).apiKey;
     const imported = await cli(backend.env, "import", ...aggregateFiles, forwardingFile);
     expect(imported.code, imported.err).toBe(0);
+    // The test's names, in place before the service starts: it names at first sight only the
+    // sources nothing has named (an answer without a naming stays unknown).
+    const sourceIps = [...new Set(rows.map((row) => row.sourceIp))].sort();
+    names = namingFor(sourceIps);
+    const before = await openRuntime(backend.env);
+    let position = 0n;
+    try {
+      for (const ip of sourceIps) {
+        const appended = await before.store.append(
+          streams.sourceIp(ip),
+          [namedSourceIp(ip, names.get(ip)?.naming ?? null)],
+          "no_stream",
+        );
+        position = appended.position;
+      }
+    } finally {
+      await before.close();
+    }
     handle = await startTestService({
       ...backend.env,
       RATE_LIMIT_PER_SECOND: "100000",
@@ -174,16 +194,6 @@ describe("the sender inventory over HTTP", () => {
       expect((await handle.put("add_domain", acme, { domain })).status).toBe(200);
     }
     expect((await handle.put("add_domain", other, { domain: "example.de" })).status).toBe(200);
-    names = namingFor([...new Set(rows.map((row) => row.sourceIp))].sort());
-    let position = 0n;
-    for (const [ip, { naming }] of names) {
-      const appended = await handle.runtime.store.append(
-        streams.sourceIp(ip),
-        [namedSourceIp(ip, naming)],
-        "no_stream",
-      );
-      position = appended.position;
-    }
     expect(await waitForProjections(handle.runtime.db, allProjections, position, 30_000)).toBe(true);
   });
 
@@ -269,6 +279,25 @@ describe("the sender inventory over HTTP", () => {
       (await handle.put("sender_approval", acme, { domain: "example.com", service: "X", approved: "maybe" }))
         .status,
     ).toBe(400);
+    // "unknown" is whatever nothing names: neither approved nor refused as one, only cleared.
+    for (const approved of ["true", "false"]) {
+      const unknown = await handle.put("sender_approval", acme, {
+        domain: "example.com",
+        service: "unknown",
+        approved,
+      });
+      expect(unknown).toMatchObject({ status: 400, json: { code: "invalid_parameter" } });
+      expect(JSON.stringify(unknown.json)).toContain("IP range");
+    }
+    expect(
+      (
+        await handle.put("sender_approval", acme, {
+          domain: "example.com",
+          service: "unknown",
+          approved: "clear",
+        })
+      ).status,
+    ).toBe(200);
     expect(
       (
         await handle.put("sender_approval", other, {

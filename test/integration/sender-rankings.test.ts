@@ -275,7 +275,7 @@ describe.each(backends)("sender pages from sender rankings on %s", hangGuard, (_
       const naming = namingOf(i);
       if (!naming) continue;
       await name(i, naming, "no_stream");
-      senderNames.set(addressOf(i), naming.service?.name ?? naming.baseDomain ?? `AS${naming.asn!.number}`);
+      senderNames.set(addressOf(i), naming.service?.name ?? naming.baseDomain ?? naming.asn!.organization);
     }
     await decide({ domain: "a-one.com", service: "Service 1", approved: true });
     await decide({ domain: "a-two.com", service: "Service 2", approved: false });

@@ -91,6 +91,7 @@ export interface ExpectedSender extends Counters {
   Service: string;
   ServiceType: string;
   SenderKind: string;
+  NamedBy: "rdns" | "auth_domain" | "asn" | null;
   ASN: string;
   ASNOrganization: string;
   Country: string;
@@ -121,6 +122,12 @@ export function expectedSenders(
         Service: name.sender,
         ServiceType: most(group, (row) => naming(row.sourceIp).type),
         SenderKind: name.kind,
+        // The tests' namings name services by their forward-confirmed names.
+        NamedBy: (name.kind === "unknown"
+          ? null
+          : name.kind === "asn"
+            ? "asn"
+            : "rdns") as ExpectedSender["NamedBy"],
         ASN: most(group, (row) => naming(row.sourceIp).asn),
         ASNOrganization: most(group, (row) => naming(row.sourceIp).organization),
         Country: most(group, (row) => naming(row.sourceIp).country),

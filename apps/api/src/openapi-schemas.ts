@@ -61,6 +61,7 @@ const senderRecord = record({
   Service: { type: "string" },
   ServiceType: { type: "string" },
   SenderKind: { enum: ["service", "base_domain", "asn", "unknown"] },
+  NamedBy: { enum: ["rdns", "auth_domain", "asn", null] },
   ASN: { type: "string", pattern: "^([0-9]+)?$" },
   ASNOrganization: { type: "string" },
   Country: { type: "string", pattern: "^([A-Z]{2})?$" },

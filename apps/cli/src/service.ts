@@ -49,6 +49,8 @@ export interface RunningService {
   intake: RunningIntake;
   /** The DNS server's port (UDP and TCP), or null when SAFE_SPF_ZONE is unset and it does not run. */
   dnsPort: number | null;
+  /** Whether reverse DNS of report sources is asked, and of whom (SOURCE_IP_RESOLVER, DNS_NAMESERVERS). */
+  reverseDns: { enabled: boolean; nameservers: string[] };
   /**
    * Stops accepting, finishes the requests in flight and the projection batch being applied,
    * then stops the background processes. The runtime stays open (its owner closes it).
@@ -212,6 +214,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       dashboardUrl: webRoot ? config.dashboardUrl : null,
       intake,
       dnsPort: dnsApp.server?.ports.udp ?? null,
+      reverseDns: { enabled: sourceNames.enabled, nameservers: sourceNames.nameservers },
       async stop(progress = unwatchedStop) {
         // No new commands or reports first, then no new requests; then the DNS app (its
         // refresher appends events) before the projector app.

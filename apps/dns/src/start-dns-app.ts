@@ -73,23 +73,22 @@ export async function startDnsApp(options: DnsAppOptions): Promise<RunningDnsApp
         },
       }),
   });
-  // Off unless DNS_NAMESERVERS is set or SOURCE_IP_RESOLVER=on (packages/source-names/README.md).
-  // One per deployment too (its lease, job:source_ip_resolver): two would ask the same names.
-  const sourceIpResolver = options.sourceNames.enabled
-    ? runLeasedJob({
+  // It always names sources (offline databases, the reports' evidence); whether it asks DNS is
+  // the settings' (packages/source-names/README.md). One per deployment (its lease,
+  // job:source_ip_resolver): two would name the same sources.
+  const sourceIpResolver = runLeasedJob({
+    db: runtime.db,
+    name: "source_ip_resolver",
+    onError: (error) =>
+      logger.error({ err: error }, "renewing the source-IP resolver's lease failed; retrying"),
+    start: () =>
+      startSourceIpResolverFromSettings(options.sourceNames, {
+        store: runtime.store,
         db: runtime.db,
-        name: "source_ip_resolver",
-        onError: (error) =>
-          logger.error({ err: error }, "renewing the source-IP resolver's lease failed; retrying"),
-        start: () =>
-          startSourceIpResolverFromSettings(options.sourceNames, {
-            store: runtime.store,
-            db: runtime.db,
-            onError: (error) => logger.error({ err: error }, "source-IP resolver failed; retrying"),
-            onResolved: (answer) => logger.debug({ sourceIp: answer }, "source IP resolved"),
-          })!,
-      })
-    : null;
+        onError: (error) => logger.error({ err: error }, "source-IP resolver failed; retrying"),
+        onResolved: (answer) => logger.debug({ sourceIp: answer }, "source IP resolved"),
+      }),
+  });
   return {
     server,
     async stop() {

@@ -266,9 +266,10 @@ export interface SourceIpResolved {
   /**
    * found: PTR names were answered; no_name: the reverse name exists without PTR records;
    * nxdomain: it does not exist; timeout / error: no answer after the retries (tried again later,
-   * and an earlier answer stays in force).
+   * and an earlier answer stays in force). not_asked (v3): DNS was not asked (yet): the naming is
+   * from the offline databases and the reports' evidence alone, given when the source is first seen.
    */
-  outcome: "found" | "no_name" | "nxdomain" | "timeout" | "error";
+  outcome: "found" | "no_name" | "nxdomain" | "timeout" | "error" | "not_asked";
   /** Every PTR name answered, lower-case without the final dot, in answer order. */
   ptrNames: string[];
   /** The first forward-confirmed PTR name, else the first PTR name; null without one. */
@@ -298,6 +299,22 @@ export interface SourceIpNaming {
   /** ISO 3166-1 alpha-2, upper-case. */
   country: string | null;
   sources: { serviceMap: string; asnDatabase: string; countryDatabase: string };
+  /**
+   * What named `service` (v3): `rdns` (the base domain of the forward-confirmed name),
+   * `auth_domain` (a passing DKIM d= or SPF domain of the reports in the map), `asn` (the AS: its
+   * service when the AS carries one mail service's mail, else its organisation); null when nothing
+   * names the source. v2 answers are upcast with `rdns` when they name a service, else null. The
+   * three fields are optional in the type only (a v3 answer always has them): absent reads null.
+   */
+  namedBy?: "rdns" | "auth_domain" | "asn" | null;
+  /** The registrable authentication domain that named the service (namedBy auth_domain); else null. */
+  authDomain?: string | null;
+  /**
+   * The special-purpose range holding the address (ipaddr.js's name: private, carrierGradeNat,
+   * loopback, linkLocal, reserved (documentation and others), uniqueLocal, …); null for a public
+   * address. Such an address has no AS, country or service.
+   */
+  addressRange?: string | null;
 }
 
 /**
@@ -581,7 +598,7 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   AggregateReportReceived: 1,
   ForensicReportReceived: 2,
   ReportRejected: 2,
-  SourceIpResolved: 2,
+  SourceIpResolved: 3,
   UserCreated: 2,
   UserErased: 1,
   UserRoleGranted: 1,

@@ -35,6 +35,18 @@ const upcasters: { [K in EventType]?: Record<number, Step> } = {
     // v2 added the source's naming (service, AS, country). An answer of v1 was given without
     // one: it says nothing rather than what today's databases would say.
     1: (data) => ({ ...(data as object), naming: null }),
+    // v3 says what named the service, and marks special-purpose addresses: a v2 naming named a
+    // service by its forward-confirmed name only.
+    2: (data) => {
+      const old = data as { naming: { service: unknown } | null };
+      const naming = old.naming && {
+        ...old.naming,
+        namedBy: old.naming.service ? "rdns" : null,
+        authDomain: null,
+        addressRange: null,
+      };
+      return { ...old, naming };
+    },
   },
   RetentionRun: {
     // v2 counts the aggregate facts removed; before it, they were always kept.

@@ -3,6 +3,7 @@ import { type Kysely, sql } from "kysely";
 import { offsetOf, type Page, type PageQuery } from "./page.js";
 import type { QuerySchema } from "./schema.js";
 import { mostPerSender, ownedReportDomains, rangesDecided, senderIps } from "./sender-ips.js";
+import { type NamedBy, namedByFor, namedByOf, rankedNamedBy } from "./sender-named-by.js";
 import {
   type RankedOptions,
   type RankedSenderRow,
@@ -16,11 +17,20 @@ export type SenderKind = "service" | "base_domain" | "asn" | "unknown";
 export interface AggregateBySenderRecord extends CounterFields {
   /** The tenant's domain (a subdomain's reports count for it). */
   Domain: string;
-  /** The service; for an unknown source its base domain, else "AS<number>", else "unknown". */
+  /**
+   * The service; for a source no service is known for, the base domain of its forward-confirmed
+   * name, else its AS's organisation ("Google LLC", its number in ASN), else "unknown".
+   */
   Service: string;
   /** The service's type ("Email Provider", "SaaS", …); "" for an unknown source. */
   ServiceType: string;
   SenderKind: SenderKind;
+  /**
+   * What named it, for the addresses with the most messages: `rdns` (the forward-confirmed
+   * reverse name), `auth_domain` (the passing DKIM d= or SPF domain the reports carry for it),
+   * `asn` (its AS), or null for an unknown sender.
+   */
+  NamedBy: NamedBy;
   /** Of the sender's addresses, the AS, its organisation and the country with the most messages. */
   ASN: string;
   ASNOrganization: string;
@@ -38,6 +48,7 @@ export interface AggregateBySenderRecord extends CounterFields {
 /** A grouped row: the ranked row's fields but the policy scope's, with the page's total. */
 interface SenderRow extends Omit<RankedSenderRow, "forwarded" | "legitimate" | "weight"> {
   total: string;
+  named_by: string | null;
 }
 
 /** A share of `part` in `whole` as text, rounded half up to 4 decimals (exact: integers only). */
@@ -72,7 +83,17 @@ export async function aggregateBySenderRanked(
     async (trx, build, domains) => {
       const total = Number(build.totals.groups);
       const rows = await rankedSenderPage(trx, build, query, "all", total, await rangesDecided(trx, domains));
-      return { total, records: rows.map((row) => senderRecord({ ...row, total: String(total) })) };
+      const named = await rankedNamedBy(trx, build.buildId, rows);
+      return {
+        total,
+        records: rows.map((row) =>
+          senderRecord({
+            ...row,
+            total: String(total),
+            named_by: namedByFor(named, row.owner, row.sender, row.kind),
+          }),
+        ),
+      };
     },
     options,
   );
@@ -110,17 +131,20 @@ export async function aggregateBySenderGrouped(
     picked_type as materialized (${mostPerSender("service_type", "page_ips")}),
     picked_asn as materialized (${mostPerSender("asn", "page_ips")}),
     picked_organization as materialized (${mostPerSender("asn_organization", "page_ips")}),
-    picked_country as materialized (${mostPerSender("country", "page_ips")})
+    picked_country as materialized (${mostPerSender("country", "page_ips")}),
+    picked_named_by as materialized (${mostPerSender("named_by", "page_ips")})
     select g.owner, g.sender, g.kind, g.source_ips::text as source_ips, g.volume::text as volume,
       g.dmarc_pass::text as dmarc_pass, g.unaligned_arc_pass::text as unaligned_arc_pass,
       g.dkim_aligned::text as dkim_aligned, g.spf_aligned::text as spf_aligned, g.dkim_pass::text as dkim_pass,
       g.spf_pass::text as spf_pass, g.approved, g.total::text as total,
-      st.value as service_type, an.value as asn, ao.value as asn_organization, co.value as country
+      st.value as service_type, an.value as asn, ao.value as asn_organization, co.value as country,
+      nb.value as named_by
     from page g
     join picked_type st using (owner, sender)
     join picked_asn an using (owner, sender)
     join picked_organization ao using (owner, sender)
     join picked_country co using (owner, sender)
+    join picked_named_by nb using (owner, sender)
     order by g.volume desc, g.owner collate "C", g.sender collate "C"`.execute(db);
   let total = Number(rows[0]?.total ?? 0);
   if (rows.length === 0 && query.page > 1) {
@@ -139,6 +163,7 @@ function senderRecord(row: SenderRow): AggregateBySenderRecord {
     Service: row.sender,
     ServiceType: row.service_type,
     SenderKind: row.kind,
+    NamedBy: namedByOf(row.named_by),
     ASN: row.asn,
     ASNOrganization: row.asn_organization,
     Country: row.country,

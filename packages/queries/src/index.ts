@@ -55,6 +55,7 @@ export {
   type StricterPolicy,
 } from "./policy-impact.js";
 export type { QuerySchema } from "./schema.js";
+export type { NamedBy } from "./sender-named-by.js";
 export { chooseRanking, type RankingChoice } from "./source-page-ranked.js";
 export {
   type TlsByDateRecord,

@@ -22,8 +22,9 @@ export async function ownedReportDomains(
 /**
  * SQL for one row per (tenant's domain, source IP) with facts in the period, matching
  * `condition` over agg_sender_fact `f`: its sums, its sender and what names it, and whether it is
- * approved. The sender of an IP is its service when the map knows the base domain of its
- * forward-confirmed name; else that base domain; else its AS ("AS<number>"); else "unknown".
+ * approved. The sender of an IP is its service (senderNameColumns: named by its forward-confirmed
+ * name, an authentication domain or its AS); else the base domain of its forward-confirmed name;
+ * else its AS's organisation; else "unknown".
  * Its approval: the most specific approved or refused range holding it, else the decision on
  * its sender, else null. `withRanges` false (no range is decided for these domains) leaves the
  * per-address range lookup out: a hash join on the sender's decision is all that is left.
@@ -37,7 +38,7 @@ export function senderIps(
   return sql`
     select ip.owner, ip.source_ip, ip.volume, ip.dmarc_pass, ip.unaligned_arc_pass, ip.dkim_aligned,
       ip.spf_aligned, ip.dkim_pass, ip.spf_pass, ip.forwarded, ip.kind, ip.sender, ip.service_type, ip.asn,
-      ip.asn_organization, ip.country, ${approvalOf("ip", sql`decided.approved`, withRanges)} as approved
+      ip.asn_organization, ip.country, ip.named_by, ${approvalOf("ip", sql`decided.approved`, withRanges)} as approved
     from (
       select s.*, ${senderNameColumns("n")}
       from (
@@ -94,7 +95,7 @@ export async function rangesDecided(
  * per sender. A sender's pick depends on its own addresses only, so `from` can be the page's.
  */
 export function mostPerSender(
-  column: "service_type" | "asn" | "asn_organization" | "country",
+  column: "service_type" | "asn" | "asn_organization" | "country" | "named_by",
   from = "ips",
 ): RawBuilder<unknown> {
   const value = sql.ref(`i.${column}`);

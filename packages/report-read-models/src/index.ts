@@ -50,6 +50,11 @@ export {
 } from "./sender-rankings/sender-ranking-state.js";
 export { factsChangedSince, sourceFactSums, tenantScopedFacts } from "./source-facts.js";
 export {
+  type ReverseDnsHealth,
+  reverseDnsHealth,
+  sourceIpOutcomeCounts,
+} from "./source-ip-answer-health.js";
+export {
   calendarBuckets,
   daysIn,
   rollingBucket,

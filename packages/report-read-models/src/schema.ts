@@ -215,6 +215,12 @@ export interface SourceIpNameTable {
    * domain, AS, their details, country): a sender ranking built before it is void for the address.
    */
   named_seq: ColumnType<string | number, number | string | undefined, number | string>;
+  /** What named service_name: rdns, auth_domain or asn; null when nothing did, or before v3. */
+  named_by: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The registrable authentication domain that named the service (named_by auth_domain). */
+  auth_domain: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The special-purpose range holding the address (private, reserved, …); null for a public one. */
+  address_range: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** One row: the latest batch of source_ip_names, and an epoch that a replay changes. */

@@ -11,6 +11,8 @@ const failedOutcomes = ["timeout", "error"];
 
 /** Whether an answer of `outcome` made at `resolvedAt` must be asked for again at `now`. */
 export function isDue(outcome: string, resolvedAt: Date, now: Date, ages: AnswerAges): boolean {
+  // A naming made before DNS was asked is due at once: DNS has yet to answer at all.
+  if (outcome === "not_asked") return true;
   const age = failedOutcomes.includes(outcome) ? ages.retryAgeSeconds : ages.refreshAgeSeconds;
   return now.getTime() - resolvedAt.getTime() >= age * 1000;
 }
@@ -62,9 +64,33 @@ export async function staleSourceIps(
       eb.or([
         eb("resolved_at", "<=", refreshBefore),
         eb.and([eb("outcome", "in", failedOutcomes), eb("resolved_at", "<=", retryBefore)]),
+        eb("outcome", "=", "not_asked"),
       ]),
     )
     .orderBy("resolved_at")
+    .limit(limit)
+    .execute();
+  return rows.map((row) => row.source_ip);
+}
+
+/**
+ * The IPs whose naming was made by another version of the shipped map or databases than
+ * `sources` (an upgrade shipped new ones): named again from the evidence their stream holds.
+ * A naming by maps this build does not ship (another origin) is left as it is; an answer with
+ * no naming (v1) is named when it is next asked.
+ */
+export async function outdatedNamings(
+  db: Kysely<SourceIpNameSchema>,
+  sources: string,
+  limit: number,
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom("source_ip_name")
+    .select("source_ip")
+    .where(sql<boolean>`naming_sources <> ${sources}
+      and (naming_sources like '{"serviceMap":"parsedmarc-%'
+        or naming_sources like '%"asnDatabase":"@ip-location-db/asn@%')`)
+    .orderBy("source_ip")
     .limit(limit)
     .execute();
   return rows.map((row) => row.source_ip);

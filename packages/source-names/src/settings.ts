@@ -21,8 +21,12 @@ const serviceMapFile = () =>
 
 /** The environment variables of the source-IP resolver, for a process to compose with its own. */
 export const sourceIpResolverSettingsShape = {
-  /** on, off, or auto: run when DNS_NAMESERVERS names the resolvers to ask (the embedded default). */
-  SOURCE_IP_RESOLVER: oneOf(["auto", "on", "off"], "auto"),
+  /**
+   * Reverse DNS of report sources: on (the default: the system's resolvers, or DNS_NAMESERVERS),
+   * off, or auto (on only when DNS_NAMESERVERS names the resolvers). Sources are named from the
+   * shipped databases and the reports whatever it says.
+   */
+  SOURCE_IP_RESOLVER: oneOf(["auto", "on", "off"], "on"),
   /** Source IPs resolved per second at most (each is a PTR query and one forward query per name). */
   SOURCE_IP_RESOLVE_RATE: integer({ min: 1, max: 10_000, default: 20 }),
   /** Source IPs resolved at once at most. */
@@ -41,7 +45,7 @@ export const sourceIpResolverSettingsShape = {
 };
 
 export interface SourceIpResolverSettings {
-  /** Whether this process should run the resolver. */
+  /** Whether reverse DNS is asked (the resolver names sources without it too). */
   enabled: boolean;
   ratePerSecond: number;
   concurrency: number;
@@ -54,11 +58,7 @@ export interface SourceIpResolverSettings {
   serviceMapFile: ServiceMapFile | null;
 }
 
-/**
- * Throws ConfigError naming every wrong variable. `defaultMode` is what an unset
- * SOURCE_IP_RESOLVER means: `auto` for `dmarc-ledger start`; a DNS process, whose job this is,
- * passes `on`.
- */
+/** Throws ConfigError naming every wrong variable. `defaultMode` is what an unset SOURCE_IP_RESOLVER means (`on`). */
 export function sourceIpResolverSettingsFromEnv(
   env: NodeJS.ProcessEnv,
   options: { defaultMode?: "auto" | "on" | "off" } = {},

@@ -6,7 +6,15 @@ import { DnsLookupError, type SpfResolver } from "@dmarc-ledger/safe-spf";
 import type { Kysely } from "kysely";
 import PQueue from "p-queue";
 import pRetry from "p-retry";
-import { type AnswerAges, type DueIp, dueAmong, isDue, staleSourceIps } from "./due-source-ips.js";
+import { type AuthEvidence, authEvidenceByIp } from "./auth-evidence.js";
+import {
+  type AnswerAges,
+  type DueIp,
+  dueAmong,
+  isDue,
+  outdatedNamings,
+  staleSourceIps,
+} from "./due-source-ips.js";
 import { lookupSourceName, type SourceNameAnswer } from "./lookup-source-name.js";
 import type { SourceIpNameSchema } from "./schema.js";
 import type { SourceNamer } from "./source-namer.js";
@@ -21,6 +29,11 @@ export interface SourceIpResolverOptions extends AnswerAges {
    * naming (tests of the DNS side only; a process always passes one).
    */
   namer?: SourceNamer;
+  /**
+   * Whether reverse DNS is asked (default true). Without it every source is still named when
+   * first seen, from the offline databases and the reports' evidence (outcome not_asked).
+   */
+  reverseDns?: boolean;
   ratePerSecond: number;
   concurrency: number;
   /** Further attempts after a timeout, with exponential backoff (default 3). */
@@ -40,6 +53,20 @@ export interface RunningSourceIpResolver {
 }
 
 const isTimeout = (error: unknown) => error instanceof DnsLookupError && error.code === "timeout";
+
+/** Sources named at once at their first sight: appends in flight together. */
+const firstSightParallel = 16;
+
+/** Whether DNS gave an answer (a name, or that there is none), not a failure or no question. */
+const isDefinitiveAnswer = (outcome: SourceIpResolved["outcome"]) =>
+  outcome === "found" || outcome === "no_name" || outcome === "nxdomain";
+
+/** The name of an IP's last definitive answer, as `previous` carries it (a failure keeps it). */
+function lastNamed(previous: SourceIpResolved | null): Pick<SourceIpResolved, "name" | "confirmed"> | null {
+  if (!previous?.naming?.baseDomain) return null;
+  // The base domain is what names; the confirmed name itself is not kept by a failed attempt.
+  return { name: previous.naming.baseDomain, confirmed: true };
+}
 
 /**
  * Resolves the source IPs of the reports in the background. It follows the store from its own
@@ -64,15 +91,27 @@ export function startSourceIpResolver(options: SourceIpResolverOptions): Running
   // One listener per waiting lookup: thousands are expected, not a leak.
   setMaxListeners(0, stopping.signal);
 
-  const lookUp = async (ip: string): Promise<SourceNameAnswer> => {
+  // A stop does not wait for DNS: with no resolver answering, a lookup and its retries take
+  // seconds, and its answer would not be appended anyway. The query ends on its own timeout.
+  const whenStopped = new Promise<null>((resolve) =>
+    stopping.signal.addEventListener("abort", () => resolve(null), { once: true }),
+  );
+
+  /** The answer for one IP, or null when the resolver stopped first. */
+  const lookUp = async (ip: string): Promise<SourceNameAnswer | null> => {
     try {
-      return await pRetry(() => lookupSourceName(resolver, ip), {
+      const answering = pRetry(() => lookupSourceName(resolver, ip), {
         retries: options.timeoutRetries ?? 3,
         minTimeout: options.retryDelayMs ?? 1000,
         factor: 2,
+        signal: stopping.signal,
         shouldRetry: ({ error }) => !stopped && isTimeout(error),
       });
+      // Its rejection after a stop (the abort) is nobody's to handle.
+      answering.catch(() => {});
+      return await Promise.race([answering, whenStopped]);
     } catch (error) {
+      if (stopped) return null;
       if (!(error instanceof DnsLookupError)) throw error;
       return {
         outcome: error.code === "timeout" ? "timeout" : "error",
@@ -83,15 +122,37 @@ export function startSourceIpResolver(options: SourceIpResolverOptions): Running
     }
   };
 
-  /** Where to append an answer for the IP's stream, or null when its last answer is not due. */
-  const streamState = async (stream: string): Promise<{ expected: ExpectedRevision } | null> => {
+  const reverseDns = options.reverseDns ?? true;
+
+  /**
+   * Where to append an answer for the IP's stream, with the last answer there, or null when that
+   * answer is not due.
+   */
+  const streamState = async (
+    stream: string,
+  ): Promise<{ expected: ExpectedRevision; previous: SourceIpResolved | null } | null> => {
     const last = (await store.readStream(stream)).at(-1);
-    if (!last) return { expected: "no_stream" };
-    const previous = decodeEvent(last);
-    const fresh =
-      previous?.type === "SourceIpResolved" &&
-      !isDue(previous.data.outcome, new Date(previous.data.resolvedAt), now(), options);
-    return fresh ? null : { expected: last.revision };
+    if (!last) return { expected: "no_stream", previous: null };
+    const decoded = decodeEvent(last);
+    const previous = decoded?.type === "SourceIpResolved" ? decoded.data : null;
+    const fresh = previous && !isDue(previous.outcome, new Date(previous.resolvedAt), now(), options);
+    return fresh ? null : { expected: last.revision, previous };
+  };
+
+  /**
+   * The naming of an answer. A timeout or error names by the last definitive answer's name (it
+   * stays in force), and the authentication domain that named the source before is still evidence.
+   */
+  const namingOf = (
+    ip: string,
+    answer: SourceNameAnswer,
+    previous: SourceIpResolved | null,
+    evidence?: AuthEvidence,
+  ): SourceIpResolved["naming"] => {
+    if (!options.namer) return null;
+    const named = isDefinitiveAnswer(answer.outcome) ? answer : (lastNamed(previous) ?? answer);
+    const carried = previous?.naming?.authDomain;
+    return options.namer.name(ip, named, evidence ?? (carried ? new Map([[carried, 1]]) : undefined));
   };
 
   /**
@@ -103,18 +164,19 @@ export function startSourceIpResolver(options: SourceIpResolverOptions): Running
   const resolveIp = async (ip: string, seenBefore: boolean): Promise<void> => {
     const stream = streams.sourceIp(ip);
     let expected: ExpectedRevision = "no_stream";
+    let previous: SourceIpResolved | null = null;
     if (seenBefore) {
       const state = await streamState(stream);
       if (!state) return;
-      expected = state.expected;
+      ({ expected, previous } = state);
     }
     const answer = await lookUp(ip);
-    if (stopped) return;
+    if (stopped || !answer) return;
     const event: SourceIpResolved = {
       ip,
       ...answer,
       resolvedAt: now().toISOString(),
-      naming: options.namer?.name(ip, answer) ?? null,
+      naming: namingOf(ip, answer, previous),
     };
     for (let attempt = 0; ; attempt++) {
       try {
@@ -151,6 +213,39 @@ export function startSourceIpResolver(options: SourceIpResolverOptions): Running
     return task;
   };
 
+  /**
+   * Names a source seen for the first time at once, from the offline databases and the evidence
+   * of the reports that showed it, before (and whatever) DNS answers: an append expecting no
+   * stream, so a source another process named first keeps that naming.
+   */
+  const nameAtFirstSight = async (ip: string, evidence: AuthEvidence | undefined): Promise<void> => {
+    const answer: SourceNameAnswer = { outcome: "not_asked", ptrNames: [], name: null, confirmed: false };
+    const event: SourceIpResolved = {
+      ip,
+      ...answer,
+      resolvedAt: now().toISOString(),
+      naming: namingOf(ip, answer, null, evidence),
+    };
+    try {
+      await store.append(
+        streams.sourceIp(ip),
+        [newEvent("SourceIpResolved", event, { causedBy: "process:source-ip-resolver" })],
+        "no_stream",
+      );
+      options.onResolved?.(event);
+    } catch (error) {
+      if (!(error instanceof WrongExpectedVersionError)) throw error;
+    }
+  };
+
+  /** Appends in bounded parallel: thousands of new sources in a batch of reports are common. */
+  const nameAllAtFirstSight = async (ips: string[], evidence: Map<string, AuthEvidence>) => {
+    for (let offset = 0; offset < ips.length && !stopped; offset += firstSightParallel)
+      await Promise.all(
+        ips.slice(offset, offset + firstSightParallel).map((ip) => nameAtFirstSight(ip, evidence.get(ip))),
+      );
+  };
+
   const follower = startCheckpointedWorker({
     store,
     db,
@@ -158,11 +253,20 @@ export function startSourceIpResolver(options: SourceIpResolverOptions): Running
     handles: new Set(["AggregateReportReceived"]),
     onEvents: async (events) => {
       const ips = new Set<string>();
-      for (const event of events)
-        if (event.type === "AggregateReportReceived")
-          for (const row of event.data.rows) ips.add(row.sourceIp);
+      const rows = events.flatMap((event) =>
+        event.type === "AggregateReportReceived" ? event.data.rows : [],
+      );
+      for (const row of rows) ips.add(row.sourceIp);
       const due = await dueAmong(db, [...ips], now(), options);
-      await Promise.all(due.map(enqueue));
+      const unseen = due.filter((d) => !d.seenBefore).map((d) => d.ip);
+      // Without a namer there is nothing to say before DNS answers.
+      const namedFirst = options.namer !== undefined;
+      if (namedFirst && unseen.length > 0) await nameAllAtFirstSight(unseen, authEvidenceByIp(rows));
+      // The first sight appended an answer: DNS is asked after it, as of a source seen before.
+      if (reverseDns)
+        await Promise.all(
+          due.map(({ ip, seenBefore }) => enqueue({ ip, seenBefore: seenBefore || namedFirst })),
+        );
       // A batch cut short by stop() is seen again from the old checkpoint at the next start.
       return stopped ? "incomplete" : undefined;
     },
@@ -171,11 +275,56 @@ export function startSourceIpResolver(options: SourceIpResolverOptions): Running
     },
   });
 
+  /**
+   * Names a source again with today's maps and databases, from the last answer its stream holds
+   * (its DNS answer and time copied, so DNS is asked again no sooner): an upgrade renames what
+   * was named before it, as events, so a replay gives the same names.
+   */
+  const rename = async (ip: string, sources: string): Promise<void> => {
+    const stream = streams.sourceIp(ip);
+    const last = (await store.readStream(stream)).at(-1);
+    const decoded = last && decodeEvent(last);
+    if (!last || decoded?.type !== "SourceIpResolved") return;
+    const previous = decoded.data;
+    if (!previous.naming || JSON.stringify(previous.naming.sources) === sources) return;
+    const event: SourceIpResolved = { ...previous, naming: namingOf(ip, previous, previous) };
+    try {
+      await store.append(
+        stream,
+        [newEvent("SourceIpResolved", event, { causedBy: "process:source-ip-resolver:rename" })],
+        last.revision,
+      );
+    } catch (error) {
+      if (!(error instanceof WrongExpectedVersionError)) throw error;
+    }
+  };
+
+  /** Renames every source named by other maps or databases, a thousand at a time. */
+  const renameOutdated = async () => {
+    if (!options.namer) return;
+    const sources = JSON.stringify(options.namer.sources);
+    let previousBatch = "";
+    while (!stopped) {
+      const outdated = await outdatedNamings(db, sources, 1000);
+      // The projector records the new namings behind the appends: the same batch again means
+      // it has not yet, and the next sweep looks again.
+      if (outdated.length === 0 || outdated.join() === previousBatch) break;
+      previousBatch = outdated.join();
+      for (let offset = 0; offset < outdated.length && !stopped; offset += firstSightParallel)
+        await Promise.all(
+          outdated.slice(offset, offset + firstSightParallel).map((ip) => rename(ip, sources)),
+        );
+      if (outdated.length < 1000) break;
+    }
+  };
+
   let sweeping = false;
   const sweep = async () => {
     if (sweeping || stopped) return;
     sweeping = true;
     try {
+      await renameOutdated();
+      if (!reverseDns) return;
       for (;;) {
         const stale = await staleSourceIps(db, now(), options, 1000);
         const fresh = stale.filter((ip) => !inFlight.has(ip));
@@ -197,6 +346,10 @@ export function startSourceIpResolver(options: SourceIpResolverOptions): Running
     options.sweepIntervalMs ?? 10 * 60_000,
   );
   timer.unref();
+  // An upgrade's renaming starts with the process, not ten minutes later.
+  const firstSweep = renameOutdated().catch((error) => {
+    if (!stopped) options.onError?.(error);
+  });
 
   return {
     async stop() {
@@ -204,6 +357,7 @@ export function startSourceIpResolver(options: SourceIpResolverOptions): Running
       clearInterval(timer);
       stopping.abort();
       await follower.stop();
+      await firstSweep;
       await queue.onIdle();
     },
   };

@@ -1,51 +1,87 @@
 import type { SourceIpNaming, SourceIpResolved } from "@dmarc-ledger/events";
 import { getDomain } from "tldts";
+import { specialRangeOf } from "./address-range.js";
+import { asnServiceDomains, asnServicesVersion } from "./asn-services.js";
+import type { AuthEvidence } from "./auth-evidence.js";
 import { type NetworkDatabases, openNetworkDatabases } from "./network-databases.js";
 import { type ServiceMap, serviceMap } from "./service-map.js";
 import type { ServiceMapFile } from "./service-map-file.js";
 
-/** Names a report source from its reverse-DNS answer and the offline maps and databases. */
+/** Names a report source from its reverse-DNS answer, the reports' evidence and the offline maps and databases. */
 export interface SourceNamer {
-  name(ip: string, answer: Pick<SourceIpResolved, "name" | "confirmed">): SourceIpNaming;
+  /** Says which maps and databases name: a naming made with other ones is made again. */
+  readonly sources: SourceIpNaming["sources"];
+  name(
+    ip: string,
+    answer: Pick<SourceIpResolved, "name" | "confirmed">,
+    evidence?: AuthEvidence,
+  ): SourceIpNaming;
+}
+
+/** The domain of `evidence` the map knows with the most messages (ties: the bytewise first), or null. */
+function leadingAuthDomain(services: ServiceMap, evidence: AuthEvidence | undefined): string | null {
+  let best: { domain: string; messages: number } | null = null;
+  for (const [domain, messages] of evidence ?? []) {
+    if (!services.serviceOf(domain)) continue;
+    if (!best || messages > best.messages || (messages === best.messages && domain < best.domain))
+      best = { domain, messages };
+  }
+  return best?.domain ?? null;
 }
 
 /**
- * The base domain is the registrable domain (public suffix list, tldts) of the PTR name only
- * when that name is forward-confirmed: anyone can point the PTR of their own address at
- * mail.google.com, only google.com's owner can make that name resolve back to it. So a spoofed
- * name names no service, and the source is known by its AS alone.
+ * A service from the evidence at hand, strongest first: the base domain of the forward-confirmed
+ * reverse name (anyone can point the PTR of their own address at mail.google.com, only
+ * google.com's owner can make that name resolve back to it); else the passing authentication
+ * domain in the map that most messages carried; else the AS, by its service when it carries one
+ * mail service's mail, else by its organisation. An address of a special-purpose range (private,
+ * shared, loopback, link-local, documentation…) has no AS or country and is named by its
+ * forward-confirmed name only (a deployment's own relays, through its map file).
  */
 export function sourceNamer(services: ServiceMap, networks: NetworkDatabases): SourceNamer {
   const sources = {
-    serviceMap: services.version,
+    serviceMap: `${services.version}+${asnServicesVersion}`,
     asnDatabase: networks.asnVersion,
     countryDatabase: networks.countryVersion,
   };
   return {
-    name(ip, answer) {
+    sources,
+    name(ip, answer, evidence) {
+      const addressRange = specialRangeOf(ip);
       const baseDomain = answer.confirmed && answer.name ? getDomain(answer.name) : null;
-      return {
-        baseDomain,
-        service: baseDomain ? services.serviceOf(baseDomain) : null,
-        asn: networks.asnOf(ip),
-        country: networks.countryOf(ip),
-        sources,
-      };
+      const asn = addressRange ? null : networks.asnOf(ip);
+      const country = addressRange ? null : networks.countryOf(ip);
+      const named = { baseDomain, asn, country, sources, addressRange };
+      const byName = baseDomain ? services.serviceOf(baseDomain) : null;
+      if (byName) return { ...named, service: byName, namedBy: "rdns", authDomain: null };
+      const authDomain = addressRange ? null : leadingAuthDomain(services, evidence);
+      if (authDomain)
+        return { ...named, service: services.serviceOf(authDomain), namedBy: "auth_domain", authDomain };
+      if (asn) {
+        const domain = asnServiceDomains.get(asn.number);
+        const service = domain ? services.serviceOf(domain) : null;
+        return { ...named, service, namedBy: "asn", authDomain: null };
+      }
+      return { ...named, service: null, namedBy: null, authDomain: null };
     },
   };
 }
 
 /**
  * The namer of a process: the shipped service map with the deployment's file, and the databases,
- * opened at the first answer to name. A process that never resolves a source (the embedded
- * service with no report yet) keeps neither the time nor the memory they take.
+ * opened at the first answer to name. A process that never sees a source (the embedded service
+ * with no report yet) keeps neither the time nor the memory they take.
  */
 export function lazySourceNamer(file: ServiceMapFile | null): SourceNamer {
   let namer: SourceNamer | undefined;
+  const opened = () => {
+    namer ??= sourceNamer(serviceMap(file), openNetworkDatabases());
+    return namer;
+  };
   return {
-    name(ip, answer) {
-      namer ??= sourceNamer(serviceMap(file), openNetworkDatabases());
-      return namer.name(ip, answer);
+    get sources() {
+      return opened().sources;
     },
+    name: (ip, answer, evidence) => opened().name(ip, answer, evidence),
   };
 }

@@ -7,7 +7,10 @@ import type { SourceIpResolverSettings } from "./settings.js";
 import { type RunningSourceIpResolver, startSourceIpResolver } from "./source-ip-resolver.js";
 import { lazySourceNamer } from "./source-namer.js";
 
-/** The resolver as a process runs it from its settings; null when the settings disable it. */
+/**
+ * The resolver as a process runs it from its settings. It always runs: every source is named at
+ * first sight from the offline databases and the reports; the settings say whether DNS is asked.
+ */
 export function startSourceIpResolverFromSettings(
   settings: SourceIpResolverSettings,
   deps: {
@@ -16,13 +19,13 @@ export function startSourceIpResolverFromSettings(
     onError?: (error: unknown) => void;
     onResolved?: (answer: SourceIpResolved) => void;
   },
-): RunningSourceIpResolver | null {
-  if (!settings.enabled) return null;
+): RunningSourceIpResolver {
   return startSourceIpResolver({
     store: deps.store,
     db: deps.db,
     resolver: createResolver({ nameservers: settings.nameservers, timeoutMs: settings.timeoutMs }),
     namer: lazySourceNamer(settings.serviceMapFile),
+    reverseDns: settings.enabled,
     ratePerSecond: settings.ratePerSecond,
     concurrency: settings.concurrency,
     refreshAgeSeconds: settings.refreshAgeSeconds,

@@ -4,8 +4,15 @@ import { reverseName, sameAddress } from "../src/reverse-name.js";
 import { sourceIpResolverSettingsFromEnv } from "../src/settings.js";
 
 describe("source-IP resolver settings", () => {
-  it("runs on its own only when DNS_NAMESERVERS says whom to ask", () => {
-    expect(sourceIpResolverSettingsFromEnv({}).enabled).toBe(false);
+  it("asks reverse DNS by default, of the system's resolvers unless DNS_NAMESERVERS names others", () => {
+    expect(sourceIpResolverSettingsFromEnv({}).enabled).toBe(true);
+    expect(sourceIpResolverSettingsFromEnv({}).nameservers.length).toBeGreaterThan(0);
+    expect(sourceIpResolverSettingsFromEnv({ SOURCE_IP_RESOLVER: "off" }).enabled).toBe(false);
+    // auto: only when DNS_NAMESERVERS names the resolvers.
+    expect(sourceIpResolverSettingsFromEnv({ SOURCE_IP_RESOLVER: "auto" }).enabled).toBe(false);
+    expect(
+      sourceIpResolverSettingsFromEnv({ SOURCE_IP_RESOLVER: "auto", DNS_NAMESERVERS: "127.0.0.1" }).enabled,
+    ).toBe(true);
     const configured = sourceIpResolverSettingsFromEnv({ DNS_NAMESERVERS: "127.0.0.1:5353, [::1]:53" });
     expect(configured).toMatchObject({
       enabled: true,

@@ -207,8 +207,10 @@ describe.each(backends)("naming report sources on %s", (_name, openBackend) => {
       onError: (error) => errors.push(error),
     });
     const deadline = Date.now() + 30_000;
+    // Each source is named at first sight (not_asked), then again with DNS's answer.
+    const answered = async (ip: string) => (await answers(ip)).some((a) => a.outcome !== "not_asked");
     for (const ip of Object.values(ips)) {
-      while ((await answers(ip)).length === 0) {
+      while (!(await answered(ip))) {
         if (Date.now() > deadline) throw new Error(`no answer for ${ip}`);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
@@ -229,31 +231,51 @@ describe.each(backends)("naming report sources on %s", (_name, openBackend) => {
       [ips.google]: originService("google.com"),
       [ips.ses]: { name: "Our SES", type: "Email Provider" },
       [ips.local]: local,
-      [ips.spoofed]: null,
-      [ips.ipv6]: originService("dns.google"),
+      // Its name is not confirmed: its AS, Google's mail AS, names it.
+      [ips.spoofed]: originService("google.com"),
+      // dns.google is not in the map: Google's mail AS names it.
+      [ips.ipv6]: originService("google.com"),
       [ips.noName]: null,
     };
+    const expectedNamedBy: Record<string, string> = {
+      [ips.google]: "rdns",
+      [ips.ses]: "rdns",
+      [ips.local]: "rdns",
+      [ips.spoofed]: "asn",
+      [ips.ipv6]: "asn",
+      // Cloudflare's AS carries no one mail service: its organisation names it.
+      [ips.noName]: "asn",
+    };
     expect(expectedServices[ips.google]).not.toBeNull();
+    expect(originService("dns.google")).toBeNull();
     // Stable owners, as a check of the reading above.
     expect(asns.get(ips.spoofed)?.number).toBe(15169);
     expect(asns.get(ips.local)).toBeNull();
 
     const sources = {
       serviceMap: expect.stringMatching(
-        /^parsedmarc-6358c364-sha256:[0-9a-f]{16}\+local-sha256:[0-9a-f]{16}$/,
+        /^parsedmarc-6358c364-sha256:[0-9a-f]{16}\+local-sha256:[0-9a-f]{16}\+asn-services-1$/,
       ),
       asnDatabase: installedVersion("@ip-location-db/asn"),
       countryDatabase: installedVersion("@ip-location-db/geo-whois-asn-country-mmdb"),
     };
+    // A documentation address is on no network: no AS, no country.
+    const countryOf = (ip: string) => (ip === ips.local ? null : (countries.get(ip)?.country_code ?? null));
     for (const ip of Object.values(ips)) {
-      const [answer] = await answers(ip);
-      const country = countries.get(ip)?.country_code ?? null;
+      const [first, answer, ...more] = await answers(ip);
+      expect(more, ip).toEqual([]);
+      expect(first, ip).toMatchObject({ outcome: "not_asked", name: null, confirmed: false });
+      expect(first?.naming?.asn, ip).toEqual(asns.get(ip));
+      expect(first?.naming?.country, ip).toBe(countryOf(ip));
       expect(answer?.naming, ip).toEqual({
         baseDomain: answer!.confirmed ? answer!.name!.split(".").slice(-2).join(".") : null,
         service: expectedServices[ip],
         asn: asns.get(ip),
-        country,
+        country: countryOf(ip),
         sources,
+        namedBy: expectedNamedBy[ip],
+        authDomain: null,
+        addressRange: ip === ips.local ? "reserved" : null,
       });
     }
 
@@ -266,7 +288,7 @@ describe.each(backends)("naming report sources on %s", (_name, openBackend) => {
         ServiceType: expectedServices[ip]?.type ?? "",
         ASN: asn ? String(asn.number) : "",
         ASNOrganization: asn?.organization ?? "",
-        Country: countries.get(ip)?.country_code ?? "",
+        Country: countryOf(ip) ?? "",
       });
     }
   });

@@ -67,6 +67,13 @@ export async function setSenderApproval(
   if (service !== null && (service.length > maxServiceLength || /[\u0000-\u001f]/.test(service))) {
     throw new InvalidSenderApprovalError(`A service is 1 to ${maxServiceLength} printable characters.`);
   }
+  // "unknown" is every address nothing names, whatever they are: approving it approved spam, and
+  // silently other addresses as naming moved them in and out. A decision on it can only be cleared.
+  if (service !== null && service.toLowerCase() === "unknown" && input.approved !== null) {
+    throw new InvalidSenderApprovalError(
+      '"unknown" names no sender: approve a service, a base domain, an AS organisation or an IP range.',
+    );
+  }
   const range = rangeText === null ? null : normaliseRange(rangeText);
   const { domain, history, revision } = await ownedDomain(store, input.tenantId, input.domain);
   // The decision in force since the domain was last added (a removal clears its approvals).

@@ -27,7 +27,7 @@ export function namingOf(index: number): { naming: SourceIpNaming; sender: strin
     const baseDomain = `host${index % 2000}.example`;
     return { naming: { baseDomain, service: null, asn, country, sources }, sender: baseDomain };
   }
-  return { naming: { baseDomain: null, service: null, asn, country, sources }, sender: `AS${asn.number}` };
+  return { naming: { baseDomain: null, service: null, asn, country, sources }, sender: asn.organization };
 }
 
 /** Names every address but one in ten (sorted, so the same address gets the same name); returns ip → sender. */

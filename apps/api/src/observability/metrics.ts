@@ -4,9 +4,10 @@ import { streamCategory } from "@dmarc-ledger/events";
 import { createIntakeMetrics, type IntakeMetrics } from "@dmarc-ledger/intake/metrics";
 import type { Projection } from "@dmarc-ledger/projection-engine";
 import { registerProjectionGauges } from "@dmarc-ledger/projection-engine/metrics";
+import { reverseDnsHealth, sourceIpOutcomeCounts } from "@dmarc-ledger/report-read-models";
 import { registerSafeSpfGauges } from "@dmarc-ledger/safe-spf-service/metrics";
 import type { Kysely } from "kysely";
-import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 export interface ServiceMetrics {
   registry: Registry;
@@ -67,6 +68,7 @@ export function createServiceMetrics(
 
   registerProjectionGauges(registry, sources);
   registerSafeSpfGauges(registry, sources.db);
+  registerSourceNameGauges(registry, sources.db);
 
   return {
     registry,
@@ -127,4 +129,34 @@ export function countingAppends<S extends EventStore>(store: S, counter: Counter
 function isPostgresEventStore(store: EventStore): store is EventStore & PostgresEventStore {
   const candidate = store as Partial<PostgresEventStore>;
   return typeof candidate.appendWithin === "function" && typeof candidate.holdsEventsIn === "function";
+}
+
+/**
+ * Report sources by the outcome of their latest answer (not_asked: named without DNS so far), and
+ * the reverse-DNS lookups of the last hour answered and failed: resolvers that do not answer show
+ * as failures with no answers.
+ */
+function registerSourceNameGauges(registry: Registry, db: Kysely<AnySchema>): void {
+  new Gauge({
+    name: "source_ip_names",
+    help: "Report sources by the outcome of their latest answer (found, no_name, nxdomain, timeout, error, not_asked).",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+    async collect() {
+      const counts = await sourceIpOutcomeCounts(db as never);
+      this.reset();
+      for (const [outcome, count] of counts) this.set({ outcome }, count);
+    },
+  });
+  new Gauge({
+    name: "source_ip_reverse_dns_lookups_last_hour",
+    help: "Reverse-DNS lookups of report sources in the last hour, by result (answered, failed).",
+    labelNames: ["result"] as const,
+    registers: [registry],
+    async collect() {
+      const health = await reverseDnsHealth(db as never);
+      this.set({ result: "answered" }, health.answered);
+      this.set({ result: "failed" }, health.failed);
+    },
+  });
 }

@@ -1,5 +1,6 @@
 import { projectionLags } from "@dmarc-ledger/projection-engine";
 import { replicaLag } from "@dmarc-ledger/read-replica";
+import { reverseDnsHealth } from "@dmarc-ledger/report-read-models";
 import Router from "@koa/router";
 import { sql } from "kysely";
 import type { Registry } from "prom-client";
@@ -27,6 +28,18 @@ async function replicaState(deps: ApiDeps) {
     return { status: "streaming", lagBytes: lag.bytes, lagSeconds: lag.seconds };
   } catch {
     return { status: "unreachable" };
+  }
+}
+
+/**
+ * Reverse DNS of report sources over the last hour, for /readyz's details: resolvers that do not
+ * answer leave the service ready (sources keep their other names) but say so here.
+ */
+async function reverseDnsState(deps: ApiDeps) {
+  try {
+    return await withTimeout(reverseDnsHealth(deps.db as never), "the source names");
+  } catch {
+    return null;
   }
 }
 
@@ -72,10 +85,13 @@ export function operationsRouter(metrics: Registry | null) {
       reason = "the readiness check failed";
     }
     const replica = await replicaState(ctx.deps);
+    // Not asked of a database that did not answer: the answer would wait out another timeout.
+    const reverseDns = reason?.includes("unreachable") ? null : await reverseDnsState(ctx.deps);
     ctx.status = reason ? 503 : 200;
     ctx.body = {
       ...(reason ? { status: "not_ready", reason } : { status: "ready" }),
       ...(replica ? { replica } : {}),
+      ...(reverseDns ? { reverseDns } : {}),
     };
   });
   if (metrics) {

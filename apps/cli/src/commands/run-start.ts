@@ -70,6 +70,11 @@ export async function runStart(io: CliIO, env: NodeJS.ProcessEnv): Promise<void>
             `DNS (authoritative for SAFE_SPF_ZONE and REPORTS_DOMAIN) on port ${service.dnsPort}, UDP and TCP`,
           );
         }
+        io.err(
+          service.reverseDns.enabled
+            ? `Reverse DNS of report sources: on (asking ${service.reverseDns.nameservers.join(", ")}; SOURCE_IP_RESOLVER=off turns it off)`
+            : "Reverse DNS of report sources: off (SOURCE_IP_RESOLVER=off); sources are named from the shipped databases and the reports",
+        );
         if (service.bootstrapKey) printBootstrapKey(io, service.apiRoot, service.bootstrapKey);
         io.err("Stop with Ctrl-C.");
         const reason = await new Promise<string>((resolve) => {

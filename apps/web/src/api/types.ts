@@ -198,11 +198,13 @@ export interface DateRecord extends Counters {
 /** GET aggregate_by_sender: the inventory of sending services, with their approval per domain. */
 export interface SenderRecord extends Counters {
   Domain: string;
-  /** The service; for an unknown source its base domain, "AS<number>" or "unknown". */
+  /** The service; for an unknown source its base domain, its AS's organisation or "unknown". */
   Service: string;
   /** "" for an unknown source. */
   ServiceType: string;
   SenderKind: "service" | "base_domain" | "asn" | "unknown";
+  /** What named it: the confirmed reverse name, an authentication domain, the AS; null for unknown. */
+  NamedBy: "rdns" | "auth_domain" | "asn" | null;
   /** "" when unknown, like the other text fields. */
   ASN: string;
   ASNOrganization: string;

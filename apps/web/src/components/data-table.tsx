@@ -14,6 +14,8 @@ export interface Column<R> {
   numeric?: boolean;
   /** Long text (a subject, a reason) wraps; other cells keep to one line and the table scrolls. */
   wrap?: boolean;
+  /** Names (a service, a network) wrap at word breaks in a narrower column than `wrap`'s. */
+  wrapNames?: boolean;
 }
 
 const collator = new Intl.Collator("en", { numeric: true, sensitivity: "base" });
@@ -185,7 +187,18 @@ export function DataTable<R>({
             {shown.map((row) => (
               <tr key={rowKey(row)} class={selected === rowKey(row) ? "selected" : undefined}>
                 {columns.map((column) => (
-                  <td key={column.key} class={column.numeric ? "numeric" : column.wrap ? "wrap" : undefined}>
+                  <td
+                    key={column.key}
+                    class={
+                      column.numeric
+                        ? "numeric"
+                        : column.wrap
+                          ? "wrap"
+                          : column.wrapNames
+                            ? "wrap-names"
+                            : undefined
+                    }
+                  >
                     {column.render ? column.render(row) : String(column.value(row) ?? "–")}
                   </td>
                 ))}

@@ -44,11 +44,15 @@ export function SenderInventory({ caller, canApprove }: { caller: Caller; canApp
       key: "service",
       label: "Service",
       value: (r) => r.Service,
+      // Real names are long ("Google (Including Gmail and Google Workspace)"): they wrap, so
+      // the table fits 1280 pixels.
+      wrapNames: true,
       // Its addresses below, the choice in the URL as a failure report's is.
       render: (r) => (
         <button
           type="button"
           class="link-button"
+          title={namedByText(r)}
           aria-pressed={params.get("sender") === senderKey(r)}
           onClick={() => setParams({ sender: senderKey(r) })}
         >
@@ -62,7 +66,18 @@ export function SenderInventory({ caller, canApprove }: { caller: Caller; canApp
       label: "Approved",
       value: (r) => (r.Approved === null ? null : r.Approved ? "yes" : "no"),
       render: (r) =>
-        admin ? (
+        admin && r.SenderKind === "unknown" ? (
+          // "unknown" is whatever nothing names: its addresses are approved by range, not as one.
+          r.Approved === null ? (
+            <span class="muted" title="Approve these addresses by IP range">
+              –
+            </span>
+          ) : (
+            <button type="button" class="link-button" onClick={() => approve(r, "clear")}>
+              clear
+            </button>
+          )
+        ) : admin ? (
           // Three choices, not a checkbox: "not decided" is a state of its own (Approved null),
           // which the API's "clear" returns to, and a checkbox could only say yes or no.
           <label class="approval">
@@ -86,10 +101,10 @@ export function SenderInventory({ caller, canApprove }: { caller: Caller; canApp
           "no"
         ),
     },
-    { key: "type", label: "Type", value: (r) => r.ServiceType || null },
+    { key: "type", label: "Type", value: (r) => r.ServiceType || null, wrapNames: true },
     { key: "domain", label: "Domain", value: (r) => r.Domain },
     // The AS and its organisation in one column: as two, the table scrolled sideways at 1280 pixels.
-    { key: "network", label: "Network", value: (r) => networkOf(r) },
+    { key: "network", label: "Network", value: (r) => networkOf(r), wrapNames: true },
     { key: "country", label: "Country", value: (r) => r.Country || null },
     {
       key: "ips",
@@ -124,6 +139,16 @@ export function SenderInventory({ caller, canApprove }: { caller: Caller; canApp
     </>
   );
 }
+
+/** What named a sender, for the tooltip of its name. */
+const namedByText = (r: SenderRecord): string | undefined =>
+  r.NamedBy === "rdns"
+    ? "Named by its forward-confirmed reverse DNS name"
+    : r.NamedBy === "auth_domain"
+      ? "Named by the DKIM and SPF domains its messages pass with"
+      : r.NamedBy === "asn"
+        ? "Named by its network (AS)"
+        : undefined;
 
 /** "AS15169 Google LLC"; the organisation alone when the number is unknown; null when neither is. */
 const networkOf = (r: SenderRecord): string | null =>

@@ -10,12 +10,11 @@ import { sourcesPerRequest } from "./sources-table.js";
 
 /**
  * The sender an address counts for, by the rule of docs/api.md ("The sender of a source IP"):
- * its service, else the base domain of its confirmed name, else its AS, else unknown.
+ * its service (however named), else the base domain of its confirmed name, else its AS's
+ * organisation, else unknown.
  */
 export function senderOf(r: SourceRecord): string {
-  if (r.Service) return r.Service;
-  if (r.SourceDomain) return r.SourceDomain;
-  return r.ASN ? `AS${r.ASN}` : "unknown";
+  return r.Service || r.SourceDomain || r.ASNOrganization || "unknown";
 }
 
 const muted = (text: string) => text || <span class="muted">–</span>;

@@ -22,6 +22,7 @@ import { reportDomainToken } from "./020_report_domain_token.js";
 import { aggSenderFactAppended } from "./021_agg_sender_fact_appended.js";
 import { forensicDetails } from "./022_forensic_details.js";
 import { tlsFacts } from "./023_tls_facts.js";
+import { sourceIpNamedBy } from "./024_source_ip_named_by.js";
 
 /**
  * The report read models' tables (schema.ts). Until the read models were split (issue 22) the
@@ -54,6 +55,7 @@ export const reportReadModelMigrations: MigrationSet = {
     "021_agg_sender_fact_appended": aggSenderFactAppended,
     "022_forensic_details": forensicDetails,
     "023_tls_facts": tlsFacts,
+    "024_source_ip_named_by": sourceIpNamedBy,
   },
   formerly: {
     set: "read_models",

@@ -6,7 +6,15 @@ import type { ReportSchema } from "../schema.js";
 import { takeNamingNumber } from "../sender-rankings/change-numbers.js";
 
 /** The columns that name an address's sender and its details (the sender rankings hold them). */
-const namingColumns = ["service_name", "source_domain", "asn", "service_type", "asn_organization", "country"];
+const namingColumns = [
+  "service_name",
+  "source_domain",
+  "asn",
+  "service_type",
+  "asn_organization",
+  "country",
+  "named_by",
+];
 
 /**
  * named_seq on an update: the batch's number when one of `columns` (those the update sets, of
@@ -34,7 +42,8 @@ export function sourceDomainOf(answer: Pick<SourceIpResolved, "name" | "confirme
   return getDomain(answer.name) ?? "";
 }
 
-const isDefinitive = (outcome: SourceIpResolved["outcome"]) => outcome !== "timeout" && outcome !== "error";
+const isDefinitive = (outcome: SourceIpResolved["outcome"]) =>
+  outcome !== "timeout" && outcome !== "error" && outcome !== "not_asked";
 
 /** The AS and country of the address: known whatever DNS answered. */
 const networkOf = (answer: SourceIpResolved) =>
@@ -44,8 +53,24 @@ const networkOf = (answer: SourceIpResolved) =>
         asn_organization: answer.naming.asn?.organization ?? null,
         country: answer.naming.country,
         naming_sources: JSON.stringify(answer.naming.sources),
+        address_range: answer.naming.addressRange ?? null,
       }
     : {};
+
+/** The service and what named it. */
+const serviceOf = (naming: SourceIpResolved["naming"]) => ({
+  service_name: naming?.service?.name ?? null,
+  service_type: naming?.service?.type ?? null,
+  named_by: naming?.namedBy ?? null,
+  auth_domain: naming?.authDomain ?? null,
+});
+
+/**
+ * A naming made without a DNS answer (v3: at first sight, or after a failed attempt, which names
+ * by the last answer's name) names the service; a v2 failure named none and kept the last one.
+ */
+const namesWithoutDns = (answer: SourceIpResolved) =>
+  answer.outcome === "not_asked" || (answer.naming?.namedBy ?? null) !== null;
 
 /**
  * The latest reverse-DNS answer per source IP, and its naming. A timeout or error moves only the
@@ -63,16 +88,16 @@ export const sourceIpNamesProjection: Projection<ReportSchema> = {
       if (event.type !== "SourceIpResolved") continue;
       seq ??= await takeNamingNumber(trx);
       const answer = event.data;
-      const attempt = { outcome: answer.outcome, resolved_at: answer.resolvedAt, ...networkOf(answer) };
+      const network = { outcome: answer.outcome, resolved_at: answer.resolvedAt, ...networkOf(answer) };
       if (isDefinitive(answer.outcome)) {
         const row = {
-          ...attempt,
+          ...network,
           source_domain: sourceDomainOf(answer),
           ptr_name: answer.name,
           confirmed: answer.confirmed,
           answered_at: answer.resolvedAt,
-          service_name: answer.naming?.service?.name ?? null,
-          service_type: answer.naming?.service?.type ?? null,
+          ...serviceOf(answer.naming),
+          address_range: answer.naming?.addressRange ?? null,
           asn: answer.naming?.asn?.number ?? null,
           asn_organization: answer.naming?.asn?.organization ?? null,
           country: answer.naming?.country ?? null,
@@ -88,6 +113,7 @@ export const sourceIpNamesProjection: Projection<ReportSchema> = {
           )
           .execute();
       } else {
+        const attempt = { ...network, ...(namesWithoutDns(answer) ? serviceOf(answer.naming) : {}) };
         await trx
           .insertInto("source_ip_name")
           .values({

@@ -14,16 +14,22 @@ export type StricterPolicy = keyof typeof dispositionsStoppedBy;
 
 /**
  * The columns that say who an address (its source_ip_name row aliased `n`, or none) sends as:
- * `kind` and `sender` (its service when the map knows the base domain of its forward-confirmed
- * name; else that base domain; else its AS, "AS<number>"; else "unknown"), and the details a
- * sender record picks from. One definition for the queries and the sender rankings.
+ * `kind` and `sender` (its service, however named; else the base domain of its forward-confirmed
+ * name; else its AS's organisation, never a bare AS number; else "unknown"), `named_by` (what
+ * named the sender: rdns, auth_domain or asn; "" for an unknown one), and the details a sender
+ * record picks from. One definition for the queries and the sender rankings.
  */
 export const senderNameColumns = (n = "n"): RawBuilder<unknown> => {
   const c = (column: string) => sql.ref(`${n}.${column}`);
+  const byAsn = sql`coalesce(${c("asn_organization")}, '') <> ''`;
   return sql`case when ${c("service_name")} is not null then 'service'
       when coalesce(${c("source_domain")}, '') <> '' then 'base_domain'
-      when ${c("asn")} is not null then 'asn' else 'unknown' end as kind,
-    coalesce(${c("service_name")}, nullif(${c("source_domain")}, ''), 'AS' || ${c("asn")}::text, 'unknown') as sender,
+      when ${byAsn} then 'asn' else 'unknown' end as kind,
+    coalesce(${c("service_name")}, nullif(${c("source_domain")}, ''), nullif(${c("asn_organization")}, ''),
+      'unknown') as sender,
+    case when ${c("service_name")} is not null then coalesce(${c("named_by")}, 'rdns')
+      when coalesce(${c("source_domain")}, '') <> '' then 'rdns'
+      when ${byAsn} then 'asn' else '' end as named_by,
     coalesce(${c("service_type")}, '') as service_type, coalesce(${c("asn")}::text, '') as asn,
     coalesce(${c("asn_organization")}, '') as asn_organization, coalesce(${c("country")}, '') as country`;
 };
