@@ -1,20 +1,9 @@
 import type { Command } from "commander";
-import { CliError, type CliIO, jsonDocument } from "../io.js";
+import { type CliIO, jsonDocument } from "../io.js";
 import { resolveTenant } from "../tenant-ref.js";
 import { withRuntime } from "../with-runtime.js";
+import { type ReportQueryOptions, reportPeriod, tenantDomainOption } from "./report-query.js";
 import { catchUpReadModels } from "./wait-for-read-models.js";
-
-const day = 86_400;
-
-/** A period option: a UTC date (YYYY-MM-DD) or Unix seconds. */
-export function seconds(name: string, value: string | undefined, fallback: number, endOfDay = false): number {
-  if (value === undefined) return fallback;
-  if (/^\d+$/.test(value)) return Number(value);
-  const date = /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00Z`) : Number.NaN;
-  if (Number.isNaN(date))
-    throw new CliError(`--${name} takes a date (YYYY-MM-DD) or Unix seconds, not "${value}".`);
-  return date / 1000 + (endOfDay ? day - 1 : 0);
-}
 
 /** Rows as columns padded to their widest cell; numbers (the right-aligned columns) on the right. */
 export function table(header: string[], rows: string[][], right: ReadonlySet<number>): string[] {
@@ -45,78 +34,58 @@ export function registerSendersCommand(program: Command, io: CliIO, env: NodeJS.
     .option("--end <date>", "last day, YYYY-MM-DD or Unix seconds (default: now)")
     .option("--limit <n>", "senders shown at most (default 100, at most 1000)", "100")
     .option("--json", "print the records as one JSON array")
-    .action(
-      async (
-        reference: string,
-        options: { domain?: string; start?: string; end?: string; limit: string; json?: boolean },
-      ) => {
-        const limit = Number(options.limit);
-        if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
-          throw new CliError(`--limit takes a whole number from 1 to 1000, not "${options.limit}".`);
-        }
-        const end = seconds("end", options.end, Math.floor(Date.now() / 1000), true);
-        const start = seconds("start", options.start, Math.max(0, end - 30 * day));
-        if (start > end) throw new CliError("--start is after --end.");
-        const page = await withRuntime(env, async (runtime) => {
-          await catchUpReadModels(runtime);
-          const { tenantId } = await resolveTenant(runtime, reference);
-          const [{ aggregateBySender }, { findDomain, normaliseDomain }] = await Promise.all([
-            import("@dmarc-ledger/queries"),
-            import("@dmarc-ledger/tenancy"),
-          ]);
-          let domain: string | undefined;
-          if (options.domain !== undefined) {
-            domain = normaliseDomain(options.domain);
-            if ((await findDomain(runtime.db, domain))?.tenantId !== tenantId) {
-              throw new CliError(`${domain} is not one of the tenant's domains.`);
-            }
-          }
-          return aggregateBySender(runtime.db, {
-            tenantId,
-            start,
-            end,
-            page: 1,
-            perPage: limit,
-            ...(domain === undefined ? {} : { domain }),
-          });
+    .action(async (reference: string, options: ReportQueryOptions) => {
+      const { limit, start, end } = reportPeriod(options);
+      const page = await withRuntime(env, async (runtime) => {
+        await catchUpReadModels(runtime);
+        const { tenantId } = await resolveTenant(runtime, reference);
+        const { aggregateBySender } = await import("@dmarc-ledger/queries");
+        const domain = await tenantDomainOption(runtime.db, tenantId, options.domain);
+        return aggregateBySender(runtime.db, {
+          tenantId,
+          start,
+          end,
+          page: 1,
+          perPage: limit,
+          ...domain,
         });
-        if (options.json) {
-          io.out(jsonDocument(page.records));
-          return;
-        }
-        if (page.records.length === 0) {
-          io.out("No reports in this period.");
-          return;
-        }
-        const rows = page.records.map((r) => [
-          r.Domain,
-          r.Service,
-          r.ServiceType,
-          r.ASN === "" ? "" : `AS${r.ASN}`,
-          r.Country,
-          r.SourceIPs,
-          r.Volume,
-          percent(r.DMARCShare),
-          percent(r.SPFAlignedShare),
-          percent(r.DKIMAlignedShare),
-          r.Approved === null ? "-" : r.Approved ? "yes" : "no",
-        ]);
-        const header = [
-          "DOMAIN",
-          "SENDER",
-          "TYPE",
-          "ASN",
-          "CC",
-          "IPS",
-          "MESSAGES",
-          "DMARC",
-          "SPF",
-          "DKIM",
-          "APPROVED",
-        ];
-        for (const line of table(header, rows, new Set([5, 6, 7, 8, 9]))) io.out(line);
-        if (page.total > page.records.length)
-          io.out(`(${page.records.length} of ${page.total} senders; --limit shows more)`);
-      },
-    );
+      });
+      if (options.json) {
+        io.out(jsonDocument(page.records));
+        return;
+      }
+      if (page.records.length === 0) {
+        io.out("No reports in this period.");
+        return;
+      }
+      const rows = page.records.map((r) => [
+        r.Domain,
+        r.Service,
+        r.ServiceType,
+        r.ASN === "" ? "" : `AS${r.ASN}`,
+        r.Country,
+        r.SourceIPs,
+        r.Volume,
+        percent(r.DMARCShare),
+        percent(r.SPFAlignedShare),
+        percent(r.DKIMAlignedShare),
+        r.Approved === null ? "-" : r.Approved ? "yes" : "no",
+      ]);
+      const header = [
+        "DOMAIN",
+        "SENDER",
+        "TYPE",
+        "ASN",
+        "CC",
+        "IPS",
+        "MESSAGES",
+        "DMARC",
+        "SPF",
+        "DKIM",
+        "APPROVED",
+      ];
+      for (const line of table(header, rows, new Set([5, 6, 7, 8, 9]))) io.out(line);
+      if (page.total > page.records.length)
+        io.out(`(${page.records.length} of ${page.total} senders; --limit shows more)`);
+    });
 }

@@ -1,11 +1,10 @@
 import type { Command } from "commander";
-import { CliError, type CliIO, jsonDocument } from "../io.js";
+import { type CliIO, jsonDocument } from "../io.js";
 import { resolveTenant } from "../tenant-ref.js";
 import { withRuntime } from "../with-runtime.js";
-import { seconds, table } from "./senders.js";
+import { type ReportQueryOptions, reportPeriod, tenantDomainOption } from "./report-query.js";
+import { table } from "./senders.js";
 import { catchUpReadModels } from "./wait-for-read-models.js";
-
-const day = 86_400;
 
 /** Failed sessions as a share of all, one decimal; "-" for none. */
 const failureShare = (failed: string, sessions: string) =>
@@ -23,82 +22,62 @@ export function registerTlsCommand(program: Command, io: CliIO, env: NodeJS.Proc
     .option("--end <date>", "last day, YYYY-MM-DD or Unix seconds (default: now)")
     .option("--limit <n>", "failure rows shown at most (default 20, at most 1000)", "20")
     .option("--json", "print both lists as one JSON object")
-    .action(
-      async (
-        reference: string,
-        options: { domain?: string; start?: string; end?: string; limit: string; json?: boolean },
-      ) => {
-        const limit = Number(options.limit);
-        if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
-          throw new CliError(`--limit takes a whole number from 1 to 1000, not "${options.limit}".`);
-        }
-        const end = seconds("end", options.end, Math.floor(Date.now() / 1000), true);
-        const start = seconds("start", options.start, Math.max(0, end - 30 * day));
-        if (start > end) throw new CliError("--start is after --end.");
-        const { domains, failures } = await withRuntime(env, async (runtime) => {
-          await catchUpReadModels(runtime);
-          const { tenantId } = await resolveTenant(runtime, reference);
-          const [{ tlsByDomain, tlsFailures }, { findDomain, normaliseDomain }] = await Promise.all([
-            import("@dmarc-ledger/queries"),
-            import("@dmarc-ledger/tenancy"),
-          ]);
-          let domain: string | undefined;
-          if (options.domain !== undefined) {
-            domain = normaliseDomain(options.domain);
-            if ((await findDomain(runtime.db, domain))?.tenantId !== tenantId) {
-              throw new CliError(`${domain} is not one of the tenant's domains.`);
-            }
-          }
-          const query = { tenantId, start, end, page: 1, ...(domain === undefined ? {} : { domain }) };
-          return {
-            domains: await tlsByDomain(runtime.db, { ...query, perPage: 1000 }),
-            failures: await tlsFailures(runtime.db, { ...query, perPage: limit }),
-          };
-        });
-        if (options.json) {
-          io.out(jsonDocument({ domains: domains.records, failures: failures.records }));
-          return;
-        }
-        if (domains.records.length === 0) {
-          io.out("No TLS reports in this period.");
-          return;
-        }
-        const domainRows = domains.records.map((r) => [
-          r.Domain,
-          r.PolicyType,
-          r.Reports,
-          r.Sessions,
-          r.Successful,
-          r.Failed,
-          failureShare(r.Failed, r.Sessions),
-        ]);
-        const domainHeader = ["DOMAIN", "POLICY", "REPORTS", "SESSIONS", "SUCCESSFUL", "FAILED", "FAILED %"];
-        for (const line of table(domainHeader, domainRows, new Set([2, 3, 4, 5, 6]))) io.out(line);
-        if (failures.records.length === 0) return;
-        io.out("");
-        const failureRows = failures.records.map((r) => [
-          r.Domain,
-          r.PolicyType,
-          r.ResultType,
-          r.ReceivingMxHostname || "-",
-          r.ReceivingIp || "-",
-          r.SendingMtaIp || "-",
-          r.Organization,
-          r.FailedSessions,
-        ]);
-        const failureHeader = [
-          "DOMAIN",
-          "POLICY",
-          "RESULT",
-          "RECEIVING MX",
-          "MX IP",
-          "SENDING MTA",
-          "REPORTER",
-          "FAILED",
-        ];
-        for (const line of table(failureHeader, failureRows, new Set([7]))) io.out(line);
-        if (failures.total > failures.records.length)
-          io.out(`(${failures.records.length} of ${failures.total} failure rows; --limit shows more)`);
-      },
-    );
+    .action(async (reference: string, options: ReportQueryOptions) => {
+      const { limit, start, end } = reportPeriod(options);
+      const { domains, failures } = await withRuntime(env, async (runtime) => {
+        await catchUpReadModels(runtime);
+        const { tenantId } = await resolveTenant(runtime, reference);
+        const { tlsByDomain, tlsFailures } = await import("@dmarc-ledger/queries");
+        const domain = await tenantDomainOption(runtime.db, tenantId, options.domain);
+        const query = { tenantId, start, end, page: 1, ...domain };
+        return {
+          domains: await tlsByDomain(runtime.db, { ...query, perPage: 1000 }),
+          failures: await tlsFailures(runtime.db, { ...query, perPage: limit }),
+        };
+      });
+      if (options.json) {
+        io.out(jsonDocument({ domains: domains.records, failures: failures.records }));
+        return;
+      }
+      if (domains.records.length === 0) {
+        io.out("No TLS reports in this period.");
+        return;
+      }
+      const domainRows = domains.records.map((r) => [
+        r.Domain,
+        r.PolicyType,
+        r.Reports,
+        r.Sessions,
+        r.Successful,
+        r.Failed,
+        failureShare(r.Failed, r.Sessions),
+      ]);
+      const domainHeader = ["DOMAIN", "POLICY", "REPORTS", "SESSIONS", "SUCCESSFUL", "FAILED", "FAILED %"];
+      for (const line of table(domainHeader, domainRows, new Set([2, 3, 4, 5, 6]))) io.out(line);
+      if (failures.records.length === 0) return;
+      io.out("");
+      const failureRows = failures.records.map((r) => [
+        r.Domain,
+        r.PolicyType,
+        r.ResultType,
+        r.ReceivingMxHostname || "-",
+        r.ReceivingIp || "-",
+        r.SendingMtaIp || "-",
+        r.Organization,
+        r.FailedSessions,
+      ]);
+      const failureHeader = [
+        "DOMAIN",
+        "POLICY",
+        "RESULT",
+        "RECEIVING MX",
+        "MX IP",
+        "SENDING MTA",
+        "REPORTER",
+        "FAILED",
+      ];
+      for (const line of table(failureHeader, failureRows, new Set([7]))) io.out(line);
+      if (failures.total > failures.records.length)
+        io.out(`(${failures.records.length} of ${failures.total} failure rows; --limit shows more)`);
+    });
 }
