@@ -27,6 +27,7 @@ import {
   startTestService,
 } from "../support/service-harness.js";
 import { namedSourceIp } from "../support/source-ip-naming.js";
+import { waitForEverySourceNamed } from "../support/sources-named.js";
 
 // The browser's globals the functions handed to page.evaluate use (they run in the page; the
 // tests' program is typed for node, without the DOM's types).
@@ -223,20 +224,7 @@ describe("the dashboard in a real browser", () => {
     expect(await waitForProjections(handle.runtime.db, allProjections, position, 30_000)).toBe(true);
     // The service names every other source at first sight, in the background: the views are
     // compared with the API once that is done, not while names still arrive.
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const { count } = await handle.runtime.db
-        .selectFrom("agg_sender_fact as f")
-        .leftJoin("source_ip_name as n", "n.source_ip", "f.source_ip")
-        .select((eb) => eb.fn.count<string>("f.source_ip").distinct().as("count"))
-        .where("n.source_ip", "is", null)
-        .executeTakeFirstOrThrow();
-      if (Number(count) === 0) break;
-      if (Date.now() > deadline) throw new Error("sources still unnamed after 60 s");
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    const head = (await handle.runtime.store.headPosition()) ?? 0n;
-    expect(await waitForProjections(handle.runtime.db, allProjections, head, 30_000)).toBe(true);
+    await waitForEverySourceNamed(handle.runtime);
   });
   afterAll(async () => {
     await browser?.close();

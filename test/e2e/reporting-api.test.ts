@@ -14,6 +14,7 @@ import {
   readSimpleRows,
   type SimpleRow,
 } from "../support/independent-aggregate.js";
+import { independentNetworks } from "../support/independent-networks.js";
 import { expectedSourceRecords, unnamedSource } from "../support/independent-sources.js";
 import {
   type Backend,
@@ -22,6 +23,7 @@ import {
   type ServiceHandle,
   startTestService,
 } from "../support/service-harness.js";
+import { waitForEverySourceNamed } from "../support/sources-named.js";
 
 // Well-formed aggregate reports of the corpus (the broken ones are the parser's tests' business).
 const aggregateFiles = [
@@ -114,6 +116,7 @@ describe("the reporting API over HTTP", () => {
     expect((await handle.put("domain_group", acme, { domain: "example.com", group: "Brands" })).status).toBe(
       200,
     );
+    await waitForEverySourceNamed(handle.runtime);
     acmeRows = [...rowsByFile.values()]
       .flat()
       .filter((row) => row.domain === "example.com" || row.domain.endsWith(".example.com"));
@@ -170,12 +173,20 @@ describe("the reporting API over HTTP", () => {
     ["aggregate_by_source", false],
     ["aggregate_by_unaligned_source", true],
   ] as const)("%s: every page, no duplicates, no gaps, every field", async (endpoint, unaligned) => {
-    const expected = expectedSourceRecords(acmeRows, unaligned);
+    const networks = await independentNetworks(new Set(acmeRows.map((row) => row.sourceIp)));
+    const expected = expectedSourceRecords(acmeRows, unaligned).map((record) => ({
+      ...record,
+      ...networks.get(record.SourceIp)!,
+    }));
     expect(expected.length).toBeGreaterThan(2000);
     const { records, totals, pages } = await allPages(handle, endpoint, acme, 1000);
     expect(pages).toBe(Math.ceil(expected.length / 1000));
     expect([...totals]).toEqual([expected.length]);
-    expect(records).toEqual(expected);
+    // Service and ServiceType follow the naming rule (reverse DNS, the reports' authentication
+    // domains, the AS), tested path by path in packages/source-names and over HTTP in
+    // senders-api.test.ts; here every other field is compared.
+    const withoutService = ({ Service, ServiceType, ...rest }: Record<string, unknown>) => rest;
+    expect((records as Record<string, unknown>[]).map(withoutService)).toEqual(expected.map(withoutService));
     const keys = new Set(records.map((record) => JSON.stringify(record)));
     expect(keys.size).toBe(records.length);
   });
