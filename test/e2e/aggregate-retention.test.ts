@@ -33,6 +33,8 @@ import {
   type ServiceHandle,
   startTestService,
 } from "../support/service-harness.js";
+import { type ServiceNaming, serviceNamings } from "../support/service-namings.js";
+import { waitForEverySourceNamed } from "../support/sources-named.js";
 
 const corpusFiles = [
   "!example.com!1538204542!1538463818.xml",
@@ -131,6 +133,11 @@ describe.each(backends)("aggregate retention on %s", (_name, makeBackend) => {
   let acme: { tenantId: string; apiKey: string };
   let other: { tenantId: string; apiKey: string };
   let rows: SenderRow[];
+  // The service names every source at first sight: retention is this test's subject, so the
+  // names are its input (read once they are all given), and the rest is computed from the files.
+  let namings: Map<string, ServiceNaming>;
+  const senderOf = (ip: string) => namings.get(ip)?.sender ?? unknownSender;
+  const sourceOf = (ip: string) => namings.get(ip)!.source;
   const tmp = mkdtempSync(join(tmpdir(), "dl-agg-retention-"));
   const isAcme = (row: SimpleRow) => row.domain === "example.com" || row.domain.endsWith(".example.com");
 
@@ -188,22 +195,11 @@ describe.each(backends)("aggregate retention on %s", (_name, makeBackend) => {
     const byOrganization = [...groupBy(kept, (row) => row.organization)]
       .map(([Organization, group]) => ({ Organization, ...countersOf(group) }))
       .sort(byVolumeThenKey((record) => [record.Organization]));
-    const senders = expectedSenders(
-      kept,
-      () => owner,
-      () => unknownSender,
-      noApprovals,
-    );
+    const senders = expectedSenders(kept, () => owner, senderOf, noApprovals);
     const impact = (policy: "quarantine" | "reject") => ({
       status: "SUCCESS",
       policy,
-      ...expectedPolicyImpact(
-        kept,
-        policy,
-        () => owner,
-        () => unknownSender,
-        noApprovals,
-      ),
+      ...expectedPolicyImpact(kept, policy, () => owner, senderOf, noApprovals),
     });
     return {
       aggregate_by_domain: list(byDomain),
@@ -211,8 +207,8 @@ describe.each(backends)("aggregate retention on %s", (_name, makeBackend) => {
         group && kept.length > 0 ? [{ DomainGroup: group, ...countersOf(kept) }] : [],
       ),
       aggregate_by_organization: list(byOrganization),
-      aggregate_by_source: list(expectedSourceRecords(kept, false)),
-      aggregate_by_unaligned_source: list(expectedSourceRecords(kept, true)),
+      aggregate_by_source: list(expectedSourceRecords(kept, false, sourceOf)),
+      aggregate_by_unaligned_source: list(expectedSourceRecords(kept, true, sourceOf)),
       aggregate_by_sender: list(senders),
       aggregate_by_date: list(
         expectedSeries(kept, at("2024-01-20T00:00:00Z"), at("2024-04-05T23:59:59Z"), "day"),
@@ -253,6 +249,8 @@ describe.each(backends)("aggregate retention on %s", (_name, makeBackend) => {
     expect(
       (await handle.put("domain_group", acme.apiKey, { domain: "example.com", group: "Brands" })).status,
     ).toBe(200);
+    await waitForEverySourceNamed(handle.runtime);
+    namings = await serviceNamings(handle.runtime.db);
   });
 
   afterAll(async () => {

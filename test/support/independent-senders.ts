@@ -41,6 +41,8 @@ export interface TestNaming {
   asn: string;
   organization: string;
   country: string;
+  /** What named it, where the test knows (else: the kind's usual path, `rdns` for a name). */
+  namedBy?: ExpectedSender["NamedBy"];
 }
 
 export const unknownSender: TestNaming = {
@@ -123,11 +125,13 @@ export function expectedSenders(
         ServiceType: most(group, (row) => naming(row.sourceIp).type),
         SenderKind: name.kind,
         // The tests' namings name services by their forward-confirmed names.
-        NamedBy: (name.kind === "unknown"
-          ? null
-          : name.kind === "asn"
-            ? "asn"
-            : "rdns") as ExpectedSender["NamedBy"],
+        NamedBy: (name.namedBy !== undefined
+          ? name.namedBy
+          : name.kind === "unknown"
+            ? null
+            : name.kind === "asn"
+              ? "asn"
+              : "rdns") as ExpectedSender["NamedBy"],
         ASN: most(group, (row) => naming(row.sourceIp).asn),
         ASNOrganization: most(group, (row) => naming(row.sourceIp).organization),
         Country: most(group, (row) => naming(row.sourceIp).country),

@@ -15,9 +15,13 @@ export const unnamedSource = { Service: "", ServiceType: "", ASN: "", ASNOrganiz
 
 /**
  * aggregate_by_source's records over `rows` (aggregate_by_unaligned_source's with `unaligned`),
- * no source named, as the contract prints them (reporting-api.test.ts and aggregate-retention.test.ts read them so).
+ * each source named as `naming` says (default: none), as the contract prints them (reporting-api.test.ts and aggregate-retention.test.ts read them so).
  */
-export function expectedSourceRecords(rows: SimpleRow[], unaligned: boolean) {
+export function expectedSourceRecords(
+  rows: SimpleRow[],
+  unaligned: boolean,
+  naming: (ip: string) => typeof unnamedSource = () => unnamedSource,
+) {
   const selected = unaligned ? rows.filter((row) => !dmarcPass(row)) : rows;
   return [...groupBy(selected, (row) => [row.domain, row.sourceIp, row.organization].join("\u0000")).values()]
     .map((group) => {
@@ -39,7 +43,7 @@ export function expectedSourceRecords(rows: SimpleRow[], unaligned: boolean) {
             (row) => (row.dkim.find((d) => d.result === "pass") ?? row.dkim[0])?.domain ?? "",
           )?.value ?? "",
         ...countersOf(group, unaligned),
-        ...unnamedSource,
+        ...naming(head.sourceIp),
       };
     })
     .sort(byVolumeThenKey((record) => [record.DomainPublished, record.SourceIp, record.Organization]));
