@@ -100,6 +100,10 @@ async function decide(
   failed: number,
   cause: Cause,
 ): Promise<void> {
+  // An unknown sender cannot be approved (sender_approval refuses "unknown": approve its
+  // addresses by range instead), so an alert asking for its approval is one nobody can act on.
+  // Its failing mail still counts in dmarc_failure_share, and a new address in new_sender.
+  if (name.kind === "unknown") return;
   const approved = await approvalOf(trx, domain, ip, name.sender);
   if (approved === true) return;
   const counted = await trx
