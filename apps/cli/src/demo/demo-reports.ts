@@ -133,6 +133,14 @@ const senders: Record<string, Sender> = {
     daily: { "example.com": 2600, "example.org": 700 },
     weekdays: [2],
   },
+  // A help desk on SendGrid that does not sign as example.org yet: legitimate mail failing DMARC,
+  // what a stricter policy would put at risk.
+  helpDesk: {
+    ips: ["167.89.115.54", "149.72.154.232"],
+    spf: () => ({ domain: "sendgrid.net", result: "pass" }),
+    dkim: () => [{ domain: "sendgrid.net", result: "pass", selector: "smtpapi" }],
+    daily: { "example.org": 30 },
+  },
   // Debian's list server relays the domain's messages: the envelope is the author's (SPF fails
   // at the list's address), the signature survives; the receiver saw ARC pass.
   mailingList: {
