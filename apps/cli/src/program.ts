@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { registerAlertCommands } from "./commands/alerts.js";
+import { registerDemoCommand } from "./commands/demo.js";
 import { registerDomainCommands } from "./commands/domain.js";
 import { registerHistoryCommand } from "./commands/history.js";
 import { registerImportCommand } from "./commands/import.js";
@@ -40,6 +41,7 @@ export function createProgram(io: CliIO, env: NodeJS.ProcessEnv): Command {
   registerStartCommand(program, io, env);
   registerSpfCommands(program, io, env);
   registerAlertCommands(program, io, env);
+  registerDemoCommand(program, io, env);
   for (const command of program.commands) applyOutput(command, io);
   return program;
 }

@@ -22,7 +22,7 @@ function parseScopes(value: string): Scope[] {
 }
 
 /** The region this deployment serves: a tenant of the other region could only ever get 421 here. */
-function deploymentRegion(env: NodeJS.ProcessEnv): Region {
+export function deploymentRegion(env: NodeJS.ProcessEnv): Region {
   const region = env.DMARC_LEDGER_REGION ?? "global";
   if (region !== "global" && region !== "eu") {
     throw new CliError(`DMARC_LEDGER_REGION: "${region}" is not one of global, eu`);
