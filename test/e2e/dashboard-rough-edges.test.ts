@@ -227,4 +227,29 @@ describe("the dashboard's rough edges, in a real browser", () => {
     expect(twice[0]![column("Reports")]).toMatch(/^aggregate report for example\.com.*: stored$/);
     await page.close();
   });
+  it("says a domain added twice was already there: the API, the CLI and the Domains page", async () => {
+    const page = await open(admin, "/domains");
+    const put = (domain: string) =>
+      page.evaluate(async (name) => {
+        const session = (await (await fetch("/api/session")).json()) as { csrf_token: string };
+        const response = await fetch("/api/add-domain", {
+          method: "PUT",
+          headers: { "X-CSRF-Token": session.csrf_token },
+          body: new URLSearchParams({ domain: name }),
+        });
+        return { status: response.status, json: (await response.json()) as unknown };
+      }, domain);
+    // The corpus's own domain, the tenant's since the start; then one it did not have.
+    expect(await put("Example.COM")).toEqual({ status: 200, json: { status: "SUCCESS", added: false } });
+    expect(await put("addisonfoods.com")).toEqual({ status: 200, json: { status: "SUCCESS", added: true } });
+    expect((await cli(env, "domain", "add", "acme", "addisonfoods.com")).out).toContain(
+      "addisonfoods.com is already on this tenant.",
+    );
+
+    await page.getByLabel("Domain name").fill("example.com");
+    await page.getByRole("button", { name: "Add domain" }).click();
+    await page.getByText("example.com is already one of your domains.").waitFor();
+    expect(await page.getByText("example.com added.").count()).toBe(0);
+    await page.close();
+  });
 });

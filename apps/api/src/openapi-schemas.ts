@@ -569,8 +569,8 @@ export const responseSchemas: Record<string, Schema> = {
     },
   },
   update_safe_spf: successOnly,
-  "add-domain": successOnly,
-  add_domain: successOnly,
+  "add-domain": record({ status: { const: "SUCCESS" }, added: { type: "boolean" } }),
+  add_domain: record({ status: { const: "SUCCESS" }, added: { type: "boolean" } }),
   domain_group: successOnly,
   domains: list(
     record({

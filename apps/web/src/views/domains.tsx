@@ -23,11 +23,11 @@ import { PublishRua } from "./publish-rua.js";
 function useWrite() {
   const [error, setError] = useState<ApiError | undefined>();
   const [done, setDone] = useState<string | undefined>();
-  const run = async (work: () => Promise<unknown>, success: string) => {
+  const run = async <T,>(work: () => Promise<T>, success: string | ((answer: T) => string)) => {
     try {
-      await work();
+      const answer = await work();
       setError(undefined);
-      setDone(success);
+      setDone(typeof success === "string" ? success : success(answer));
       forgetAnswers();
       return true;
     } catch (caught) {
@@ -48,7 +48,11 @@ function AddDomain() {
       onSubmit={async (event) => {
         event.preventDefault();
         const name = domain.trim();
-        if (await write.run(() => apiWrite("PUT", "add-domain", { domain: name }), `${name} added.`)) {
+        const added = (answer: { added: boolean }) =>
+          answer.added ? `${name} added.` : `${name} is already one of your domains.`;
+        if (
+          await write.run(() => apiWrite<{ added: boolean }>("PUT", "add-domain", { domain: name }), added)
+        ) {
           setDomain("");
           setParams({ domain: name.toLowerCase() });
         }
