@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { waitForProjections } from "@dmarc-ledger/projection-engine";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
-import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
+import { addDomain, createTenant, removeDomain } from "@dmarc-ledger/tenancy";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isFormulaLike, parseCsv } from "../../apps/web/src/lib/csv.js";
@@ -250,6 +250,38 @@ describe("the dashboard's rough edges, in a real browser", () => {
     await page.getByRole("button", { name: "Add domain" }).click();
     await page.getByText("example.com is already one of your domains.").waitFor();
     expect(await page.getByText("example.com added.").count()).toBe(0);
+    await page.close();
+  });
+  it("shows in History who did what by their address and the tenant by its name, and no other tenant's past", async () => {
+    // borschow.com of the corpus was another tenant's before acme's, added there by one of its people.
+    const globex = await createTenant(
+      handle.runtime.store,
+      { name: "globex", region: "global" },
+      { causedBy: "cli" },
+    );
+    const theirs = { causedBy: "user:0f0e0d0c0b0a0908" };
+    await addDomain(handle.runtime.store, { tenantId: globex.tenantId, domain: "borschow.com" }, theirs);
+    await removeDomain(handle.runtime.store, { tenantId: globex.tenantId, domain: "borschow.com" }, theirs);
+    const page = await open(admin, "/domains");
+    await page.getByLabel("Domain name").fill("borschow.com");
+    await page.getByRole("button", { name: "Add domain" }).click();
+    await page.getByText("borschow.com added.").waitFor();
+    await page.locator("table#history tbody tr").first().waitFor();
+    const history = await api<{
+      records: { Event: string; CausedBy: string; CausedByEmail: string | null }[];
+    }>("history?domain=borschow.com");
+    expect(history.records.map((r) => r.Event)).toEqual(["DomainAdded"]);
+    expect(history.records[0]!.CausedBy).toMatch(/^user:/);
+    expect(history.records[0]!.CausedByEmail).toBe("admin@acme.example");
+    const rows = await page
+      .locator("table#history tbody tr")
+      .evaluateAll((trs) =>
+        trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent ?? "")),
+      );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toContain("added to tenant acme");
+    expect(rows[0]).toContain("admin@acme.example");
+    expect(JSON.stringify(history)).not.toContain(globex.tenantId);
     await page.close();
   });
 });

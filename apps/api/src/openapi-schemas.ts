@@ -598,6 +598,7 @@ export const responseSchemas: Record<string, Schema> = {
           CorrelationId: { type: ["string", "null"] },
           Data: { type: "object" },
           Description: { type: "string" },
+          CausedByEmail: { type: ["string", "null"] },
         }),
       },
     },

@@ -79,6 +79,8 @@ export interface HistoryRecord {
   CausedBy: string;
   CorrelationId: string | null;
   Description: string;
+  /** The address of the person who caused it, when they are of the tenant; null otherwise. */
+  CausedByEmail: string | null;
 }
 
 export interface SafeSpf {

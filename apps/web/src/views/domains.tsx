@@ -241,6 +241,14 @@ function SafeSpfPanel({ domain, canWrite }: { domain: string; canWrite: boolean 
   );
 }
 
+/** Who caused an event when no address names them: a key, the service, or a former member. */
+function causedBy(who: string): string {
+  if (who.startsWith("user:")) return "a person no longer in the account";
+  if (who.startsWith("key:")) return `API key ${who.slice(4)}`;
+  if (who.startsWith("process:")) return `the service (${who.slice(8)})`;
+  return who;
+}
+
 function History({ domain }: { domain: string }) {
   const history = useApi<ListAnswer<HistoryRecord>>("history", { domain, per_page: 1000 });
   if (history.loading && !history.data) return <Loading what="the history" />;
@@ -249,7 +257,7 @@ function History({ domain }: { domain: string }) {
     { key: "time", label: "Time", value: (r) => r.Time, render: (r) => formatTime(r.Time) },
     { key: "event", label: "Event", value: (r) => r.Event },
     { key: "what", label: "What", value: (r) => r.Description, wrap: true },
-    { key: "who", label: "By", value: (r) => r.CausedBy },
+    { key: "who", label: "By", value: (r) => r.CausedByEmail ?? causedBy(r.CausedBy) },
   ];
   return (
     <DataTable
