@@ -284,4 +284,23 @@ describe("the dashboard's rough edges, in a real browser", () => {
     expect(JSON.stringify(history)).not.toContain(globex.tenantId);
     await page.close();
   });
+  it("tells of no mailbox to point reports at when neither SMTP nor IMAP intake is set up", async () => {
+    // This service runs with neither REPORTS_DOMAIN nor IMAP_URL: no mail reaches it.
+    expect(env.IMAP_URL ?? "").toBe("");
+    expect(env.REPORTS_DOMAIN ?? "").toBe("");
+    const session = await api<{ mail_intake: unknown }>("session");
+    expect(session.mail_intake).toEqual({ smtp: false, imap: false });
+    const page = await open(admin, "/domains");
+    const card = page.getByRole("region", { name: "Add a domain" });
+    await card.getByText(/receives no reports by mail/).waitFor();
+    expect(await card.textContent()).not.toMatch(/IMAP\)|a mailbox this service reads/);
+    // An Intake period with nothing in it, years before the corpus.
+    const intake = await open(admin, "/intake?period=custom&from=2001-01-01&to=2001-01-31");
+    const empty = intake.locator(".empty", { hasText: "Nothing arrived" });
+    await empty.waitFor();
+    expect(await empty.textContent()).not.toMatch(/SMTP|IMAP/);
+    expect(await empty.textContent()).toMatch(/upload/);
+    await page.close();
+    await intake.close();
+  });
 });

@@ -259,6 +259,9 @@ const caller = record({
   csrf_token: nullableText,
   expires_at: nullableTime,
   report_addresses: { type: "array", items: text },
+  mail_intake: {
+    oneOf: [{ type: "null" }, record({ smtp: { type: "boolean" }, imap: { type: "boolean" } })],
+  },
 });
 
 const passwordLink = {

@@ -102,6 +102,13 @@ function Upload() {
 const outcomes = ["stored", "duplicate", "rejected", "received"] as const;
 
 /** Inputs received for the tenant's domains (and its uploads), what became of them, and why. */
+/** The mail channels reports arrive by here, in words: none that is off is named. */
+function byMail(mail: Caller["mail_intake"]): string {
+  if (!mail) return "by mail, ";
+  const channels = [mail.smtp ? "SMTP" : null, mail.imap ? "IMAP" : null].filter(Boolean);
+  return channels.length > 0 ? `by mail (${channels.join(" or ")}), ` : "";
+}
+
 export function Intake({ caller }: { caller: Caller }) {
   const filters = useFilters();
   const { params } = useLocation();
@@ -217,8 +224,11 @@ export function Intake({ caller }: { caller: Caller }) {
             }
             empty={
               <EmptyState title={`Nothing arrived in ${describePeriod(filters.period)}`}>
-                Inputs are listed by when they arrived. Reports arrive by mail (SMTP or IMAP), by upload here
-                or through the API, or with <code>dmarc-ledger import</code>.
+                Inputs are listed by when they arrived. Reports arrive {byMail(caller.mail_intake)}by upload
+                here or through the API, or with <code>dmarc-ledger import</code>.
+                {caller.mail_intake && !caller.mail_intake.smtp && !caller.mail_intake.imap
+                  ? " No mail reaches this service: its mail intake is not set up."
+                  : null}
               </EmptyState>
             }
           />
