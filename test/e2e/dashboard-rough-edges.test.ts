@@ -303,4 +303,27 @@ describe("the dashboard's rough edges, in a real browser", () => {
     await page.close();
     await intake.close();
   });
+  it("lists in Intake an input the CLI refused that names one of the tenant's domains", async () => {
+    // A real report of example.com whose period ends before it begins: the parser refuses it.
+    const whole = readFileSync(
+      `${aggregateCorpus}addisonfoods.com!example.com!1536105600!1536191999.xml`,
+      "utf8",
+    ).replace(/<report_id>[^<]+<\/report_id>/, "<report_id>cut-short-1</report_id>");
+    const cut = whole
+      .replace("<begin>1536105600</begin>", "<begin>1536191999</begin>")
+      .replace("<end>1536191999</end>", "<end>1536105600</end>");
+    expect(cut).toContain("<end>1536105600</end>");
+    const file = join(work, "cut-short.xml");
+    writeFileSync(file, cut);
+    const result = await imported(file);
+    expect(result.code).toBe(2);
+    const refusal = /cut-short\.xml: rejected \(([a-z_]+)\): (.+?); kept/.exec(result.err);
+    expect(refusal, result.err).not.toBeNull();
+    const page = await open(admin, "/intake?status=rejected");
+    // Its row: the outcome rejected, the reason the CLI gave.
+    const row = page.locator("main table tbody tr", { hasText: refusal![2]! });
+    await row.waitFor({ timeout: 10_000 });
+    expect(await row.locator(".badge").textContent()).toBe("rejected");
+    await page.close();
+  });
 });
