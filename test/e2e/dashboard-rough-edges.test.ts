@@ -19,6 +19,11 @@ import {
   startTestService,
 } from "../support/service-harness.js";
 
+// The browser's global a function handed to page.evaluate uses (the tests are typed for node).
+declare class DataTransfer {
+  items: { add(file: File): void };
+}
+
 const password = "acme admin's long password";
 // The corpus spans 2018 to 2024.
 const period = "period=custom&from=2018-01-01&to=2024-12-31";
@@ -324,6 +329,26 @@ describe("the dashboard's rough edges, in a real browser", () => {
     const row = page.locator("main table tbody tr", { hasText: refusal![2]! });
     await row.waitFor({ timeout: 10_000 });
     expect(await row.locator(".badge").textContent()).toBe("rejected");
+    await page.close();
+  });
+  it("says of an uploaded report for a domain not the account's that no view of it counts it", async () => {
+    // A real report of example.de, which acme does not have, sent again under a new id.
+    const report = readFileSync(
+      `${aggregateCorpus}ikea.com!example.de!1538690400!1538776800.xml`,
+      "utf8",
+    ).replace(/<report_id>[^<]+<\/report_id>/, "<report_id>not-ours-1</report_id>");
+    const page = await open(admin, "/intake");
+    const dropped = await page.evaluateHandle((xml) => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([xml], "not-ours.xml", { type: "text/xml" }));
+      return transfer;
+    }, report);
+    await page.locator(".dropzone").dispatchEvent("drop", { dataTransfer: dropped });
+    const line = page.locator("li", { hasText: "not-ours.xml" });
+    await line.waitFor();
+    expect(await line.textContent()).toMatch(
+      /aggregate report for example\.de.*: stored \(example\.de is not one of your domains: no view of yours counts it\)/,
+    );
     await page.close();
   });
 });
