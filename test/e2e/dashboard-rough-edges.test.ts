@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { waitForProjections } from "@dmarc-ledger/projection-engine";
 import { allProjections } from "@dmarc-ledger/runtime/projections";
-import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
+import { addDomain, createTenant, removeDomain } from "@dmarc-ledger/tenancy";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isFormulaLike, parseCsv } from "../../apps/web/src/lib/csv.js";
@@ -18,6 +18,11 @@ import {
   type ServiceHandle,
   startTestService,
 } from "../support/service-harness.js";
+
+// The browser's global a function handed to page.evaluate uses (the tests are typed for node).
+declare class DataTransfer {
+  items: { add(file: File): void };
+}
 
 const password = "acme admin's long password";
 // The corpus spans 2018 to 2024.
@@ -225,6 +230,125 @@ describe("the dashboard's rough edges, in a real browser", () => {
     expect(twice).toHaveLength(1);
     expect(twice[0]![column("Outcome")]).toBe("stored");
     expect(twice[0]![column("Reports")]).toMatch(/^aggregate report for example\.com.*: stored$/);
+    await page.close();
+  });
+  it("says a domain added twice was already there: the API, the CLI and the Domains page", async () => {
+    const page = await open(admin, "/domains");
+    const put = (domain: string) =>
+      page.evaluate(async (name) => {
+        const session = (await (await fetch("/api/session")).json()) as { csrf_token: string };
+        const response = await fetch("/api/add-domain", {
+          method: "PUT",
+          headers: { "X-CSRF-Token": session.csrf_token },
+          body: new URLSearchParams({ domain: name }),
+        });
+        return { status: response.status, json: (await response.json()) as unknown };
+      }, domain);
+    // The corpus's own domain, the tenant's since the start; then one it did not have.
+    expect(await put("Example.COM")).toEqual({ status: 200, json: { status: "SUCCESS", added: false } });
+    expect(await put("addisonfoods.com")).toEqual({ status: 200, json: { status: "SUCCESS", added: true } });
+    expect((await cli(env, "domain", "add", "acme", "addisonfoods.com")).out).toContain(
+      "addisonfoods.com is already on this tenant.",
+    );
+
+    await page.getByLabel("Domain name").fill("example.com");
+    await page.getByRole("button", { name: "Add domain" }).click();
+    await page.getByText("example.com is already one of your domains.").waitFor();
+    expect(await page.getByText("example.com added.").count()).toBe(0);
+    await page.close();
+  });
+  it("shows in History who did what by their address and the tenant by its name, and no other tenant's past", async () => {
+    // borschow.com of the corpus was another tenant's before acme's, added there by one of its people.
+    const globex = await createTenant(
+      handle.runtime.store,
+      { name: "globex", region: "global" },
+      { causedBy: "cli" },
+    );
+    const theirs = { causedBy: "user:0f0e0d0c0b0a0908" };
+    await addDomain(handle.runtime.store, { tenantId: globex.tenantId, domain: "borschow.com" }, theirs);
+    await removeDomain(handle.runtime.store, { tenantId: globex.tenantId, domain: "borschow.com" }, theirs);
+    const page = await open(admin, "/domains");
+    await page.getByLabel("Domain name").fill("borschow.com");
+    await page.getByRole("button", { name: "Add domain" }).click();
+    await page.getByText("borschow.com added.").waitFor();
+    await page.locator("table#history tbody tr").first().waitFor();
+    const history = await api<{
+      records: { Event: string; CausedBy: string; CausedByEmail: string | null }[];
+    }>("history?domain=borschow.com");
+    expect(history.records.map((r) => r.Event)).toEqual(["DomainAdded"]);
+    expect(history.records[0]!.CausedBy).toMatch(/^user:/);
+    expect(history.records[0]!.CausedByEmail).toBe("admin@acme.example");
+    const rows = await page
+      .locator("table#history tbody tr")
+      .evaluateAll((trs) =>
+        trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent ?? "")),
+      );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toContain("added to tenant acme");
+    expect(rows[0]).toContain("admin@acme.example");
+    expect(JSON.stringify(history)).not.toContain(globex.tenantId);
+    await page.close();
+  });
+  it("tells of no mailbox to point reports at when neither SMTP nor IMAP intake is set up", async () => {
+    // This service runs with neither REPORTS_DOMAIN nor IMAP_URL: no mail reaches it.
+    expect(env.IMAP_URL ?? "").toBe("");
+    expect(env.REPORTS_DOMAIN ?? "").toBe("");
+    const session = await api<{ mail_intake: unknown }>("session");
+    expect(session.mail_intake).toEqual({ smtp: false, imap: false });
+    const page = await open(admin, "/domains");
+    const card = page.getByRole("region", { name: "Add a domain" });
+    await card.getByText(/receives no reports by mail/).waitFor();
+    expect(await card.textContent()).not.toMatch(/IMAP\)|a mailbox this service reads/);
+    // An Intake period with nothing in it, years before the corpus.
+    const intake = await open(admin, "/intake?period=custom&from=2001-01-01&to=2001-01-31");
+    const empty = intake.locator(".empty", { hasText: "Nothing arrived" });
+    await empty.waitFor();
+    expect(await empty.textContent()).not.toMatch(/SMTP|IMAP/);
+    expect(await empty.textContent()).toMatch(/upload/);
+    await page.close();
+    await intake.close();
+  });
+  it("lists in Intake an input the CLI refused that names one of the tenant's domains", async () => {
+    // A real report of example.com whose period ends before it begins: the parser refuses it.
+    const whole = readFileSync(
+      `${aggregateCorpus}addisonfoods.com!example.com!1536105600!1536191999.xml`,
+      "utf8",
+    ).replace(/<report_id>[^<]+<\/report_id>/, "<report_id>cut-short-1</report_id>");
+    const cut = whole
+      .replace("<begin>1536105600</begin>", "<begin>1536191999</begin>")
+      .replace("<end>1536191999</end>", "<end>1536105600</end>");
+    expect(cut).toContain("<end>1536105600</end>");
+    const file = join(work, "cut-short.xml");
+    writeFileSync(file, cut);
+    const result = await imported(file);
+    expect(result.code).toBe(2);
+    const refusal = /cut-short\.xml: rejected \(([a-z_]+)\): (.+?); kept/.exec(result.err);
+    expect(refusal, result.err).not.toBeNull();
+    const page = await open(admin, "/intake?status=rejected");
+    // Its row: the outcome rejected, the reason the CLI gave.
+    const row = page.locator("main table tbody tr", { hasText: refusal![2]! });
+    await row.waitFor({ timeout: 10_000 });
+    expect(await row.locator(".badge").textContent()).toBe("rejected");
+    await page.close();
+  });
+  it("says of an uploaded report for a domain not the account's that no view of it counts it", async () => {
+    // A real report of example.de, which acme does not have, sent again under a new id.
+    const report = readFileSync(
+      `${aggregateCorpus}ikea.com!example.de!1538690400!1538776800.xml`,
+      "utf8",
+    ).replace(/<report_id>[^<]+<\/report_id>/, "<report_id>not-ours-1</report_id>");
+    const page = await open(admin, "/intake");
+    const dropped = await page.evaluateHandle((xml) => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([xml], "not-ours.xml", { type: "text/xml" }));
+      return transfer;
+    }, report);
+    await page.locator(".dropzone").dispatchEvent("drop", { dataTransfer: dropped });
+    const line = page.locator("li", { hasText: "not-ours.xml" });
+    await line.waitFor();
+    expect(await line.textContent()).toMatch(
+      /aggregate report for example\.de.*: stored \(example\.de is not one of your domains: no view of yours counts it\)/,
+    );
     await page.close();
   });
 });

@@ -435,7 +435,7 @@ describe("the reporting API over HTTP", () => {
       headers: { Authorization: `Bearer ${acme}`, "Content-Type": "application/json" },
       body: JSON.stringify({ domain: "example.com" }),
     });
-    expect(await json.json()).toEqual({ status: "SUCCESS" });
+    expect(await json.json()).toEqual({ status: "SUCCESS", added: false });
   });
 
   it("reads its own writes and records who wrote them", async () => {

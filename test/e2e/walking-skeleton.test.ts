@@ -67,7 +67,7 @@ describe.each(backends)("walking skeleton on %s", (_name, makeBackend) => {
     expect(before.json).toEqual({ status: "SUCCESS", total: 0, records: [] });
 
     const added = await handle.put("add-domain", apiKey, { domain: "Example.COM" });
-    expect(added).toEqual({ status: 200, json: { status: "SUCCESS" } });
+    expect(added).toEqual({ status: 200, json: { status: "SUCCESS", added: true } });
 
     // Read-your-writes: the very next read sees the domain and its earlier reports.
     const after = await handle.get("aggregate_by_domain?start=0&end=2000000000", apiKey);

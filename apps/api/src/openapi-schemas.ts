@@ -259,6 +259,9 @@ const caller = record({
   csrf_token: nullableText,
   expires_at: nullableTime,
   report_addresses: { type: "array", items: text },
+  mail_intake: {
+    oneOf: [{ type: "null" }, record({ smtp: { type: "boolean" }, imap: { type: "boolean" } })],
+  },
 });
 
 const passwordLink = {
@@ -569,8 +572,8 @@ export const responseSchemas: Record<string, Schema> = {
     },
   },
   update_safe_spf: successOnly,
-  "add-domain": successOnly,
-  add_domain: successOnly,
+  "add-domain": record({ status: { const: "SUCCESS" }, added: { type: "boolean" } }),
+  add_domain: record({ status: { const: "SUCCESS" }, added: { type: "boolean" } }),
   domain_group: successOnly,
   domains: list(
     record({
@@ -598,6 +601,7 @@ export const responseSchemas: Record<string, Schema> = {
           CorrelationId: { type: ["string", "null"] },
           Data: { type: "object" },
           Description: { type: "string" },
+          CausedByEmail: { type: ["string", "null"] },
         }),
       },
     },

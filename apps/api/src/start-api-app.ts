@@ -43,6 +43,8 @@ export interface ApiAppOptions {
   webRoot?: string | null;
   /** Where reports reach the service by mail, which the dashboard says to publish (ApiDeps). */
   reportAddresses?: readonly string[];
+  /** Which mail intake channels run beside it (ApiDeps). */
+  mailIntake?: ApiDeps["mailIntake"];
   /**
    * Whether the rate limits are the deployment's, counted in the database that every API
    * process shares (PostgreSQL), rather than this process's (embedded PGlite: one process).
@@ -72,6 +74,7 @@ export function startApiApp(options: ApiAppOptions): { metrics: ServiceMetrics }
     ...(options.users ? { users: options.users } : {}),
     ...(options.webRoot !== undefined ? { webRoot: options.webRoot } : {}),
     ...(options.reportAddresses ? { reportAddresses: options.reportAddresses } : {}),
+    ...(options.mailIntake ? { mailIntake: options.mailIntake } : {}),
     ...(options.replica ? { replica: options.replica } : {}),
     ...(options.sharedRateLimits ? { rateLimiter: sharedRateLimiter(db, options.config.rateLimit) } : {}),
     ...(options.dataKeys ? { dataKeys: options.dataKeys } : {}),

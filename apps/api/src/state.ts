@@ -44,6 +44,12 @@ export interface ApiDeps {
    */
   reportAddresses?: readonly string[];
   /**
+   * Which mail intake channels run beside this API (SMTP: REPORTS_DOMAIN; IMAP: IMAP_URL), so that
+   * the dashboard does not send people to a mailbox nobody reads. Unset in an API process of its
+   * own, which does not know.
+   */
+  mailIntake?: MailIntake;
+  /**
    * The data keys of personal data (docs/privacy.md): uploads seal with them, /forensic opens
    * with them. Every process of the service passes them; without, uploads are stored in clear
    * and sealed fields read as removed.
@@ -78,3 +84,9 @@ export interface ApiState {
 export type ServedDeps = ApiDeps & { users: UserSettings; webRoot: string | null };
 
 export type ApiContext = ParameterizedContext<ApiState, DefaultContext & { deps: ServedDeps }>;
+
+/** The mail intake channels that run (GET session's `mail_intake`). */
+export interface MailIntake {
+  smtp: boolean;
+  imap: boolean;
+}

@@ -184,6 +184,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       users,
       webRoot,
       reportAddresses: intakeChannels.smtp?.reportAddresses ?? [],
+      mailIntake: { smtp: !!intakeChannels.smtp, imap: !!intakeChannels.imap },
       sharedRateLimits: runtime.database.concurrentSessions,
     });
     const intake = await startIntakeApp({

@@ -334,7 +334,9 @@ function domainsOf(items: readonly IngestedItem[]): Set<string> {
   const domains = new Set<string>();
   for (const item of items) {
     if (item.kind === "tls") for (const domain of item.domains) domains.add(domain);
-    else if (item.kind !== "rejected" && item.domain !== "") domains.add(item.domain.toLowerCase());
+    else if (item.kind === "rejected") {
+      if (item.domain) domains.add(item.domain);
+    } else if (item.domain !== "") domains.add(item.domain.toLowerCase());
   }
   return domains;
 }

@@ -28,6 +28,7 @@ import type { TlsReport } from "@dmarc-ledger/tls-reports";
 import type { InputBytes } from "./input-bytes.js";
 import { type ParsedInput, parseInput, rowBytes } from "./parse-input.js";
 import { clearSealer, type PersonalSealer } from "./personal-sealer.js";
+import { domainNamedByRefused } from "./rejected-domain.js";
 
 /** About 1 MiB of JSON per event at the size real rows have. */
 export const rowsPerChunk = 2000;
@@ -78,7 +79,15 @@ export type IngestedItem =
       status: "stored" | "duplicate";
     }
   /** "already_kept": the same bytes were rejected before and are kept once. */
-  | { kind: "rejected"; code: string; reason: string; sha256: string; status: "kept" | "already_kept" };
+  | {
+      kind: "rejected";
+      code: string;
+      reason: string;
+      sha256: string;
+      status: "kept" | "already_kept";
+      /** The domain the refused report names, when it says (domainNamedByRefused). */
+      domain?: string;
+    };
 
 export interface IngestOutcome {
   source: string;
@@ -348,6 +357,8 @@ async function storeRejection(
   const size = await input.size();
   const raw = size <= rawKeepLimit ? await input.readAll() : null;
   const sha256 = raw ? sha256Hex(raw) : await hashStream(input);
+  const domain = raw ? domainNamedByRefused(raw) : undefined;
+  const named = domain ? { domain } : {};
   const event = newEvent(
     "ReportRejected",
     {
@@ -363,10 +374,10 @@ async function storeRejection(
   try {
     const result = await store.append(streams.rejectedInput(sha256), [event], "no_stream");
     track(result.position);
-    return { kind: "rejected", code, reason, sha256, status: "kept" };
+    return { kind: "rejected", code, reason, sha256, status: "kept", ...named };
   } catch (error) {
     if (!(error instanceof WrongExpectedVersionError)) throw error;
-    return { kind: "rejected", code, reason, sha256, status: "already_kept" };
+    return { kind: "rejected", code, reason, sha256, status: "already_kept", ...named };
   }
 }
 

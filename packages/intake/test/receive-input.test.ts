@@ -396,7 +396,15 @@ describe.each(backends)("receiveInput and the raw archive on %s", (_name, open) 
     const reason = 'every row of the report was dropped: invalid_count 1 (row 1: invalid count "-5")';
     expect(received.status).toBe("rejected");
     expect(received.items).toEqual([
-      { kind: "rejected", code: "no_valid_rows", reason, sha256: sha256Hex(xml), status: "kept" },
+      // The domain its policy names: the tenant that has it sees the refusal among its inputs.
+      {
+        kind: "rejected",
+        code: "no_valid_rows",
+        reason,
+        sha256: sha256Hex(xml),
+        status: "kept",
+        domain: "example.com",
+      },
     ]);
     expect(await row(received.sha256)).toMatchObject({
       status: "rejected",

@@ -93,7 +93,7 @@ describe("the tenancy's tables and their reads", () => {
     expect(await domainHistory(db, "someone-else", "one-brand.com")).toBeNull();
     const history = (await domainHistory(db, tenantId, "one-brand.com"))!;
     expect(history.map((record) => [record.Event, record.Description])).toEqual([
-      ["DomainAdded", `added to tenant ${tenantId}`],
+      ["DomainAdded", "added to tenant groups"],
       ["DomainGroupSet", 'group set to "Brands"'],
     ]);
     // The audit trail keeps the removed domain's events (GET history asks for an owned domain).

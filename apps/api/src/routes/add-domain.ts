@@ -9,15 +9,18 @@ import type { ApiContext } from "../state.js";
 async function handleAddDomain(ctx: ApiContext): Promise<void> {
   const holder = ctx.state.holder!;
   const domain = requiredField(ctx, "domain");
+  let added: boolean;
   try {
     const outcome = await addDomain(ctx.deps.store, { tenantId: holder.tenantId, domain }, callerMeta(ctx));
+    added = outcome.status === "added";
     await awaitProjection(ctx, outcome.status === "added" ? outcome.position : null);
   } catch (error) {
     if (error instanceof InvalidDomainError) throw new ApiError(400, "invalid_domain", error.message);
     if (error instanceof DomainOwnedElsewhereError) throw new ApiError(409, "domain_taken", error.message);
     throw error;
   }
-  ctx.body = { status: "SUCCESS" };
+  // A repeat keeps the spec's SUCCESS; `added` tells the caller that nothing changed.
+  ctx.body = { status: "SUCCESS", added };
 }
 
 /** The spec shows both spellings; both work. */

@@ -1,5 +1,6 @@
 import { listDomains } from "@dmarc-ledger/queries";
 import { DomainNotFoundError, domainHistory, InvalidGroupError, setDomainGroup } from "@dmarc-ledger/tenancy";
+import { listTenantUsers } from "@dmarc-ledger/users";
 import { ApiError } from "../api-error.js";
 import { callerMeta } from "../caller-meta.js";
 import type { Endpoint } from "../endpoints.js";
@@ -7,6 +8,8 @@ import { domainParam, notYourDomain } from "../params/domain-param.js";
 import { requiredField } from "../params/form-field.js";
 import { parsePageParams } from "../params/page-params.js";
 import { awaitProjection, readRoute } from "../read-your-writes.js";
+import type { ApiContext } from "../state.js";
+import { peopleKeys, usersDb } from "./session.js";
 
 export const domainsEndpoint: Endpoint = {
   name: "domains",
@@ -47,6 +50,18 @@ export const domainGroupEndpoint: Endpoint = {
   },
 };
 
+/**
+ * The addresses of the tenant's own people who caused these events, opened as the people list
+ * opens them; someone no longer of the tenant stays `user:<id>`. Without the data keys, none.
+ */
+async function memberEmails(ctx: ApiContext, records: readonly { CausedBy: string }[]) {
+  if (!ctx.deps.dataKeys || !records.some((record) => record.CausedBy.startsWith("user:"))) {
+    return new Map<string, string>();
+  }
+  const people = await listTenantUsers(usersDb(ctx), peopleKeys(ctx), ctx.state.holder!.tenantId);
+  return new Map(people.flatMap((person) => (person.email ? [[person.userId, person.email] as const] : [])));
+}
+
 export const historyEndpoint: Endpoint = {
   name: "history",
   method: "GET",
@@ -57,11 +72,18 @@ export const historyEndpoint: Endpoint = {
     const domain = domainParam(ctx.query, ["page", "per_page"]);
     const records = await domainHistory(ctx.deps.db, ctx.state.holder!.tenantId, domain);
     if (!records) throw notYourDomain(domain);
+    const shown = records.slice((page - 1) * perPage, page * perPage);
+    const emails = await memberEmails(ctx, shown);
     ctx.body = {
       status: "SUCCESS",
       domain,
       total: records.length,
-      records: records.slice((page - 1) * perPage, page * perPage),
+      records: shown.map((record) => ({
+        ...record,
+        CausedByEmail: record.CausedBy.startsWith("user:")
+          ? (emails.get(record.CausedBy.slice(5)) ?? null)
+          : null,
+      })),
     };
   },
 };

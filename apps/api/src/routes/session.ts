@@ -58,6 +58,7 @@ async function describeCaller(ctx: ApiContext) {
     csrf_token: session ? csrfTokenOf(session.token) : null,
     expires_at: session?.session.expiresAt.toISOString() ?? null,
     report_addresses: ctx.deps.reportAddresses ?? [],
+    mail_intake: ctx.deps.mailIntake ?? null,
   };
 }
 

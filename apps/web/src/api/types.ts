@@ -79,6 +79,8 @@ export interface HistoryRecord {
   CausedBy: string;
   CorrelationId: string | null;
   Description: string;
+  /** The address of the person who caused it, when they are of the tenant; null otherwise. */
+  CausedByEmail: string | null;
 }
 
 export interface SafeSpf {
@@ -182,6 +184,8 @@ export interface Caller {
   csrf_token: string | null;
   expires_at: string | null;
   report_addresses: string[];
+  /** Which mail intake channels run; null when the API does not know (a process of its own). */
+  mail_intake: { smtp: boolean; imap: boolean } | null;
 }
 
 // Issue 23's endpoints, not served yet: the shapes the views that wait for them take. The

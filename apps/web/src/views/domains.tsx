@@ -23,11 +23,11 @@ import { PublishRua } from "./publish-rua.js";
 function useWrite() {
   const [error, setError] = useState<ApiError | undefined>();
   const [done, setDone] = useState<string | undefined>();
-  const run = async (work: () => Promise<unknown>, success: string) => {
+  const run = async <T,>(work: () => Promise<T>, success: string | ((answer: T) => string)) => {
     try {
-      await work();
+      const answer = await work();
       setError(undefined);
-      setDone(success);
+      setDone(typeof success === "string" ? success : success(answer));
       forgetAnswers();
       return true;
     } catch (caught) {
@@ -48,7 +48,11 @@ function AddDomain() {
       onSubmit={async (event) => {
         event.preventDefault();
         const name = domain.trim();
-        if (await write.run(() => apiWrite("PUT", "add-domain", { domain: name }), `${name} added.`)) {
+        const added = (answer: { added: boolean }) =>
+          answer.added ? `${name} added.` : `${name} is already one of your domains.`;
+        if (
+          await write.run(() => apiWrite<{ added: boolean }>("PUT", "add-domain", { domain: name }), added)
+        ) {
           setDomain("");
           setParams({ domain: name.toLowerCase() });
         }
@@ -237,6 +241,14 @@ function SafeSpfPanel({ domain, canWrite }: { domain: string; canWrite: boolean 
   );
 }
 
+/** Who caused an event when no address names them: a key, the service, or a former member. */
+function causedBy(who: string): string {
+  if (who.startsWith("user:")) return "a person no longer in the account";
+  if (who.startsWith("key:")) return `API key ${who.slice(4)}`;
+  if (who.startsWith("process:")) return `the service (${who.slice(8)})`;
+  return who;
+}
+
 function History({ domain }: { domain: string }) {
   const history = useApi<ListAnswer<HistoryRecord>>("history", { domain, per_page: 1000 });
   if (history.loading && !history.data) return <Loading what="the history" />;
@@ -245,7 +257,7 @@ function History({ domain }: { domain: string }) {
     { key: "time", label: "Time", value: (r) => r.Time, render: (r) => formatTime(r.Time) },
     { key: "event", label: "Event", value: (r) => r.Event },
     { key: "what", label: "What", value: (r) => r.Description, wrap: true },
-    { key: "who", label: "By", value: (r) => r.CausedBy },
+    { key: "who", label: "By", value: (r) => r.CausedByEmail ?? causedBy(r.CausedBy) },
   ];
   return (
     <DataTable

@@ -5,6 +5,7 @@ import { forgetAnswers, useApi } from "../api/use-api.js";
 import { Card } from "../components/card.js";
 import { type Column, DataTable } from "../components/data-table.js";
 import { EmptyState } from "../components/empty-state.js";
+import { useTenantDomains } from "../components/filters-bar.js";
 import { ErrorNotice, Loading, Notice } from "../components/notice.js";
 import { useFilters } from "../lib/filters.js";
 import { formatBytes, formatCount, formatTime } from "../lib/format.js";
@@ -16,17 +17,24 @@ interface UploadAnswer {
   items: InputItem[];
 }
 
-function describeItem(item: InputItem): string {
+function describeItem(item: InputItem, own?: readonly string[]): string {
   if (item.kind === "rejected") return `rejected (${item.code}): ${item.reason}`;
   const size =
     item.kind === "aggregate"
       ? `, ${formatCount(item.rows ?? 0)} rows, ${formatCount(item.messages ?? 0)} messages`
       : "";
-  return `${item.kind} report for ${item.domain}${size}: ${item.status}`;
+  const described = `${item.kind} report for ${item.domain}${size}: ${item.status}`;
+  return own && item.domain && !isOwn(item.domain, own)
+    ? `${described} (${item.domain} is not one of your domains: no view of yours counts it)`
+    : described;
 }
 
+/** A report counts for the account that has its domain or a parent of it (docs/api.md). */
+const isOwn = (domain: string, own: readonly string[]) =>
+  own.some((mine) => domain.toLowerCase() === mine || domain.toLowerCase().endsWith(`.${mine}`));
+
 /** Reports by drag and drop (or a file picker): each file goes to POST /api/reports as it is. */
-function Upload() {
+function Upload({ ownDomains }: { ownDomains: readonly string[] | undefined }) {
   const [over, setOver] = useState(false);
   const [results, setResults] = useState<{ name: string; text: string; ok: boolean }[]>([]);
   const [busy, setBusy] = useState(false);
@@ -41,7 +49,7 @@ function Upload() {
         done.push({
           name: file.name,
           ok: answer.outcome !== "rejected",
-          text: `${answer.outcome}: ${answer.items.map(describeItem).join("; ")}`,
+          text: `${answer.outcome}: ${answer.items.map((item) => describeItem(item, ownDomains)).join("; ")}`,
         });
       } catch (error) {
         done.push({
@@ -102,12 +110,20 @@ function Upload() {
 const outcomes = ["stored", "duplicate", "rejected", "received"] as const;
 
 /** Inputs received for the tenant's domains (and its uploads), what became of them, and why. */
+/** The mail channels reports arrive by here, in words: none that is off is named. */
+function byMail(mail: Caller["mail_intake"]): string {
+  if (!mail) return "by mail, ";
+  const channels = [mail.smtp ? "SMTP" : null, mail.imap ? "IMAP" : null].filter(Boolean);
+  return channels.length > 0 ? `by mail (${channels.join(" or ")}), ` : "";
+}
+
 export function Intake({ caller }: { caller: Caller }) {
   const filters = useFilters();
   const { params } = useLocation();
   const status = outcomes.find((o) => o === params.get("status")) ?? null;
   const inputs = useApi<ListAnswer<InputRecord>>("inputs", { ...filters.query, status, per_page: 1000 });
   const canIngest = caller.capabilities.includes("ingest");
+  const ownDomains = useTenantDomains().data?.records.map((record) => record.Domain);
   const [problem, setProblem] = useState<ApiError | undefined>();
   const [done, setDone] = useState<string | undefined>();
   const reprocess = async (input: InputRecord) => {
@@ -143,7 +159,7 @@ export function Intake({ caller }: { caller: Caller }) {
       wrap: true,
       value: (r) =>
         r.Items.filter((i) => i.kind !== "rejected")
-          .map(describeItem)
+          .map((item) => describeItem(item))
           .join("; ") || null,
     },
     { key: "reason", label: "Reason", value: (r) => r.Reason, wrap: true },
@@ -169,7 +185,7 @@ export function Intake({ caller }: { caller: Caller }) {
     <div class="view">
       {canIngest ? (
         <Card title="Upload reports" id="upload" wide>
-          <Upload />
+          <Upload ownDomains={ownDomains} />
         </Card>
       ) : null}
       <Card
@@ -217,8 +233,11 @@ export function Intake({ caller }: { caller: Caller }) {
             }
             empty={
               <EmptyState title={`Nothing arrived in ${describePeriod(filters.period)}`}>
-                Inputs are listed by when they arrived. Reports arrive by mail (SMTP or IMAP), by upload here
-                or through the API, or with <code>dmarc-ledger import</code>.
+                Inputs are listed by when they arrived. Reports arrive {byMail(caller.mail_intake)}by upload
+                here or through the API, or with <code>dmarc-ledger import</code>.
+                {caller.mail_intake && !caller.mail_intake.smtp && !caller.mail_intake.imap
+                  ? " No mail reaches this service: its mail intake is not set up."
+                  : null}
               </EmptyState>
             }
           />

@@ -1,3 +1,6 @@
+/** A tenant as its events' descriptions name it: its id (the CLI's, for operators) or its name. */
+export type TenantName = (tenantId: string) => string;
+
 /** The facts of a SafeSpfRecordComputed a change is described against. */
 interface ComputedFacts {
   records: { name: string; value: string }[];
@@ -24,12 +27,13 @@ export function describeDomainEvent(
   type: string,
   data: Record<string, unknown>,
   previousComputed: Record<string, unknown> | null,
+  tenantName: TenantName = String,
 ): string {
   switch (type) {
     case "DomainAdded":
-      return `added to tenant ${data.tenantId}`;
+      return `added to tenant ${tenantName(String(data.tenantId))}`;
     case "DomainRemoved":
-      return `removed from tenant ${data.tenantId}`;
+      return `removed from tenant ${tenantName(String(data.tenantId))}`;
     case "DomainGroupSet":
       return data.group === null ? "removed from its group" : `group set to "${data.group}"`;
     case "SenderApprovalSet": {
@@ -63,10 +67,13 @@ export function describeDomainEvent(
 }
 
 /** Describes a domain's events in order, each against the Safe SPF record computed before it. */
-export function describeDomainEvents(events: { type: string; data: Record<string, unknown> }[]): string[] {
+export function describeDomainEvents(
+  events: { type: string; data: Record<string, unknown> }[],
+  tenantName: TenantName = String,
+): string[] {
   let previousComputed: Record<string, unknown> | null = null;
   return events.map((event) => {
-    const text = describeDomainEvent(event.type, event.data, previousComputed);
+    const text = describeDomainEvent(event.type, event.data, previousComputed, tenantName);
     if (event.type === "SafeSpfRecordComputed") previousComputed = event.data;
     return text;
   });
