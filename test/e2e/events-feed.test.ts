@@ -15,6 +15,7 @@ import {
   type ServiceHandle,
   startTestService,
 } from "../support/service-harness.js";
+import { waitForEverySourceNamed } from "../support/sources-named.js";
 
 interface FeedEvent {
   specversion: string;
@@ -91,6 +92,9 @@ describe.each(backends)("GET events on %s", (_name, makeBackend) => {
       RATE_LIMIT_PER_SECOND: "100000",
       RATE_LIMIT_BURST: "100000",
     });
+    // The service names the reports' sources in the background, thousands of events the feed's
+    // index steps over: the tests read the feed's end once it has caught up with them.
+    await waitForEverySourceNamed(handle.runtime);
   });
 
   afterAll(async () => {

@@ -21,6 +21,7 @@ import {
   type ServiceHandle,
   startTestService,
 } from "../support/service-harness.js";
+import { waitForEverySourceNamed } from "../support/sources-named.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const program = join(root, "examples/rebuild-daily-counts/src/main.ts");
@@ -120,6 +121,10 @@ describe.each(backends)("the rebuild-daily-counts example on %s", (_name, makeBa
       RATE_LIMIT_PER_SECOND: "100000",
       RATE_LIMIT_BURST: "100000",
     });
+    // The service names the reports' sources in the background (SourceIpResolved, thousands of
+    // events the feed's index steps over): the program runs `--once`, so it reads once the feed
+    // has caught up with them, as a consumer reading to the end at that moment would.
+    await waitForEverySourceNamed(handle.runtime);
   });
 
   afterAll(async () => {
@@ -137,6 +142,9 @@ describe.each(backends)("the rebuild-daily-counts example on %s", (_name, makeBa
     // example.de's report arrived before acme had the domain: the program reads it by domain.
     const added = await handle.put("add_domain", acme.apiKey, { domain: "example.de" });
     expect(added.status, JSON.stringify(added.json)).toBe(200);
+    // `--once` reads to the end of the feed as it is: its index has the DomainAdded once every
+    // projection has caught up (a tailing consumer gets it when it comes).
+    await waitForEverySourceNamed(handle.runtime);
     const second = await rebuild("http.json");
     expect(Object.keys(second["example.de"] ?? {})).not.toHaveLength(0);
     await expectEqualToServed(second);
