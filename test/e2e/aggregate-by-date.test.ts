@@ -19,6 +19,7 @@ import {
   type ServiceHandle,
   startTestService,
 } from "../support/service-harness.js";
+import { waitForEverySourceNamed } from "../support/sources-named.js";
 
 const at = (date: string, time = "00:00:00") => Date.parse(`${date}T${time}Z`) / 1000;
 
@@ -148,6 +149,9 @@ describe.each(backends)("aggregate_by_date on %s", (_name, makeBackend) => {
     expect(
       (await handle.put("domain_group", acme, { domain: "alpha-series.com", group: "Brands" })).status,
     ).toBe(200);
+    // The service names the reports' sources in the background; on a loaded machine a PGlite
+    // projector busy with those names can hold the writes above past their read-your-writes wait.
+    await waitForEverySourceNamed(handle.runtime);
   });
 
   afterAll(async () => {
