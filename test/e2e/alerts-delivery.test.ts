@@ -316,12 +316,16 @@ describe("deliveries under failure", () => {
       "the live endpoint's delivery queued",
     );
     await eventually(() => live.receiver.acceptedIds().size === 1, "the live endpoint's alert", 5000);
-    // The dead endpoint had one attempt at a time, and waits out a backoff between them.
-    const health = await runtime.db
-      .selectFrom("webhook_endpoint_health")
-      .selectAll()
-      .where("endpoint_id", "=", dead.endpointId)
-      .executeTakeFirstOrThrow();
+    // The dead endpoint had one attempt at a time, and waits out a backoff between them; its
+    // attempt's timeout may end after the live delivery (under load), so its health is awaited.
+    const deadHealth = () =>
+      runtime.db
+        .selectFrom("webhook_endpoint_health")
+        .selectAll()
+        .where("endpoint_id", "=", dead.endpointId)
+        .executeTakeFirst();
+    await eventually(async () => (await deadHealth())?.last_failure === "timeout", "the dead one's timeout");
+    const health = (await deadHealth())!;
     expect(health.last_failure).toBe("timeout");
     expect(health.failing_since).not.toBeNull();
     expect(health.last_success_at).toBeNull();

@@ -165,7 +165,7 @@ describe("the service's processes", { timeout: 300_000 }, () => {
       }, 300);
     });
     const signalledAt = Date.now();
-    expect(await answer).toEqual({ status: 200, body: JSON.stringify({ status: "SUCCESS" }) });
+    expect(await answer).toEqual({ status: 200, body: JSON.stringify({ status: "SUCCESS", added: true }) });
     expect(await exitWithin(service, 10_000 - (Date.now() - signalledAt))).toBe(0);
     // Stopped accepting: nobody answers on the port any more.
     await expect(fetch(`${apiRoot}`)).rejects.toThrow();

@@ -33,10 +33,14 @@ function describeItem(item: InputItem, own?: readonly string[]): string {
 const isOwn = (domain: string, own: readonly string[]) =>
   own.some((mine) => domain.toLowerCase() === mine || domain.toLowerCase().endsWith(`.${mine}`));
 
+/** One uploaded file: the service's answer, or why there is none. */
+type UploadResult = { name: string; ok: boolean } & ({ answer: UploadAnswer } | { text: string });
+
 /** Reports by drag and drop (or a file picker): each file goes to POST /api/reports as it is. */
 function Upload({ ownDomains }: { ownDomains: readonly string[] | undefined }) {
   const [over, setOver] = useState(false);
-  const [results, setResults] = useState<{ name: string; text: string; ok: boolean }[]>([]);
+  // Each file's answer is described when shown: the tenant's domains may load after the upload.
+  const [results, setResults] = useState<UploadResult[]>([]);
   const [busy, setBusy] = useState(false);
   const picker = useRef<HTMLInputElement>(null);
   const send = async (files: FileList | null) => {
@@ -46,11 +50,7 @@ function Upload({ ownDomains }: { ownDomains: readonly string[] | undefined }) {
     for (const file of Array.from(files)) {
       try {
         const answer = await apiWrite<UploadAnswer>("POST", "reports", file);
-        done.push({
-          name: file.name,
-          ok: answer.outcome !== "rejected",
-          text: `${answer.outcome}: ${answer.items.map((item) => describeItem(item, ownDomains)).join("; ")}`,
-        });
+        done.push({ name: file.name, ok: answer.outcome !== "rejected", answer });
       } catch (error) {
         done.push({
           name: file.name,
@@ -98,7 +98,10 @@ function Upload({ ownDomains }: { ownDomains: readonly string[] | undefined }) {
         <ul class="upload-results" aria-live="polite">
           {results.map((result) => (
             <li key={result.name} class={result.ok ? "good" : "bad"}>
-              <strong>{result.name}</strong>: {result.text}
+              <strong>{result.name}</strong>:{" "}
+              {"answer" in result
+                ? `${result.answer.outcome}: ${result.answer.items.map((item) => describeItem(item, ownDomains)).join("; ")}`
+                : result.text}
             </li>
           ))}
         </ul>
