@@ -14,6 +14,7 @@ import {
   type ServiceHandle,
   startTestService,
 } from "../support/service-harness.js";
+import { waitForEverySourceNamed } from "../support/sources-named.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const days = 20;
@@ -49,14 +50,6 @@ async function cliProcess(env: NodeJS.ProcessEnv, ...argv: string[]): Promise<{ 
   });
 }
 
-async function until(what: string, condition: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 describe("dmarc-ledger demo beside a running service", () => {
   let backend: Backend;
   let handle: ServiceHandle;
@@ -72,16 +65,7 @@ describe("dmarc-ledger demo beside a running service", () => {
     expect(demo.code).toBe(0);
     printed = demo.out.trim();
     created = JSON.parse(printed);
-    const { db } = handle.runtime;
-    await until("a naming of every source", async () => {
-      const { count } = await db
-        .selectFrom("agg_sender_fact as f")
-        .leftJoin("source_ip_name as n", "n.source_ip", "f.source_ip")
-        .select((eb) => eb.fn.count<string>("f.source_ip").distinct().as("count"))
-        .where("n.source_ip", "is", null)
-        .executeTakeFirstOrThrow();
-      return Number(count) === 0;
-    });
+    await waitForEverySourceNamed(handle.runtime);
     const got = (await handle.get("aggregate_by_sender?start=0&per_page=1000", created.apiKey)).json as {
       records: SenderRecord[];
     };

@@ -15,6 +15,8 @@ import {
   type ServiceHandle,
   startTestService,
 } from "../support/service-harness.js";
+import { waitForEverySourceNamed } from "../support/sources-named.js";
+import { eventually } from "../support/webhook-receiver.js";
 
 interface SenderRecord {
   Domain: string;
@@ -31,14 +33,6 @@ interface SourceRecord {
   SourceIp: string;
   Country: string;
   ASN: string;
-}
-
-async function until(what: string, condition: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 describe("naming senders on a default start with no DNS", () => {
@@ -62,15 +56,7 @@ describe("naming senders on a default start with no DNS", () => {
     const domains = await db.selectFrom("report_domain").select("domain").distinct().execute();
     for (const { domain } of domains) await handle.put("add_domain", apiKey, { domain });
     // Every source named at first sight, before and whatever DNS answers.
-    await until("a naming of every source", async () => {
-      const { count } = await db
-        .selectFrom("agg_sender_fact as f")
-        .leftJoin("source_ip_name as n", "n.source_ip", "f.source_ip")
-        .select((eb) => eb.fn.count<string>("f.source_ip").distinct().as("count"))
-        .where("n.source_ip", "is", null)
-        .executeTakeFirstOrThrow();
-      return Number(count) === 0;
-    });
+    await waitForEverySourceNamed(handle.runtime);
     for (let page = 1; ; page++) {
       const got = (await handle.get(`aggregate_by_sender?start=0&per_page=1000&page=${page}`, apiKey))
         .json as {
@@ -177,10 +163,14 @@ describe("naming senders when the resolvers do not answer", () => {
 
   it("says so in /readyz and /metrics, and keeps the sources' other names", async () => {
     let readyz: { status: string; reverseDns?: { status: string; failed: number } } = { status: "" };
-    await until("a failed lookup", async () => {
-      readyz = (await (await fetch(new URL("/readyz", origin()))).json()) as typeof readyz;
-      return readyz.reverseDns?.status === "not_answering";
-    });
+    await eventually(
+      async () => {
+        readyz = (await (await fetch(new URL("/readyz", origin()))).json()) as typeof readyz;
+        return readyz.reverseDns?.status === "not_answering";
+      },
+      "a failed lookup",
+      60_000,
+    );
     expect(readyz).toMatchObject({ status: "ready", reverseDns: { status: "not_answering", answered: 0 } });
     expect(readyz.reverseDns!.failed).toBeGreaterThan(0);
     const metrics = await (await fetch(new URL("/metrics", origin()))).text();
