@@ -8,7 +8,7 @@ import { mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium, requireChromium } from "../support/browser.js";
+import { launchChromium, openWatched, requireChromium } from "../support/browser.js";
 import { builtWeb } from "../support/built-processes.js";
 import { addPerson } from "../support/dashboard-session.js";
 import {
@@ -36,16 +36,7 @@ describe("the README's screenshots, from the demo tenant", () => {
   let origin: string;
   const consoleErrors: string[] = [];
 
-  async function open(path: string): Promise<Page> {
-    const page = await admin.newPage();
-    page.on("console", (message) => {
-      if (message.type() === "error" && !message.text().startsWith("Failed to load resource"))
-        consoleErrors.push(message.text());
-    });
-    page.on("pageerror", (error) => consoleErrors.push(error.message));
-    await page.goto(`${origin}${path}`);
-    return page;
-  }
+  const open = (path: string): Promise<Page> => openWatched(admin, `${origin}${path}`, consoleErrors);
 
   beforeAll(async () => {
     requireChromium();

@@ -13,6 +13,7 @@ import { parseCsv } from "../../apps/web/src/lib/csv.js";
 import { fixturesDir } from "../../packages/tls-reports/test/fixtures.js";
 import {
   launchChromium,
+  openWatched,
   requireChromium,
   seriousAxeViolations,
   tableCells,
@@ -65,16 +66,7 @@ describe("the TLS view in a real browser", () => {
   let admin: BrowserContext;
   const consoleErrors: string[] = [];
 
-  async function open(path: string): Promise<Page> {
-    const page = await admin.newPage();
-    page.on("console", (message) => {
-      if (message.type() === "error" && !message.text().startsWith("Failed to load resource"))
-        consoleErrors.push(message.text());
-    });
-    page.on("pageerror", (error) => consoleErrors.push(error.message));
-    await page.goto(`${origin}${path}`);
-    return page;
-  }
+  const open = (path: string): Promise<Page> => openWatched(admin, `${origin}${path}`, consoleErrors);
   async function api<T>(path: string): Promise<T> {
     const response = await admin.request.get(`${origin}/api/${path}`);
     expect(response.status(), path).toBe(200);

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 
 // The browser's globals the functions handed to page.evaluate touch, declared here: they run in
 // the page, and the tests' program is typed for node, without the DOM's types.
@@ -99,3 +99,20 @@ export function tableHeaders(page: Page, tableId: string): Promise<string[]> {
 
 /** "8,398" and "72.7%" as the numbers they show. */
 export const shownNumber = (text: string) => Number(text.replace(/[,%]/g, ""));
+
+/**
+ * A new page of `context` at `url`, its console errors and failed page scripts pushed to `errors`.
+ * Refusals a test provokes (401, 403, 404) are the API's answers, logged by the browser as failed
+ * resources: not faults; anything else said on the console is.
+ */
+export async function openWatched(context: BrowserContext, url: string, errors: string[]): Promise<Page> {
+  const page = await context.newPage();
+  page.on("console", (message) => {
+    if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) {
+      errors.push(message.text());
+    }
+  });
+  page.on("pageerror", (error) => errors.push(error.message));
+  await page.goto(url);
+  return page;
+}
