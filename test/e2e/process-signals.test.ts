@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { createPgliteDataDir } from "@dmarc-ledger/db/testing";
+import { processIsRunning } from "@dmarc-ledger/process/process-running";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtEntry, builtWeb } from "../support/built-processes.js";
 import { aggregateCorpus } from "../support/corpus.js";
@@ -75,13 +76,9 @@ async function retry<T>(attempt: () => Promise<T>, timeoutMs = 240_000): Promise
   }
 }
 
+/** A zombie counts as gone: once re-parented, the service is collected by whoever adopted it. */
 function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  return processIsRunning(pid);
 }
 
 // A fresh embedded data directory takes a while to set up on a busy 2-core machine.

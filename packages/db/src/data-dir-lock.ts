@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { processIsRunning } from "@dmarc-ledger/process/process-running";
 
 /** PGlite has no locking of its own: two processes on one directory would corrupt it. */
 export class DataDirLockedError extends Error {
@@ -36,7 +37,7 @@ export function lockDataDir(dataDir: string): DataDirLock {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       const owner = readOwner(lockPath);
-      if (owner !== null && isAlive(owner)) throw new DataDirLockedError(absolute, owner);
+      if (owner !== null && processIsRunning(owner)) throw new DataDirLockedError(absolute, owner);
       // Stale lock from a process that died: remove it and try once more.
       try {
         unlinkSync(lockPath);
@@ -54,15 +55,6 @@ function readOwner(lockPath: string): number | null {
     return Number.isInteger(pid) && pid > 0 ? pid : null;
   } catch {
     return null;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -24,5 +24,6 @@ export {
   startMetricsServer,
 } from "./metrics-server.js";
 export { startedByPackageManager, whenParentExits } from "./parent-watch.js";
+export { processIsRunning } from "./process-running.js";
 export { type LoggingSettings, loggingSettings, logLevels, stopSettings } from "./settings.js";
 export { type StopProgress, stopProgress, unwatchedStop } from "./stop-progress.js";

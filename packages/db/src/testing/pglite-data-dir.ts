@@ -12,6 +12,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { processIsRunning } from "@dmarc-ledger/process/process-running";
 import { type Database, openDatabase } from "../open-database.js";
 import { createPgliteDatabase } from "../pglite-initdb.js";
 
@@ -109,10 +110,5 @@ function ownerAlive(lock: string): boolean {
       return false;
     }
   }
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  return processIsRunning(pid);
 }
