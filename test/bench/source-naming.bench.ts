@@ -40,7 +40,7 @@ function addresses(count: number, seed: number): string[] {
 // 1. Resident memory.
 const before = settledRss();
 const services = serviceMap();
-const networks = openNetworkDatabases();
+const networks = await openNetworkDatabases();
 const namer = sourceNamer(services, networks);
 namer.name("209.85.220.41", { name: null, confirmed: false });
 const added = mib(settledRss() - before);

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import ipaddr from "ipaddr.js";
@@ -24,6 +24,19 @@ function installed(name: string): { dir: string; version: string } {
   return { dir: dirname(manifest), version: `${name}@${version}` };
 }
 
+function installedDatabases() {
+  return {
+    asn: installed("@ip-location-db/asn"),
+    country: installed("@ip-location-db/geo-whois-asn-country-mmdb"),
+  };
+}
+
+/** The databases' versions, from their manifests: what a naming records, known without opening them. */
+export function networkDatabaseVersions(): Pick<NetworkDatabases, "asnVersion" | "countryVersion"> {
+  const { asn, country } = installedDatabases();
+  return { asnVersion: asn.version, countryVersion: country.version };
+}
+
 /** The address in the form the databases index: an IPv4-mapped IPv6 address is its IPv4 one. */
 function parsed(ip: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
   if (!ipaddr.isValid(ip)) return null;
@@ -33,19 +46,18 @@ function parsed(ip: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
 /**
  * Opens the databases installed from npm: @ip-location-db/asn (CC BY 4.0: RouteViews, NRO, DB-IP)
  * and @ip-location-db/geo-whois-asn-country-mmdb (CC0), read with maxmind. Done once per process:
- * it reads about 40 MB of files, in about half a second, and keeps what docs/limits.md says.
+ * it reads about 40 MB of files, in about half a second of one core spread over many turns of the
+ * event loop, and keeps what docs/limits.md says.
  */
-export function openNetworkDatabases(): NetworkDatabases {
-  const asn = installed("@ip-location-db/asn");
-  const country = installed("@ip-location-db/geo-whois-asn-country-mmdb");
-  const v4 = AsnTable.read(join(asn.dir, "asn-ipv4-num.csv"), "ipv4");
-  const v6 = AsnTable.read(join(asn.dir, "asn-ipv6-num.csv"), "ipv6");
+export async function openNetworkDatabases(): Promise<NetworkDatabases> {
+  const { asn, country } = installedDatabases();
+  const v4 = await AsnTable.read(join(asn.dir, "asn-ipv4-num.csv"), "ipv4");
+  const v6 = await AsnTable.read(join(asn.dir, "asn-ipv6-num.csv"), "ipv6");
   const countries = new Reader<CountryResponse & { country_code?: string }>(
-    readFileSync(join(country.dir, "geo-whois-asn-country.mmdb")),
+    await readFile(join(country.dir, "geo-whois-asn-country.mmdb")),
   );
   return {
-    asnVersion: asn.version,
-    countryVersion: country.version,
+    ...networkDatabaseVersions(),
     asnOf(ip) {
       const address = parsed(ip);
       if (!address) return null;

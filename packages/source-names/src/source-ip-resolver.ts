@@ -171,6 +171,7 @@ export function startSourceIpResolver(options: SourceIpResolverOptions): Running
       ({ expected, previous } = state);
     }
     const answer = await lookUp(ip);
+    await options.namer?.ready();
     if (stopped || !answer) return;
     const event: SourceIpResolved = {
       ip,
@@ -240,6 +241,7 @@ export function startSourceIpResolver(options: SourceIpResolverOptions): Running
 
   /** Appends in bounded parallel: thousands of new sources in a batch of reports are common. */
   const nameAllAtFirstSight = async (ips: string[], evidence: Map<string, AuthEvidence>) => {
+    await options.namer?.ready();
     for (let offset = 0; offset < ips.length && !stopped; offset += firstSightParallel)
       await Promise.all(
         ips.slice(offset, offset + firstSightParallel).map((ip) => nameAtFirstSight(ip, evidence.get(ip))),
@@ -310,6 +312,7 @@ export function startSourceIpResolver(options: SourceIpResolverOptions): Running
       // it has not yet, and the next sweep looks again.
       if (outdated.length === 0 || outdated.join() === previousBatch) break;
       previousBatch = outdated.join();
+      await options.namer.ready();
       for (let offset = 0; offset < outdated.length && !stopped; offset += firstSightParallel)
         await Promise.all(
           outdated.slice(offset, offset + firstSightParallel).map((ip) => rename(ip, sources)),

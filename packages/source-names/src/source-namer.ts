@@ -3,7 +3,7 @@ import { getDomain } from "tldts";
 import { specialRangeOf } from "./address-range.js";
 import { asnServiceDomains, asnServicesVersion } from "./asn-services.js";
 import type { AuthEvidence } from "./auth-evidence.js";
-import { type NetworkDatabases, openNetworkDatabases } from "./network-databases.js";
+import { type NetworkDatabases, networkDatabaseVersions, openNetworkDatabases } from "./network-databases.js";
 import { type ServiceMap, serviceMap } from "./service-map.js";
 import type { ServiceMapFile } from "./service-map-file.js";
 
@@ -11,6 +11,9 @@ import type { ServiceMapFile } from "./service-map-file.js";
 export interface SourceNamer {
   /** Says which maps and databases name: a naming made with other ones is made again. */
   readonly sources: SourceIpNaming["sources"];
+  /** Resolves once name() can answer: the databases are open. */
+  ready(): Promise<void>;
+  /** Throws before ready() has resolved. */
   name(
     ip: string,
     answer: Pick<SourceIpResolved, "name" | "confirmed">,
@@ -39,13 +42,10 @@ function leadingAuthDomain(services: ServiceMap, evidence: AuthEvidence | undefi
  * forward-confirmed name only (a deployment's own relays, through its map file).
  */
 export function sourceNamer(services: ServiceMap, networks: NetworkDatabases): SourceNamer {
-  const sources = {
-    serviceMap: `${services.version}+${asnServicesVersion}`,
-    asnDatabase: networks.asnVersion,
-    countryDatabase: networks.countryVersion,
-  };
+  const sources = namingSources(services, networks);
   return {
     sources,
+    ready: async () => {},
     name(ip, answer, evidence) {
       const addressRange = specialRangeOf(ip);
       const baseDomain = answer.confirmed && answer.name ? getDomain(answer.name) : null;
@@ -67,21 +67,39 @@ export function sourceNamer(services: ServiceMap, networks: NetworkDatabases): S
   };
 }
 
+function namingSources(
+  services: ServiceMap,
+  networks: Pick<NetworkDatabases, "asnVersion" | "countryVersion">,
+): SourceIpNaming["sources"] {
+  return {
+    serviceMap: `${services.version}+${asnServicesVersion}`,
+    asnDatabase: networks.asnVersion,
+    countryDatabase: networks.countryVersion,
+  };
+}
+
 /**
  * The namer of a process: the shipped service map with the deployment's file, and the databases,
- * opened at the first answer to name. A process that never sees a source (the embedded service
- * with no report yet) keeps neither the time nor the memory they take.
+ * opened when the first source is to be named. A process that never sees a source (the embedded
+ * service with no report yet) keeps neither the time nor the memory they take; which versions
+ * name (`sources`) is known without opening them, so checking for outdated namings costs nothing.
  */
 export function lazySourceNamer(file: ServiceMapFile | null): SourceNamer {
+  const services = serviceMap(file);
+  const sources = namingSources(services, networkDatabaseVersions());
   let namer: SourceNamer | undefined;
-  const opened = () => {
-    namer ??= sourceNamer(serviceMap(file), openNetworkDatabases());
-    return namer;
-  };
+  let opening: Promise<void> | undefined;
   return {
-    get sources() {
-      return opened().sources;
+    sources,
+    ready() {
+      opening ??= openNetworkDatabases().then((networks) => {
+        namer = sourceNamer(services, networks);
+      });
+      return opening;
     },
-    name: (ip, answer, evidence) => opened().name(ip, answer, evidence),
+    name(ip, answer, evidence) {
+      if (!namer) throw new Error("the source namer is not ready: await ready() first");
+      return namer.name(ip, answer, evidence);
+    },
   };
 }

@@ -16,8 +16,8 @@ const mapped = (domain: string) => services.serviceOf(domain);
 const noName = { name: null, confirmed: false };
 
 let namer: SourceNamer;
-beforeAll(() => {
-  namer = sourceNamer(services, openNetworkDatabases());
+beforeAll(async () => {
+  namer = sourceNamer(services, await openNetworkDatabases());
 });
 
 const row = (
@@ -111,7 +111,7 @@ describe("naming a source", () => {
     for (const domain of ["sendgrid.net", "mcsv.net", "google.com"]) expect(mapped(domain)).not.toBeNull();
   });
 
-  it("gives special-purpose addresses no AS, country or service, and says which range", () => {
+  it("gives special-purpose addresses no AS, country or service, and says which range", async () => {
     const ranges = {
       "192.168.1.1": "private",
       "10.0.0.1": "private",
@@ -126,7 +126,7 @@ describe("naming a source", () => {
       "fc00::1": "uniqueLocal",
       "::ffff:192.168.0.1": "private",
     };
-    const databases = openNetworkDatabases();
+    const databases = await openNetworkDatabases();
     // What the databases alone say of some of them: a country where there is none.
     expect(
       ["192.168.1.1", "198.51.100.7", "203.0.113.9", "2001:db8::1"].map(databases.countryOf),
