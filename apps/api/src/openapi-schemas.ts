@@ -394,6 +394,12 @@ const alertSchemas: Record<string, Schema> = {
       period: record({ start: time, end: time, key: text }),
       summary: text,
       figures: { type: "object", additionalProperties: { type: ["string", "number", "boolean", "null"] } },
+      items: {
+        type: "array",
+        items: { type: "object", additionalProperties: { type: ["string", "number", "boolean", "null"] } },
+      },
+      so_far: { type: "boolean" },
+      revises: nullableText,
       caused_by: { type: "array", items: record({ stream: text, position: decimal }) },
       raised_at: time,
     }),

@@ -489,6 +489,9 @@ export interface AlertDecision {
   period: { start: string; end: string };
   summary: string;
   figures: AlertRaised["figures"];
+  items?: AlertRaised["items"];
+  soFar?: boolean;
+  revises?: string | null;
   causedBy: AlertRaised["causedBy"];
 }
 
@@ -512,6 +515,9 @@ export async function raise(
     period: { ...decision.period, key: decision.key },
     summary: decision.summary,
     figures: decision.figures,
+    items: decision.items ?? [],
+    soFar: decision.soFar ?? false,
+    revises: decision.revises ?? null,
     causedBy: decision.causedBy,
   };
   const inserted = await handle

@@ -147,6 +147,12 @@ export interface AlertView {
   period: { start: string; end: string; key: string };
   summary: string;
   figures: Record<string, unknown>;
+  /** The finding's members (e.g. each new sender); empty when it has none. */
+  items: Record<string, unknown>[];
+  /** Its day's reports may still arrive: the figures are so far. */
+  so_far: boolean;
+  /** The alert this one updates, or null. */
+  revises: string | null;
   caused_by: { stream: string; position: string }[];
   raised_at: string;
 }
@@ -179,6 +185,10 @@ export async function listAlerts(
         period: alert.period,
         summary: row.summary,
         figures: alert.figures,
+        // Rows of alerts raised before v2 of AlertRaised hold none of these.
+        items: alert.items ?? [],
+        so_far: alert.soFar ?? false,
+        revises: alert.revises ?? null,
         caused_by: alert.causedBy,
         raised_at: iso(row.raised_at)!,
       };

@@ -255,6 +255,12 @@ export const eventDataSchemas = {
       ],
       additionalProperties: false,
     },
+    AlertItem: {
+      type: "object",
+      additionalProperties: {
+        type: ["string", "number", "boolean", "null"],
+      },
+    },
     AlertRaised: {
       type: "object",
       properties: {
@@ -295,6 +301,18 @@ export const eventDataSchemas = {
             type: ["string", "number", "boolean", "null"],
           },
         },
+        items: {
+          type: "array",
+          items: {
+            $ref: "#/definitions/AlertItem",
+          },
+        },
+        soFar: {
+          type: "boolean",
+        },
+        revises: {
+          type: ["string", "null"],
+        },
         causedBy: {
           type: "array",
           items: {
@@ -312,7 +330,19 @@ export const eventDataSchemas = {
           },
         },
       },
-      required: ["alertId", "tenantId", "rule", "domain", "period", "summary", "figures", "causedBy"],
+      required: [
+        "alertId",
+        "tenantId",
+        "rule",
+        "domain",
+        "period",
+        "summary",
+        "figures",
+        "items",
+        "soFar",
+        "revises",
+        "causedBy",
+      ],
       additionalProperties: false,
     },
     AlertRuleKind: {

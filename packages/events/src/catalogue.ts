@@ -405,9 +405,13 @@ export interface AlertRuleSet {
   params: Record<string, number>;
 }
 
+/** One member of an alert's finding: a sender of a new_sender or unapproved_sender alert. */
+export type AlertItem = Record<string, string | number | boolean | null>;
+
 /**
  * An alert (stream `alert-<id>`, appended with "no stream": the id is derived from the tenant,
- * rule, domain and period, so deciding it twice records it once).
+ * rule, domain and period, so deciding it twice records it once). v2 added `items`, `soFar` and
+ * `revises`; a v1 alert has none of them.
  */
 export interface AlertRaised {
   alertId: string;
@@ -419,6 +423,12 @@ export interface AlertRaised {
   period: { start: string; end: string; key: string };
   summary: string;
   figures: Record<string, string | number | boolean | null>;
+  /** The finding's members, e.g. each new sender with its figures; empty when it has none. */
+  items: AlertItem[];
+  /** The figures are those of a report day whose reports may still arrive. */
+  soFar: boolean;
+  /** The alert whose verdict or members this one updates (a later notice of one finding); else null. */
+  revises: string | null;
   /** The events that caused it: their stream and position in the global order. */
   causedBy: { stream: string; position: string }[];
 }
@@ -608,7 +618,7 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   UserSignedIn: 1,
   UserSignedOut: 1,
   AlertRuleSet: 1,
-  AlertRaised: 1,
+  AlertRaised: 2,
   WebhookEndpointAdded: 1,
   WebhookEndpointChanged: 1,
   WebhookEndpointDisabled: 1,

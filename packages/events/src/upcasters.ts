@@ -6,6 +6,11 @@ import { currentSchemaVersion, type EventPayloads, type EventType } from "./cata
  */
 type Step = (data: unknown) => unknown;
 const upcasters: { [K in EventType]?: Record<number, Step> } = {
+  AlertRaised: {
+    // v2 lists the finding's members and says whether its day may still change: a v1 alert was
+    // about one thing, its figures final as far as it knew, and updated nothing.
+    1: (old) => ({ ...(old as object), items: [], soFar: false, revises: null }),
+  },
   ForensicReportReceived: {
     1: (old) => {
       const { subject, sourceIp, headers, originalMailFrom, originalRcptTo, ...rest } = old as Record<
