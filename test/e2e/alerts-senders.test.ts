@@ -335,7 +335,10 @@ describe("unapproved senders failing DMARC", () => {
       { ...decisions, services: { ...decisions.services, [senderOf("203.0.113.5")]: true } },
       1,
     );
-    await eventually(() => pairs(unapproved(receiverA)).length >= beforeNaming.length, "the named senders' alerts");
+    await eventually(
+      () => pairs(unapproved(receiverA)).length >= beforeNaming.length,
+      "the named senders' alerts",
+    );
     await runtime.store.append(streams.sourceIp("203.0.113.5"), [namingEvent("203.0.113.5")], "no_stream");
 
     const wantA = expectedAlerts(reportsA, decisions, 1);
@@ -343,7 +346,9 @@ describe("unapproved senders failing DMARC", () => {
     expect(wantA).toContain(`AS64500|${new Date((today - day) * 1000).toISOString().slice(0, 10)}`);
     expect(wantB).toHaveLength(1);
     await eventually(
-      () => pairs(unapproved(receiverA)).length >= wantA.length && pairs(unapproved(receiverB)).length >= wantB.length,
+      () =>
+        pairs(unapproved(receiverA)).length >= wantA.length &&
+        pairs(unapproved(receiverB)).length >= wantB.length,
       "every unapproved sender's alert",
     );
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -392,7 +397,9 @@ describe("unapproved senders failing DMARC", () => {
     ];
     await appendAggregateReports(runtime.store, reports);
     const bodies = () =>
-      receiverC.attempts.filter((attempt) => attempt.accepted).map((attempt) => JSON.parse(attempt.body) as Body);
+      receiverC.attempts
+        .filter((attempt) => attempt.accepted)
+        .map((attempt) => JSON.parse(attempt.body) as Body);
     // The members the alerts list, by name (sender:) or, with none, by address (ip:).
     const keys = () =>
       bodies()
