@@ -379,7 +379,18 @@ async function aggregateReport(
       .execute();
   }
   if (fresh.length > 0) {
-    const enabled = (await tenantRule(trx, tenantId, "new_sender")).enabled;
+    const newSenderRule = await tenantRule(trx, tenantId, "new_sender");
+    const enabled = newSenderRule.enabled;
+    // A day outside the window is counted now, not after the names it would wait for: a backlog's
+    // skipping ends with its import, and backlog_skipped says so once.
+    const skipped = raising && enabled && !baseline && outsideWindow(day, newSenderRule, context.now);
+    if (skipped) {
+      await recordFinding(
+        trx,
+        { tenantId, rule: "new_sender", domain, day, members: [], cause },
+        context.now,
+      );
+    }
     const sources: NewSource[] = fresh.map((ip) => ({
       domain,
       tenantId,
@@ -389,13 +400,14 @@ async function aggregateReport(
         messages: bySource.get(ip)!.messages,
         dmarcPass: bySource.get(ip)!.passed,
         reportDomain: report.policy.domain,
-        reporter: report.orgName,
+        // An organisation may send its reports with no name: its address says who it is.
+        reporter: report.orgName || report.email,
         reportId: report.reportId,
       },
     }));
     await newSources(trx, sources, {
       baseline,
-      raising: raising && enabled,
+      raising: raising && enabled && !skipped,
       nameWaitMs: context.nameWaitMs,
       recordedAt,
       now: context.now,
@@ -403,17 +415,27 @@ async function aggregateReport(
     });
   }
 
-  if (raising) {
+  const unapprovedRule = await tenantRule(trx, tenantId, "unapproved_sender");
+  if (raising && unapprovedRule.enabled) {
     const failedByIp = new Map<string, number>();
     for (const [ip, figures] of bySource) {
       if (figures.messages > figures.passed) failedByIp.set(ip, figures.messages - figures.passed);
     }
-    await unapprovedSenders(
-      trx,
-      { domain, tenantId, day, failedByIp, recordedAt, cause },
-      context.oldest,
-      context.now,
-    );
+    // Counted at once for a day outside the window, as new senders are.
+    if (outsideWindow(day, unapprovedRule, context.now)) {
+      if (failedByIp.size > 0)
+        await recordFinding(
+          trx,
+          { tenantId, rule: "unapproved_sender", domain, day, members: [], cause },
+          context.now,
+        );
+    } else
+      await unapprovedSenders(
+        trx,
+        { domain, tenantId, day, failedByIp, recordedAt, cause },
+        context.oldest,
+        context.now,
+      );
   }
 
   // The failure share of the window ending on the report's day, decided when the finding is sent

@@ -340,9 +340,10 @@ function listed(names: string[]): string {
 }
 
 /**
- * backlog_skipped: once the evaluator has stopped skipping (nothing skipped for `settleMs`), one
- * alert per tenant says how many findings about days outside their rules' windows it did not
- * raise. Returns how many it raised.
+ * backlog_skipped: once the evaluator has stopped skipping (nothing skipped for ten times
+ * `settleMs`: an import pauses between its batches longer than a finding settles), one alert per
+ * tenant says how many findings about days outside their rules' windows it did not raise.
+ * Returns how many it raised.
  */
 export async function noticeSkippedFindings(
   db: Kysely<AlertsSchema>,
@@ -363,7 +364,7 @@ export async function noticeSkippedFindings(
   let raised = 0;
   for (const tenant of tenants) {
     const last = new Date(tenant.last);
-    if (last.getTime() > options.now.getTime() - options.settleMs) continue;
+    if (last.getTime() > options.now.getTime() - 10 * options.settleMs) continue;
     await db.transaction().execute(async (trx) => {
       const byRule = await trx
         .selectFrom("alert_skipped_finding")
