@@ -255,6 +255,22 @@ export const eventDataSchemas = {
       ],
       additionalProperties: false,
     },
+    AlertAcknowledged: {
+      type: "object",
+      properties: {
+        tenantId: {
+          type: "string",
+        },
+        alertId: {
+          type: "string",
+        },
+        by: {
+          type: "string",
+        },
+      },
+      required: ["tenantId", "alertId", "by"],
+      additionalProperties: false,
+    },
     AlertItem: {
       type: "object",
       additionalProperties: {
@@ -1194,6 +1210,9 @@ export const eventDataSchemas = {
     },
     AlertRaised: {
       $ref: "#/definitions/AlertRaised",
+    },
+    AlertAcknowledged: {
+      $ref: "#/definitions/AlertAcknowledged",
     },
     WebhookEndpointAdded: {
       $ref: "#/definitions/WebhookEndpointAdded",
