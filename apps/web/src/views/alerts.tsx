@@ -1,6 +1,6 @@
 import { Fragment } from "preact";
 import { apiWrite } from "../api/client.js";
-import type { AlertRecord, AlertValue, Caller, ListAnswer } from "../api/types.js";
+import type { AlertRecord, AlertRuleRecord, AlertValue, Caller, ListAnswer } from "../api/types.js";
 import { useApi } from "../api/use-api.js";
 import { Card } from "../components/card.js";
 import { type Column, DataTable } from "../components/data-table.js";
@@ -14,20 +14,6 @@ import { setParams, useLocation } from "../lib/router.js";
 import { AlertRules, Webhooks } from "./alert-settings.js";
 import { AppLink } from "./app-link.js";
 import { useAction } from "./write-actions.js";
-
-const ruleKinds = [
-  "new_sender",
-  "unapproved_sender",
-  "dmarc_failure_share",
-  "no_reports",
-  "failure_report",
-  "safe_spf_changed",
-  "safe_spf_failed",
-  "spf_lookup_limit",
-  "dns_record_changed",
-  "onboarding_bad",
-  "webhook_disabled",
-];
 
 type StateFilter = "open" | "acknowledged" | "all";
 const stateOf = (raw: string | null): StateFilter => (raw === "acknowledged" || raw === "all" ? raw : "open");
@@ -49,6 +35,8 @@ export function Alerts({ caller }: { caller: Caller }) {
     state: state === "all" ? null : state,
     per_page: 1000,
   });
+  // The rules the API has, for the filter (the rules' card below asks the same, answered once).
+  const rules = useApi<ListAnswer<AlertRuleRecord>>("alert_rules").data?.records ?? [];
   const records = alerts.data?.records ?? [];
   const chosen = records.find((alert) => alert.id === params.get("alert")) ?? null;
   const columns: Column<AlertRecord>[] = [
@@ -90,11 +78,14 @@ export function Alerts({ caller }: { caller: Caller }) {
             }
           >
             <option value="">All rules</option>
-            {ruleKinds.map((kind) => (
+            {rules.map(({ rule: kind }) => (
               <option key={kind} value={kind}>
                 {ruleName(kind)}
               </option>
             ))}
+            {rule && !rules.some((r) => r.rule === rule) ? (
+              <option value={rule}>{ruleName(rule)}</option>
+            ) : null}
           </select>
         </label>
         <label class="field field-inline">
