@@ -321,7 +321,7 @@ describe("the Alerts view in a real browser, on real reports and a failing webho
     expect(cells[2]).not.toContain("enabled");
     expect(cells[4]).toMatch(/^http_status 503, /);
 
-    await page.getByRole("button", { name: `Deliveries to ${receiver.url}` }).click();
+    await row.getByRole("button", { name: "Deliveries" }).click();
     const deliveries = await api<Listed<Delivery>>(
       admin,
       `webhook_deliveries?webhook_id=${hook!.id}&per_page=1000`,

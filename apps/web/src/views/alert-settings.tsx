@@ -251,7 +251,6 @@ export function Webhooks({ canWrite }: { canWrite: boolean }) {
           type="button"
           class="link-button"
           aria-pressed={shown?.id === r.id}
-          aria-label={`Deliveries to ${r.url}`}
           onClick={() => setParams({ webhook: r.id })}
         >
           Deliveries
