@@ -287,6 +287,17 @@ describe("the Alerts view in a real browser, on real reports and a failing webho
     const rows = await alertRows(page, 1);
     expect(rows[0]![4]).toBe(chosen.summary);
     expect(rows[0]![5]).toBe("acknowledged");
+    // Who acknowledged it, as each reader knows them.
+    await page.getByRole("button", { name: chosen.summary }).click();
+    const state = page.locator("section[aria-labelledby='alert-detail'] dd").nth(3);
+    await expect.poll(() => state.textContent()).toMatch(/^acknowledged .* UTC by you$/);
+    const other = await open(
+      viewer,
+      `/alerts?${period}&state=acknowledged&alert=${encodeURIComponent(chosen.id)}`,
+    );
+    const seen = other.locator("section[aria-labelledby='alert-detail'] dd").nth(3);
+    await expect.poll(() => seen.textContent()).toMatch(/by another person of the account$/);
+    await other.close();
     await page.close();
   });
 

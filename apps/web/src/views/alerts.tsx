@@ -125,7 +125,7 @@ export function Alerts({ caller }: { caller: Caller }) {
             />
           )}
         </Card>
-        {chosen ? <AlertDetail alert={chosen} canWrite={canWrite} /> : null}
+        {chosen ? <AlertDetail alert={chosen} canWrite={canWrite} you={caller.user?.id ?? null} /> : null}
         <AlertRules canWrite={canWrite} />
         <Webhooks canWrite={canWrite} />
       </div>
@@ -134,7 +134,15 @@ export function Alerts({ caller }: { caller: Caller }) {
 }
 
 /** One alert: what it says, its figures and members in words, where to look, and acknowledging it. */
-function AlertDetail({ alert, canWrite }: { alert: AlertRecord; canWrite: boolean }) {
+function AlertDetail({
+  alert,
+  canWrite,
+  you,
+}: {
+  alert: AlertRecord;
+  canWrite: boolean;
+  you: string | null;
+}) {
   const action = useAction();
   const target = alertTarget(alert);
   const figures = Object.entries(alert.figures);
@@ -152,7 +160,7 @@ function AlertDetail({ alert, canWrite }: { alert: AlertRecord; canWrite: boolea
       <dl class="facts">
         <dt>Domain</dt>
         <dd>{alert.domain ?? "the account"}</dd>
-        <dt>Day</dt>
+        <dt>{alert.period.start.slice(0, 10) === alert.period.end.slice(0, 10) ? "Day" : "Days"}</dt>
         <dd>
           {alertDays(alert)}
           {alert.so_far ? " (so far: the day's reports may still arrive)" : ""}
@@ -160,7 +168,11 @@ function AlertDetail({ alert, canWrite }: { alert: AlertRecord; canWrite: boolea
         <dt>Raised</dt>
         <dd>{formatTime(alert.raised_at)}</dd>
         <dt>State</dt>
-        <dd>{alert.acknowledged_at ? `acknowledged ${formatTime(alert.acknowledged_at)}` : "open"}</dd>
+        <dd>
+          {alert.acknowledged_at
+            ? `acknowledged ${formatTime(alert.acknowledged_at)} ${acknowledgedBy(alert.acknowledged_by, you)}`
+            : "open"}
+        </dd>
         {figures.map(([name, value]) => (
           <Fragment key={name}>
             <dt>{fieldLabel(name)}</dt>
@@ -185,6 +197,13 @@ function AlertDetail({ alert, canWrite }: { alert: AlertRecord; canWrite: boolea
       ) : null}
     </Card>
   );
+}
+
+/** Who acknowledged it, as the person reading it knows them. */
+function acknowledgedBy(by: string | null, you: string | null): string {
+  if (by !== null && you !== null && by === `user:${you}`) return "by you";
+  if (by?.startsWith("key:")) return "with an API key";
+  return "by another person of the account";
 }
 
 /** The finding's members (each new sender, …): one row each, a column per field they have. */
