@@ -57,6 +57,8 @@ describe("acknowledging alerts, and GET alerts by state and period, on real repo
       ...backend.env,
       // Not waiting for the resolver to name a new sender: new_sender by its address at once.
       ALERT_NAME_WAIT: "0s",
+      // A finding is sent as soon as the evaluator has it.
+      ALERT_SETTLE: "0s",
       DNS_NAMESERVERS: "127.0.0.1:9",
     });
     expect((await handle.put("add_domain", keyA, { domain: "example.com" })).status).toBe(200);

@@ -119,6 +119,8 @@ describe("the Alerts view in a real browser, on real reports and a failing webho
       WEBHOOK_RETRY_MAX: "200ms",
       // Not waiting for the resolver to name a new sender: new_sender by its address at once.
       ALERT_NAME_WAIT: "0s",
+      // A finding is sent as soon as the evaluator has it.
+      ALERT_SETTLE: "0s",
       DNS_NAMESERVERS: "127.0.0.1:9",
     });
     origin = new URL(handle.service.apiRoot).origin;
@@ -373,10 +375,13 @@ describe("the Alerts view in a real browser, on real reports and a failing webho
     const [share] = (
       await api<Listed<Alert>>(admin, `alerts?${apiPeriod()}&rule=dmarc_failure_share&per_page=1`)
     ).records;
+    const [newSenders] = (await api<Listed<Alert>>(admin, `alerts?${apiPeriod()}&rule=new_sender&per_page=1`))
+      .records;
     const [hook] = (await api<Listed<Hook>>(admin, "webhooks")).records;
     const views = [
       ["alerts", `/alerts?${period}&state=all`],
       ["alert", `/alerts?${period}&state=all&alert=${encodeURIComponent(share!.id)}`],
+      ["alert-senders", `/alerts?${period}&state=all&alert=${encodeURIComponent(newSenders!.id)}`],
       ["alert-webhook", `/alerts?${period}&webhook=${hook!.id}#webhooks`],
     ] as const;
     const page = await open(admin, "/");

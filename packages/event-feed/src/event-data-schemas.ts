@@ -374,6 +374,7 @@ export const eventDataSchemas = {
         "spf_lookup_limit",
         "dns_record_changed",
         "onboarding_bad",
+        "backlog_skipped",
         "webhook_disabled",
       ],
     },

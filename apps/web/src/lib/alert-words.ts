@@ -13,12 +13,17 @@ const ruleNames: Record<string, string> = {
   dns_record_changed: "DNS record changed",
   onboarding_bad: "Onboarding check turned bad",
   webhook_disabled: "Webhook disabled",
+  backlog_skipped: "Older reports not alerted",
 };
 
 export const ruleName = (rule: string) => ruleNames[rule] ?? words(rule);
 
 /** The figures and items an alert may carry, in plain words; others are spelled out from their names. */
 const fieldLabels: Record<string, string> = {
+  day: "Report day",
+  senders: "Senders",
+  reporters: "Reported by",
+  addresses: "Addresses",
   messages: "Messages",
   failed: "Messages failing DMARC",
   failedPercent: "Failing DMARC",
@@ -60,6 +65,10 @@ const fieldLabels: Record<string, string> = {
   endpointId: "Webhook",
   url: "URL",
   reason: "Reason",
+  findings: "Findings not raised",
+  oldestDay: "Oldest report day",
+  newestDay: "Newest report day",
+  byRule: "By rule",
   service: "Service",
   baseDomain: "Base domain",
   asn: "AS",
@@ -71,6 +80,7 @@ const senderKinds: Record<string, string> = {
   service: "its service",
   base_domain: "its base domain",
   asn: "its network (AS)",
+  ip: "its address",
   unknown: "nothing known yet",
 };
 
@@ -147,6 +157,8 @@ export function alertTarget(alert: AlertRecord): AlertTarget {
         label: "Reporters of the domain",
         href: link("/reporters", { ...days, from: isoDay(alert.period.start), to: isoDay(alert.raised_at) }),
       };
+    case "backlog_skipped":
+      return { label: "The reports of those days", href: link("/", days) };
     case "webhook_disabled":
       return {
         label: "The webhook's deliveries",
@@ -166,6 +178,7 @@ const paramLabels: Record<string, string> = {
   baseline_days: "Days of the usual share",
   min_failed: "Fewest failing messages a day",
   days: "Days without a report",
+  max_report_age_days: "Oldest report day alerted (days before today)",
 };
 
 export const paramLabel = (name: string) => paramLabels[name] ?? words(name);
