@@ -580,8 +580,8 @@ describe("the dashboard in a real browser", () => {
     await page.close();
   });
 
-  it("turns an alert rule off and adds a webhook in the settings, its secret shown once", async () => {
-    const page = await open(admin, "/settings");
+  it("turns an alert rule off and adds a webhook in the Alerts view, its secret shown once", async () => {
+    const page = await open(admin, "/alerts");
     const rule = page.getByLabel("Alert: no reports");
     await rule.waitFor();
     expect(await rule.isChecked()).toBe(true);
@@ -605,7 +605,7 @@ describe("the dashboard in a real browser", () => {
       { url: "https://hooks.example.com/dmarc", alert_types: ["new_sender"] },
     ]);
     // Shown once: a new page has it nowhere.
-    await page.goto(`${origin}/settings`);
+    await page.goto(`${origin}/alerts`);
     await page.getByRole("cell", { name: "https://hooks.example.com/dmarc" }).waitFor();
     expect(await page.content()).not.toContain(secret);
     await page.getByRole("button", { name: "Disable" }).click();
@@ -615,7 +615,7 @@ describe("the dashboard in a real browser", () => {
       )
       .toBe(false);
     // A viewer sees the rules and webhooks (the URL's path masked), and nothing to change them with.
-    const viewing = await open(viewer, "/settings");
+    const viewing = await open(viewer, "/alerts");
     await viewing.getByRole("cell", { name: "https://hooks.example.com/…" }).waitFor();
     expect(await viewing.content()).not.toContain("/dmarc");
     expect(await viewing.getByLabel("Webhook URL").count()).toBe(0);

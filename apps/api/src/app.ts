@@ -27,6 +27,7 @@ import {
   forensicEndpoint,
 } from "./routes/aggregates.js";
 import {
+  acknowledgeAlertEndpoint,
   addWebhookEndpoint,
   alertRulesEndpoint,
   alertsEndpoint,
@@ -114,6 +115,7 @@ export const endpoints: readonly Endpoint[] = [
   alertRulesEndpoint,
   setAlertRuleEndpoint,
   alertsEndpoint,
+  acknowledgeAlertEndpoint,
   webhooksEndpoint,
   addWebhookEndpoint,
   changeWebhookEndpoint,

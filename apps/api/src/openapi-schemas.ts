@@ -391,8 +391,11 @@ const alertSchemas: Record<string, Schema> = {
       revises: nullableText,
       caused_by: { type: "array", items: record({ stream: text, position: decimal }) },
       raised_at: time,
+      acknowledged_at: nullableTime,
+      acknowledged_by: nullableText,
     }),
   ),
+  acknowledge_alert: successOnly,
   webhooks: list(
     record({
       id: text,

@@ -82,7 +82,8 @@ const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   reprocess_input: { form: ["sha256"] },
   alert_rules: { query: [] },
   set_alert_rule: { form: ["rule", "enabled", "params"] },
-  alerts: { query: ["page", "per_page", "rule", "domain"] },
+  alerts: { query: ["start", "end", "page", "per_page", "rule", "domain", "state"] },
+  acknowledge_alert: { form: ["alert_id"] },
   webhooks: { query: ["page", "per_page"] },
   add_webhook: { form: ["url", "alert_types", "description"] },
   change_webhook: { form: ["webhook_id", "url", "alert_types", "description", "enabled"] },
@@ -223,6 +224,7 @@ const handlerErrors: Record<string, string[]> = {
   change_webhook: ["404"],
   webhook_deliveries: ["404"],
   redeliver_webhook: ["404"],
+  acknowledge_alert: ["404"],
   aggregate_by_date: ["404"],
   aggregate_by_sender: ["404"],
   sender_approval: ["404"],
@@ -275,6 +277,23 @@ function queryParameter(endpointName: string, name: string) {
     return { name, in: "query", schema: { enum: ["received", "stored", "duplicate", "rejected"] } };
   if (name === "rule" || (name === "domain" && endpointName === "alerts"))
     return { name, in: "query", schema: { type: "string" } };
+  if (name === "state" && endpointName === "alerts")
+    return {
+      name,
+      in: "query",
+      description: "open: not acknowledged yet; acknowledged: seen to.",
+      schema: { enum: ["open", "acknowledged"] },
+    };
+  if (endpointName === "alerts" && (name === "start" || name === "end"))
+    return {
+      name,
+      in: "query",
+      description:
+        name === "start"
+          ? "Only alerts whose period ends at or after this, Unix seconds (default end - 30 days when only end is given)."
+          : "Only alerts whose period starts at or before this, Unix seconds (default now when only start is given). Neither: every alert.",
+      schema: { type: "integer", minimum: 0 },
+    };
   if (name === "webhook_id") return { name, in: "query", required: true, schema: { type: "string" } };
   if (endpointName === "events") return eventsParameters[name];
   if (name === "forensic_id")

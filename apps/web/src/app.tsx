@@ -6,6 +6,7 @@ import { FiltersBar } from "./components/filters-bar.js";
 import { Loading, Notice } from "./components/notice.js";
 import { sharedParams } from "./lib/filters.js";
 import { navigate, useLocation } from "./lib/router.js";
+import { Alerts } from "./views/alerts.js";
 import { AppLink } from "./views/app-link.js";
 import { Domains } from "./views/domains.js";
 import { FailureReports } from "./views/failure-reports.js";
@@ -54,6 +55,14 @@ const views: ViewEntry[] = [
   { path: "/tls", label: "TLS", needs: "tls_by_domain", filters: "all", render: () => <Tls /> },
   { path: "/domains", label: "Domains", filters: "domain", render: (p) => <Domains caller={p.caller} /> },
   { path: "/intake", label: "Intake", filters: "all", render: (p) => <Intake caller={p.caller} /> },
+  // The alerts, their rules and the webhooks that carry them (issue 42, docs/dashboard.md).
+  {
+    path: "/alerts",
+    label: "Alerts",
+    needs: "alerts",
+    filters: "all",
+    render: (p) => <Alerts caller={p.caller} />,
+  },
   {
     path: "/settings",
     label: "Settings",

@@ -72,13 +72,22 @@ export const webhookEndpointsProjection: Projection<AlertsSchema> = {
   },
 };
 
-/** alert: every alert raised, for GET /alerts. */
+/** alert: every alert raised, and whether it was acknowledged, for GET /alerts. */
 export const alertsProjection: Projection<AlertsSchema> = {
   name: "alerts",
   tables: ["alert"],
-  handles: new Set(["AlertRaised"]),
+  handles: new Set(["AlertRaised", "AlertAcknowledged"]),
   async apply(trx: Transaction<AlertsSchema>, events: readonly DomainEvent[]) {
     for (const event of events) {
+      if (event.type === "AlertAcknowledged") {
+        await trx
+          .updateTable("alert")
+          .set({ acknowledged_at: event.recordedAt, acknowledged_by: event.data.by })
+          .where("alert_id", "=", event.data.alertId)
+          .where("tenant_id", "=", event.data.tenantId)
+          .execute();
+        continue;
+      }
       if (event.type !== "AlertRaised") continue;
       const alert = event.data;
       await trx

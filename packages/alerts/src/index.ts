@@ -1,4 +1,5 @@
 export { checkEndpointUrl, isPublicAddress, RefusedAddressError } from "./address-guard.js";
+export { acknowledgeAlert, UnknownAlertError } from "./alert-acknowledgement.js";
 export { alertEvaluator, evaluatorName, raise } from "./alert-evaluator.js";
 export { alertIdOf } from "./alert-id.js";
 export { alertMail } from "./alert-mail.js";
@@ -11,6 +12,8 @@ export { alertsMigrations } from "./migrations/index.js";
 export { decideUnnamedSenders } from "./new-senders.js";
 export { publishAlerts } from "./publisher.js";
 export {
+  type AlertFilter,
+  type AlertState,
   type AlertView,
   countEndpoints,
   type DeliveryView,

@@ -155,17 +155,38 @@ export interface AlertView {
   revises: string | null;
   caused_by: { stream: string; position: string }[];
   raised_at: string;
+  /** When it was acknowledged; null while it is open. */
+  acknowledged_at: string | null;
+  /** Who acknowledged it (`user:<id>`, `key:<id>`); null while it is open. */
+  acknowledged_by: string | null;
 }
 
-/** A tenant's alerts, newest first, optionally of one rule or domain. */
+export type AlertState = "open" | "acknowledged";
+
+export interface AlertFilter {
+  rule?: string;
+  domain?: string;
+  state?: AlertState;
+  /** Alerts whose period overlaps these instants, both inclusive. */
+  period?: { start: Date; end: Date };
+  limit: number;
+  offset: number;
+}
+
+/** A tenant's alerts, newest first, optionally of one rule, domain, state or period. */
 export async function listAlerts(
   db: Kysely<AlertsSchema>,
   tenantId: string,
-  filter: { rule?: string; domain?: string; limit: number; offset: number },
+  filter: AlertFilter,
 ): Promise<{ total: number; records: AlertView[] }> {
   let base = db.selectFrom("alert").where("tenant_id", "=", tenantId);
   if (filter.rule) base = base.where("rule", "=", filter.rule as never);
   if (filter.domain) base = base.where("domain", "=", filter.domain);
+  if (filter.state === "open") base = base.where("acknowledged_at", "is", null);
+  if (filter.state === "acknowledged") base = base.where("acknowledged_at", "is not", null);
+  if (filter.period) {
+    base = base.where("period_start", "<=", filter.period.end).where("period_end", ">=", filter.period.start);
+  }
   const count = await base.select((eb) => eb.fn.countAll<string>().as("n")).executeTakeFirstOrThrow();
   const rows = await base
     .selectAll()
@@ -191,6 +212,8 @@ export async function listAlerts(
         revises: alert.revises ?? null,
         caused_by: alert.causedBy,
         raised_at: iso(row.raised_at)!,
+        acknowledged_at: iso(row.acknowledged_at),
+        acknowledged_by: row.acknowledged_by,
       };
     }),
   };

@@ -43,6 +43,10 @@ export interface AlertTable {
   /** The AlertRaised payload as JSON. */
   payload: string;
   raised_at: Timestamp;
+  /** When it was acknowledged (AlertAcknowledged); null while it is open. */
+  acknowledged_at: NullableTimestamp;
+  /** Who acknowledged it: `user:<id>` or `key:<id>`; null while it is open. */
+  acknowledged_by: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 // The evaluator's state: not projections of allProjections, so that a replay of the read models

@@ -255,6 +255,22 @@ export const eventDataSchemas = {
       ],
       additionalProperties: false,
     },
+    AlertAcknowledged: {
+      type: "object",
+      properties: {
+        tenantId: {
+          type: "string",
+        },
+        alertId: {
+          type: "string",
+        },
+        by: {
+          type: "string",
+        },
+      },
+      required: ["tenantId", "alertId", "by"],
+      additionalProperties: false,
+    },
     AlertItem: {
       type: "object",
       additionalProperties: {
@@ -1195,6 +1211,9 @@ export const eventDataSchemas = {
     },
     AlertRaised: {
       $ref: "#/definitions/AlertRaised",
+    },
+    AlertAcknowledged: {
+      $ref: "#/definitions/AlertAcknowledged",
     },
     WebhookEndpointAdded: {
       $ref: "#/definitions/WebhookEndpointAdded",

@@ -435,6 +435,17 @@ export interface AlertRaised {
 }
 
 /**
+ * A person of the tenant (or a key) acknowledged an alert (stream `alert-<id>`, after its
+ * AlertRaised): it is seen to, and the dashboard lists it apart from the open ones.
+ */
+export interface AlertAcknowledged {
+  tenantId: string;
+  alertId: string;
+  /** Who: `user:<id>` or `key:<id>`, as the request's causedBy. */
+  by: string;
+}
+
+/**
  * A webhook endpoint of a tenant (stream `webhook-<endpoint id>`). Its signing secret is not in
  * the events (they are never erased): it is shown once when the endpoint is made and kept apart.
  */
@@ -579,6 +590,7 @@ export interface EventPayloads {
   UserSignedOut: UserSignedOut;
   AlertRuleSet: AlertRuleSet;
   AlertRaised: AlertRaised;
+  AlertAcknowledged: AlertAcknowledged;
   WebhookEndpointAdded: WebhookEndpointAdded;
   WebhookEndpointChanged: WebhookEndpointChanged;
   WebhookEndpointDisabled: WebhookEndpointDisabled;
@@ -620,6 +632,7 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   UserSignedOut: 1,
   AlertRuleSet: 1,
   AlertRaised: 2,
+  AlertAcknowledged: 1,
   WebhookEndpointAdded: 1,
   WebhookEndpointChanged: 1,
   WebhookEndpointDisabled: 1,

@@ -1,5 +1,7 @@
 import {
+  type AlertState,
   type AlertsSchema,
+  acknowledgeAlert,
   addEndpoint,
   changeEndpoint,
   countEndpoints,
@@ -14,12 +16,14 @@ import {
   ruleSpecs,
   setAlertRule,
   tenantRules,
+  UnknownAlertError,
   UnknownEndpointError,
 } from "@dmarc-ledger/alerts";
 import type { Kysely } from "kysely";
 import { ApiError, badParameter } from "../api-error.js";
 import type { Endpoint } from "../endpoints.js";
 import { optionalField, requiredField } from "../params/form-field.js";
+import { parseListParams } from "../params/list-params.js";
 import { parsePageParams, requiredQuery } from "../params/page-params.js";
 import { awaitProjection } from "../read-your-writes.js";
 import type { ApiContext } from "../state.js";
@@ -38,6 +42,7 @@ async function answering<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (error) {
     if (error instanceof UnknownEndpointError) throw new ApiError(404, "unknown_webhook", error.message);
+    if (error instanceof UnknownAlertError) throw new ApiError(404, "unknown_alert", error.message);
     if (error instanceof InvalidEndpointError) throw new ApiError(400, "invalid_webhook", error.message);
     if (error instanceof InvalidRuleError) throw new ApiError(400, "invalid_rule", error.message);
     throw error;
@@ -114,24 +119,66 @@ export const setAlertRuleEndpoint: Endpoint = {
   },
 };
 
+const alertStates: readonly AlertState[] = ["open", "acknowledged"];
+
+/**
+ * The period of GET alerts when start or end is given (as the listings take them: end defaults to
+ * now, start to 30 days before end); undefined without either: every alert.
+ */
+function alertPeriod(ctx: ApiContext): { start: Date; end: Date } | undefined {
+  const { start, end } = ctx.query;
+  if (start === undefined && end === undefined) return undefined;
+  const period = parseListParams(
+    { ...(start === undefined ? {} : { start }), ...(end === undefined ? {} : { end }) },
+    tenantOf(ctx),
+  );
+  return { start: new Date(period.start * 1000), end: new Date(period.end * 1000 + 999) };
+}
+
 export const alertsEndpoint: Endpoint = {
   name: "alerts",
   method: "GET",
   scope: "read",
-  summary: "The alerts raised for this account, newest first (optionally of one rule or domain).",
+  summary:
+    "The alerts raised for this account, newest first (optionally of one rule, domain, state open or acknowledged, or period).",
   handler: async (ctx) => {
-    const { page, perPage } = parsePageParams(ctx.query, ["rule", "domain"]);
+    const { page, perPage } = parsePageParams(ctx.query, ["rule", "domain", "state", "start", "end"]);
     const rule = typeof ctx.query.rule === "string" ? ctx.query.rule : undefined;
     if (rule !== undefined && !isRuleKind(rule))
       throw badParameter("rule", "is not a rule; GET alert_rules lists them.");
     const domain = typeof ctx.query.domain === "string" ? ctx.query.domain.toLowerCase() : undefined;
+    const state = ctx.query.state;
+    if (state !== undefined && !alertStates.includes(state as AlertState))
+      throw badParameter("state", 'must be "open" or "acknowledged".');
+    const period = alertPeriod(ctx);
     const listed = await listAlerts(alertsDb(ctx), tenantOf(ctx), {
       ...(rule ? { rule } : {}),
       ...(domain ? { domain } : {}),
+      ...(state ? { state: state as AlertState } : {}),
+      ...(period ? { period } : {}),
       limit: perPage,
       offset: (page - 1) * perPage,
     });
     ctx.body = { status: "SUCCESS", ...listed };
+  },
+};
+
+export const acknowledgeAlertEndpoint: Endpoint = {
+  name: "acknowledge_alert",
+  method: "PUT",
+  scope: "write",
+  summary: "Acknowledges an alert (field alert_id): it is seen to. Acknowledging it again changes nothing.",
+  handler: async (ctx) => {
+    const alertId = requiredField(ctx, "alert_id");
+    const position = await answering(() =>
+      acknowledgeAlert(
+        ctx.deps.store,
+        { tenantId: tenantOf(ctx), alertId, by: ctx.state.holder!.causedBy },
+        meta(ctx),
+      ),
+    );
+    await awaitProjection(ctx, position);
+    ctx.body = { status: "SUCCESS" };
   },
 };
 

@@ -266,6 +266,49 @@ export interface WebhookRecord {
   disabled_reason: string | null;
   created_at: string;
   updated_at: string;
+  /** How its deliveries go: the last success, the last failure as a category, what waits. */
+  health: {
+    last_success_at: string | null;
+    last_failure_at: string | null;
+    last_failure: string | null;
+    failing_since: string | null;
+    pending: number;
+  };
+}
+
+/** A value of an alert's figures or of one of its items. */
+export type AlertValue = string | number | boolean | null;
+
+/** GET alerts: one alert, its figures and the finding's members. */
+export interface AlertRecord {
+  id: string;
+  rule: string;
+  domain: string | null;
+  period: { start: string; end: string; key: string };
+  summary: string;
+  figures: Record<string, AlertValue>;
+  items: Record<string, AlertValue>[];
+  so_far: boolean;
+  revises: string | null;
+  caused_by: { stream: string; position: string }[];
+  raised_at: string;
+  acknowledged_at: string | null;
+  acknowledged_by: string | null;
+}
+
+/** GET webhook_deliveries: one alert to one endpoint. */
+export interface DeliveryRecord {
+  id: string;
+  alert_id: string;
+  endpoint_id: string;
+  status: "pending" | "delivered" | "failed" | "endpoint_disabled";
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  next_attempt_at: string | null;
+  last_attempt_at: string | null;
+  delivered_at: string | null;
+  created_at: string;
 }
 
 /** GET tls_by_domain: SMTP TLS sessions (RFC 8460) per policy domain and policy type. */

@@ -6,7 +6,7 @@ import { Card } from "../components/card.js";
 import { type Column, DataTable } from "../components/data-table.js";
 import { ErrorNotice, Loading, Notice } from "../components/notice.js";
 import { formatTime } from "../lib/format.js";
-import { AlertRules, Webhooks } from "./alert-settings.js";
+import { AppLink } from "./app-link.js";
 import { ShownOnce, useAction } from "./write-actions.js";
 
 function People({ caller }: { caller: Caller }) {
@@ -307,14 +307,16 @@ function Account({ caller, onSignedOut }: { caller: Caller; onSignedOut: () => v
   );
 }
 
-/** The account, its alert rules and webhooks, people and API keys (admins). */
+/** The account, people and API keys (admins); alert rules and webhooks are in the Alerts view. */
 export function Settings({ caller, onSignedOut }: { caller: Caller; onSignedOut: () => void }) {
   const admin = caller.capabilities.includes("admin");
   return (
     <div class="view">
       <Account caller={caller} onSignedOut={onSignedOut} />
-      <AlertRules canWrite={caller.capabilities.includes("write")} />
-      <Webhooks canWrite={caller.capabilities.includes("write")} />
+      <Notice>
+        Alert rules and webhooks, with each webhook's deliveries, are in{" "}
+        <AppLink href="/alerts#alert-rules">Alerts</AppLink>.
+      </Notice>
       {admin ? (
         <>
           <People caller={caller} />
