@@ -1,9 +1,10 @@
 export { checkEndpointUrl, isPublicAddress, RefusedAddressError } from "./address-guard.js";
 export { alertEvaluator, evaluatorName, raise } from "./alert-evaluator.js";
 export { alertIdOf } from "./alert-id.js";
-export { alertMail } from "./alert-mail.js";
+export { alertMail, mailItemLimit } from "./alert-mail.js";
 export { alertProjections } from "./alert-projections.js";
 export { retryDelay } from "./backoff.js";
+export { dashboardLink } from "./dashboard-links.js";
 export { buildDigest, type DigestKind, lastPeriod, scheduleDigests } from "./digest.js";
 export { checkDomainsDns, type DnsStatus, type DnsStatusChecker } from "./dns-watch.js";
 export { alertsMigrations } from "./migrations/index.js";
@@ -30,16 +31,17 @@ export {
   tenantRules,
 } from "./rules.js";
 export type { AlertsSchema } from "./schema.js";
-export { type AlertsSettings, alertsSettings } from "./settings.js";
+export { type AlertsSettings, alertsSettings, dashboardUrlOf } from "./settings.js";
 export { checkSilentDomains } from "./silent-domains.js";
 export { type AlertsJob, type AlertsOptions, type RunningAlerts, startAlerts } from "./start-alerts.js";
 export { maskedUrl } from "./url-mask.js";
 export {
   addEndpoint,
   changeEndpoint,
-  disableEndpoint,
   InvalidEndpointError,
+  pauseEndpoint,
   redeliver,
+  sendKeptDeliveries,
   UnknownEndpointError,
 } from "./webhook-commands.js";
 export { endpointWants, webhookBody } from "./webhook-payload.js";

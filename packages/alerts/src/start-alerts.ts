@@ -10,7 +10,7 @@ import { startEmailWorker } from "./email-worker.js";
 import { decideUnnamedSenders } from "./new-senders.js";
 import { publishAlerts } from "./publisher.js";
 import type { AlertsSchema } from "./schema.js";
-import type { AlertsSettings } from "./settings.js";
+import { type AlertsSettings, dashboardUrlOf } from "./settings.js";
 import { checkSilentDomains } from "./silent-domains.js";
 import { sealClearWebhookSecrets } from "./webhook-secrets.js";
 
@@ -32,6 +32,8 @@ export interface AlertsOptions {
   leaseTtlMs?: number;
   /** Told when this process starts (true) or stops (false) running one of the leased jobs. */
   onRunning?: (job: AlertsJob, running: boolean) => void;
+  /** The webhook worker's clock (tests move it rather than wait for an endpoint to be paused). */
+  now?: () => Date;
 }
 
 /** The alerts' jobs that run once per deployment, by their leases (`job:<name>`). */
@@ -89,7 +91,8 @@ export function startAlerts(options: AlertsOptions): RunningAlerts {
     concurrency: settings.WEBHOOK_CONCURRENCY,
     retryBaseMs: settings.WEBHOOK_RETRY_BASE,
     retryMaxMs: settings.WEBHOOK_RETRY_MAX,
-    retryForMs: settings.WEBHOOK_RETRY_FOR,
+    pauseAfterMs: settings.WEBHOOK_PAUSE_AFTER,
+    ...(options.now ? { now: options.now } : {}),
     onError: onError("a webhook delivery failed unexpectedly"),
   });
   const mail = settings.ALERT_SMTP_URL
@@ -98,6 +101,7 @@ export function startAlerts(options: AlertsOptions): RunningAlerts {
         dataKeys: options.dataKeys,
         smtpUrl: settings.ALERT_SMTP_URL,
         from: settings.ALERT_MAIL_FROM,
+        dashboardUrl: dashboardUrlOf(settings.PUBLIC_BASE_URL),
         retryBaseMs: settings.WEBHOOK_RETRY_BASE,
         retryMaxMs: settings.WEBHOOK_RETRY_MAX,
         timeoutMs: settings.WEBHOOK_TIMEOUT,
@@ -183,7 +187,7 @@ function startSchedule(
       maxEventAgeMs: settings.ALERT_MAX_EVENT_AGE,
     }).catch(onError("deciding the new senders that were not named failed"));
     if (settings.ALERT_SMTP_URL && settings.ALERT_DIGEST !== "off") {
-      await scheduleDigests(db, settings.ALERT_DIGEST)
+      await scheduleDigests(db, settings.ALERT_DIGEST, new Date(), dashboardUrlOf(settings.PUBLIC_BASE_URL))
         .then((made) => {
           if (made > 0) wakeMail();
         })

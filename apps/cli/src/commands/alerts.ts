@@ -219,12 +219,14 @@ export function registerAlertCommands(program: Command, io: CliIO, env: NodeJS.P
     webhook
       .command(name)
       .description(
-        enabled ? "send to an endpoint again (after the service disabled it)" : "stop sending to an endpoint",
+        enabled
+          ? "send to an endpoint again: resumes one the service paused, and sends what it kept"
+          : "stop sending to an endpoint",
       )
       .argument("<tenant>", "the tenant's id or name")
       .argument("<webhook-id>", "the endpoint")
       .action(async (reference: string, endpointId: string) => {
-        const { changeEndpoint } = await alerts();
+        const { changeEndpoint, sendKeptDeliveries } = await alerts();
         const policy = await endpointPolicy(env);
         await withRuntime(env, async (runtime) => {
           await catchUpTenantTables(runtime);
@@ -232,6 +234,7 @@ export function registerAlertCommands(program: Command, io: CliIO, env: NodeJS.P
           await answering(() =>
             changeEndpoint(runtime.store, { tenantId, endpointId, enabled }, cli, policy),
           );
+          if (enabled) await sendKeptDeliveries(runtime.db, endpointId);
         });
         io.out(`Webhook ${endpointId} is ${enabled ? "enabled" : "disabled"}.`);
       });
