@@ -21,11 +21,15 @@ interface Line {
 }
 
 /** A record's fields in plain words, those without a value left out. */
-function described(rule: AlertRuleKind, record: Record<string, FigureValue>, skip: string[] = []): Line[] {
+function described(
+  rule: AlertRuleKind,
+  record: Record<string, FigureValue>,
+  options: { skip?: string[]; item?: boolean } = {},
+): Line[] {
   return Object.entries(record).flatMap(([field, value]) => {
-    if (skip.includes(field)) return [];
+    if (options.skip?.includes(field)) return [];
     const text = figureText(field, value);
-    return text === null ? [] : [{ label: fieldLabel(rule, field), value: text }];
+    return text === null ? [] : [{ label: fieldLabel(rule, field, options.item), value: text }];
   });
 }
 
@@ -33,7 +37,7 @@ function described(rule: AlertRuleKind, record: Record<string, FigureValue>, ski
 function describedItem(rule: AlertRuleKind, item: AlertItem): { name: string; lines: Line[] } {
   const nameField = itemNames.find((field) => typeof item[field] === "string" && item[field] !== "");
   const name = nameField ? String(item[nameField]) : "";
-  return { name, lines: described(rule, item, nameField ? [nameField] : []) };
+  return { name, lines: described(rule, item, { skip: nameField ? [nameField] : [], item: true }) };
 }
 
 const dayOf = (iso: string) => iso.slice(0, 10);

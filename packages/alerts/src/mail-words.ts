@@ -85,11 +85,14 @@ const fieldLabels: Record<string, string> = {
   firstSeen: "First seen",
 };
 
-/** Where a rule's figure means something narrower than the field's usual label. */
+/** Where a rule's figure (or its items', `item: true`) means something narrower than the field's usual label. */
 const ruleFieldLabels: Partial<Record<AlertRuleKind, Record<string, string>>> = {
-  new_sender: { messages: "Messages from it" },
   unapproved_sender: { failed: "Messages failing DMARC" },
   dmarc_failure_share: { messages: "Messages in the days counted" },
+};
+const itemFieldLabels: Partial<Record<AlertRuleKind, Record<string, string>>> = {
+  new_sender: { messages: "Messages from it" },
+  unapproved_sender: { messages: "Messages from it", failed: "Of them failing DMARC" },
 };
 
 /** A field without a label: its camelCase name as words ("sourceIp" → "Source ip"). */
@@ -101,8 +104,13 @@ const asWords = (field: string) => {
   return words.charAt(0).toUpperCase() + words.slice(1);
 };
 
-export function fieldLabel(rule: AlertRuleKind, field: string): string {
-  return ruleFieldLabels[rule]?.[field] ?? fieldLabels[field] ?? asWords(field);
+export function fieldLabel(rule: AlertRuleKind, field: string, item = false): string {
+  return (
+    (item ? itemFieldLabels[rule]?.[field] : undefined) ??
+    ruleFieldLabels[rule]?.[field] ??
+    fieldLabels[field] ??
+    asWords(field)
+  );
 }
 
 /** The values a field takes, in words: how a sender was named, whether it is approved. */
