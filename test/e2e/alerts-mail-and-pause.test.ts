@@ -1,20 +1,19 @@
 /**
  * Alert mail a person reads (plain words, the finding's items, "so far", a link to the view) and
  * webhooks paused after a day of failures (kept deliveries, a notice to admins only, resumed by
- * hand): real PostgreSQL, a real SMTP sink, a real webhook receiver, a clock moved a day on.
+ * hand with the CLI): real PostgreSQL, a real SMTP sink, a real webhook receiver, a clock moved a
+ * day on.
  */
 import { readFileSync } from "node:fs";
 import {
   type AlertsSettings,
   addEndpoint,
   alertsSettings,
-  changeEndpoint,
   listDeliveries,
   listEndpoints,
   mailItemLimit,
   type RunningAlerts,
   raise,
-  sendKeptDeliveries,
   startAlerts,
 } from "@dmarc-ledger/alerts";
 import { parseSettings } from "@dmarc-ledger/config";
@@ -28,7 +27,7 @@ import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import { addUser } from "@dmarc-ledger/users";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aggregateCorpus } from "../support/corpus.js";
-import { type Backend, postgresBackend } from "../support/service-harness.js";
+import { type Backend, cli, postgresBackend } from "../support/service-harness.js";
 import { type ReceivedMail, type SmtpReceiver, startSmtpReceiver } from "../support/smtp-receiver.js";
 import { eventually, startWebhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.js";
 
@@ -310,16 +309,17 @@ describe("alert mail and paused webhooks", () => {
     expect(kept.map((delivery) => delivery.status)).toEqual(["pending", "pending", "pending"]);
     expect(receiver.attempts.length).toBe(attemptsWhenPaused);
 
+    // The CLI lists it as paused, with why.
+    const listed = await cli(backend.env, "webhook", "list", tenant.tenantId);
+    expect(listed.out).toContain(
+      `${endpoint.endpointId}  ${receiver.url}  paused (${paused!.paused_reason})`,
+    );
+
     // Resumed by hand, the receiver well again: every kept delivery arrives, signed, once.
     clockAhead = 0;
     receiver.answer = () => 200;
-    await changeEndpoint(
-      runtime.store,
-      { tenantId: tenant.tenantId, endpointId: endpoint.endpointId, enabled: true },
-      { causedBy: "test" },
-      { allowPrivate: true },
-    );
-    await sendKeptDeliveries(runtime.db, endpoint.endpointId);
+    const resumed = await cli(backend.env, "webhook", "enable", tenant.tenantId, endpoint.endpointId);
+    expect(resumed.code, resumed.err).toBe(0);
     const keptIds = new Set(kept.map((delivery) => delivery.alert_id));
     await eventually(
       () => [...keptIds].every((id) => receiver.acceptedIds().has(id)),
@@ -328,8 +328,8 @@ describe("alert mail and paused webhooks", () => {
     const accepted = receiver.attempts.filter((attempt) => attempt.accepted);
     expect(accepted.every((attempt) => attempt.verified)).toBe(true);
     expect(accepted.map((attempt) => attempt.id).sort()).toEqual([...keptIds].sort());
-    const [resumed] = await listEndpoints(runtime.db, tenant.tenantId);
-    expect(resumed!.paused_at).toBeNull();
-    expect(resumed!.paused_reason).toBeNull();
+    const [after] = await listEndpoints(runtime.db, tenant.tenantId);
+    expect(after!.paused_at).toBeNull();
+    expect(after!.paused_reason).toBeNull();
   });
 });
