@@ -63,7 +63,8 @@ export function alertMail(
   const facts: Line[] = [
     ...(alert.domain ? [{ label: "Domain", value: alert.domain }] : []),
     { label: alert.soFar ? "Report day" : "When", value: periodText(alert.period) },
-    ...described(alert.rule, alert.figures),
+    // The report day is said above, from the period.
+    ...described(alert.rule, alert.figures, { skip: ["day"] }),
   ];
   const items = (alert.items ?? []).map((item) => describedItem(alert.rule, item));
   const listed = items.slice(0, mailItemLimit);

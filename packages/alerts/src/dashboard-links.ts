@@ -13,6 +13,7 @@ const viewOf: Record<AlertRuleKind, string> = {
   dns_record_changed: "/domains",
   onboarding_bad: "/domains",
   webhook_disabled: "/settings",
+  backlog_skipped: "/",
 };
 
 /** Views whose figures are of a period: the link picks the alert's days (the views' `period=custom`). */

@@ -7,6 +7,7 @@ export { retryDelay } from "./backoff.js";
 export { dashboardLink } from "./dashboard-links.js";
 export { buildDigest, type DigestKind, lastPeriod, scheduleDigests } from "./digest.js";
 export { checkDomainsDns, type DnsStatus, type DnsStatusChecker } from "./dns-watch.js";
+export { type FindingMember, noticeSkippedFindings, sendFindings } from "./findings.js";
 export { alertsMigrations } from "./migrations/index.js";
 export { decideUnnamedSenders } from "./new-senders.js";
 export { publishAlerts } from "./publisher.js";

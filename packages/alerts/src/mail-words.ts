@@ -21,6 +21,7 @@ const ruleTitles: Record<AlertRuleKind, string> = {
   dns_record_changed: "DNS record changed",
   onboarding_bad: "DNS check failed",
   webhook_disabled: "webhook disabled",
+  backlog_skipped: "older reports imported",
 };
 
 export function ruleTitle(alert: Pick<AlertRaised, "rule" | "period">): string {
@@ -83,6 +84,12 @@ const fieldLabels: Record<string, string> = {
   lastSuccessAt: "Last successful delivery",
   senders: "Senders",
   firstSeen: "First seen",
+  addresses: "Addresses",
+  day: "Report day",
+  findings: "Findings not raised",
+  oldestDay: "Oldest report day",
+  newestDay: "Newest report day",
+  byRule: "By rule",
 };
 
 /** Where a rule's figure (or its items', `item: true`) means something narrower than the field's usual label. */
@@ -91,7 +98,7 @@ const ruleFieldLabels: Partial<Record<AlertRuleKind, Record<string, string>>> = 
   dmarc_failure_share: { messages: "Messages in the days counted" },
 };
 const itemFieldLabels: Partial<Record<AlertRuleKind, Record<string, string>>> = {
-  new_sender: { messages: "Messages from it" },
+  new_sender: { messages: "Messages from it", addresses: "Its addresses" },
   unapproved_sender: { messages: "Messages from it", failed: "Of them failing DMARC" },
 };
 
@@ -119,6 +126,7 @@ const valueWords: Record<string, Record<string, string>> = {
     service: "a known service",
     base_domain: "the base domain of its name",
     asn: "its network (no name found)",
+    ip: "its address (no name found)",
     unknown: "nothing (no name or network found)",
   },
   approved: { true: "approved", false: "refused", null: "not decided" },
