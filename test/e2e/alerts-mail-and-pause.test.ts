@@ -95,6 +95,9 @@ describe("alert mail and paused webhooks", () => {
       ALERT_SMTP_URL: smtp.url,
       ALERT_MAIL_FROM: "alerts@dmarc-ledger.test",
       PUBLIC_BASE_URL: "https://dmarc.example.org/api/",
+      // A finding is mailed as soon as it is decided, new senders by their address at once.
+      ALERT_SETTLE: "0s",
+      ALERT_NAME_WAIT: "0s",
     });
     projector = startProjector({ store: runtime.store, db: runtime.db, projections: allProjections });
     alerts = startAlerts({
@@ -206,7 +209,7 @@ describe("alert mail and paused webhooks", () => {
     expect(text).not.toMatch(/sourceIp|dmarcPass|senderKind/);
     // The first senders with their figures, then how many more.
     const first = items[0]!;
-    expect(text).toContain(`New senders (${items.length}):`);
+    expect(text).toContain(`New senders (${items.length.toLocaleString("en-US")}):`);
     expect(text).toContain(
       `- ${first.sourceIp}: Messages from it ${Number(first.messages).toLocaleString("en-US")}, Passing DMARC ${Number(first.dmarcPass).toLocaleString("en-US")}`,
     );
@@ -331,5 +334,51 @@ describe("alert mail and paused webhooks", () => {
     const [after] = await listEndpoints(runtime.db, tenant.tenantId);
     expect(after!.paused_at).toBeNull();
     expect(after!.paused_reason).toBeNull();
+  });
+
+  it("mails the evaluator's own finding of an imported report in words, so far while its day lasts", async () => {
+    const file = "protection.outlook.com!example.com!1711756800!1711843200.xml";
+    const report = await corpusReport(file);
+    const tenant = await exampleTenant();
+    // The evening of the report's day: inside the rule's window, and its reports may still arrive.
+    clockAhead = Date.parse("2024-03-30T20:00:00Z") - Date.now();
+    // A domain's first report is its baseline (its senders known, no alert): an older one first.
+    const baseline = "rfc9990-example.net!example.com!1700000000!1700086399.xml";
+    const first = await cli(backend.env, "import", `${aggregateCorpus}${baseline}`);
+    expect(first.code, first.err).toBe(0);
+    const imported = await cli(backend.env, "import", `${aggregateCorpus}${file}`);
+    expect(imported.code, imported.err).toBe(0);
+    // The evaluator's alert of the finding (rule, domain, report day), then its mail by that id.
+    const findingAlert = async () =>
+      (
+        await runtime.db
+          .selectFrom("alert_outbox")
+          .select("alert_id")
+          .where("payload", "like", '%"rule":"new_sender"%"key":"day:2024-03-30"%')
+          .executeTakeFirst()
+      )?.alert_id;
+    await eventually(async () => (await findingAlert()) !== undefined, "the finding's alert", 60_000);
+    const alertId = (await findingAlert())!;
+    const mailOf = () =>
+      smtp.mails.find((m) => m.to.includes(tenant.admin) && m.header("X-Dmarc-Ledger-Alert-Id") === alertId);
+    await eventually(() => mailOf() !== undefined, "the finding's mail");
+    clockAhead = 0;
+    const mail = mailOf()!;
+    expect(mail.header("subject")).toBe("[dmarc-ledger] new sender for example.com");
+    const text = readable(mail);
+    const known = new Set(sendersOf(await corpusReport(baseline)).map((item) => item.sourceIp));
+    const senders = sendersOf(report).filter((item) => !known.has(item.sourceIp));
+    const messages = senders.reduce((sum, item) => sum + Number(item.messages), 0);
+    expect(text).toContain(`New senders (${senders.length.toLocaleString("en-US")}):`);
+    expect(text).toContain(`Messages: ${messages.toLocaleString("en-US")}`);
+    // Senders without a name are named by their address, in words.
+    expect(text).toContain("Named by its address (no name found)");
+    expect(text).toContain("reports for 2024-03-30 may still arrive");
+    expect(text).toContain(
+      "See it in the dashboard: https://dmarc.example.org/senders?domain=example.com&period=custom&from=2024-03-30&to=2024-03-30",
+    );
+    // No field name is shown as such.
+    const body = text.slice(text.indexOf("Content-Type: text/plain"));
+    expect(body).not.toMatch(/senderKind|dmarcPass|sourceIp|^day:/m);
   });
 });

@@ -87,7 +87,13 @@ export function alertMail(
     ...(notes.length ? ["", ...notes] : []),
     "",
     ...facts.map((line) => `${line.label}: ${line.value}`),
-    ...(items.length ? ["", `${itemsHeading(alert.rule)} (${items.length}):`, ...listed.map(itemLine)] : []),
+    ...(items.length
+      ? [
+          "",
+          `${itemsHeading(alert.rule)} (${items.length.toLocaleString("en-US")}):`,
+          ...listed.map(itemLine),
+        ]
+      : []),
     ...(moreText ? [moreText] : []),
     "",
     `See it in the dashboard: ${link}`,
@@ -112,7 +118,9 @@ export function alertMail(
     `<p>${escapeHtml(alert.summary)}</p>`,
     ...notes.map((note) => `<p><em>${escapeHtml(note)}</em></p>`),
     `<table>${facts.map((line) => `<tr><th align="left">${escapeHtml(line.label)}</th>${cell(line.value)}</tr>`).join("")}</table>`,
-    listed.length ? `<p>${escapeHtml(itemsHeading(alert.rule))} (${items.length}):</p>${itemTable}` : "",
+    listed.length
+      ? `<p>${escapeHtml(itemsHeading(alert.rule))} (${items.length.toLocaleString("en-US")}):</p>${itemTable}`
+      : "",
     moreText ? `<p>${escapeHtml(moreText)}</p>` : "",
     `<p><a href="${escapeHtml(link)}">See it in the dashboard</a></p>`,
     `<p><small>Alert id: ${escapeHtml(alert.alertId)}</small></p>`,
