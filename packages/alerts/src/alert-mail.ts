@@ -42,11 +42,14 @@ function describedItem(rule: AlertRuleKind, item: AlertItem): { name: string; li
 
 const dayOf = (iso: string) => iso.slice(0, 10);
 
-/** The period in words: one day, a span of days, or a moment. */
-function periodText(period: AlertRaised["period"]): string {
-  if (period.start === period.end) return `${period.start.slice(0, 16).replace("T", " ")} UTC`;
+/** The period in words: a moment, one (report) day, or a span of days. */
+function periodLine(period: AlertRaised["period"]): Line {
+  if (period.start === period.end)
+    return { label: "When", value: `${period.start.slice(0, 16).replace("T", " ")} UTC` };
   const [first, last] = [dayOf(period.start), dayOf(period.end)];
-  return first === last ? `${first} (UTC)` : `${first} to ${last} (UTC)`;
+  return first === last
+    ? { label: "Report day", value: `${first} (UTC)` }
+    : { label: "Period", value: `${first} to ${last} (UTC)` };
 }
 
 /**
@@ -62,7 +65,7 @@ export function alertMail(
   const subject = `[dmarc-ledger] ${title}${alert.domain ? ` for ${alert.domain}` : ""}${alert.revises ? " (updated)" : ""}`;
   const facts: Line[] = [
     ...(alert.domain ? [{ label: "Domain", value: alert.domain }] : []),
-    { label: alert.soFar ? "Report day" : "When", value: periodText(alert.period) },
+    periodLine(alert.period),
     // The report day is said above, from the period.
     ...described(alert.rule, alert.figures, { skip: ["day"] }),
   ];
