@@ -126,14 +126,20 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): RunningDeli
       .where("delivery_id", "=", delivery.delivery_id)
       .execute();
     if (now.getTime() - failingFrom >= options.pauseAfterMs) {
-      const hours = (now.getTime() - failingFrom) / 3_600_000;
+      const seconds = Math.round((now.getTime() - failingFrom) / 1000);
+      const howLong =
+        seconds >= 3600
+          ? `${Math.round(seconds / 3600)} h`
+          : seconds >= 60
+            ? `${Math.round(seconds / 60)} min`
+            : `${seconds} s`;
       await pauseEndpoint(
         options.store,
         db,
         {
           tenantId: delivery.tenant_id,
           endpointId: delivery.endpoint_id,
-          reason: `no delivery succeeded for ${hours >= 1 ? `${Math.round(hours)} h` : `${Math.round(hours * 60)} min`} (${failing?.failures ?? attempts} attempts in a row failed; last: ${outcome.error})`,
+          reason: `no delivery succeeded for ${howLong} (${failing?.failures ?? attempts} attempts in a row failed; last: ${outcome.error})`,
           failingSince: new Date(failingFrom),
           lastSuccessAt: failing?.lastSuccess ?? null,
         },
