@@ -1,3 +1,4 @@
+import { spreadOverDays } from "@dmarc-ledger/dmarc-reports/spread-over-days";
 import type {
   AggregateReportReceived,
   AlertRaised,
@@ -313,23 +314,38 @@ async function aggregateReport(
 
   // New senders.
   const bySource = new Map<string, { messages: number; passed: number }>();
-  let messages = 0;
-  let failed = 0;
   for (const row of report.rows) {
     const entry = bySource.get(row.sourceIp) ?? { messages: 0, passed: 0 };
     entry.messages += row.count;
     if (dmarcPass(row)) entry.passed += row.count;
-    else failed += row.count;
-    messages += row.count;
     bySource.set(row.sourceIp, entry);
   }
   const day = utcDay(new Date(report.begin * 1000));
-  const perSource = [...bySource].map(([ip, figures]) => ({
+  // The figures per day as the read models count them: a report longer than a day spread over
+  // the days it covers (spreadOverDays), so that an alert's figures are the API's for its day.
+  const perDay = new Map<string, { messages: number; failed: number }>();
+  const perSourceDay = new Map<string, { day: string; ip: string; messages: number; passed: number }>();
+  for (const row of report.rows) {
+    const passes = dmarcPass(row);
+    for (const part of spreadOverDays(report.begin, report.end, row.count)) {
+      const partDay = utcDay(new Date(part.t * 1000));
+      const dayTotal = perDay.get(partDay) ?? { messages: 0, failed: 0 };
+      dayTotal.messages += part.count;
+      if (!passes) dayTotal.failed += part.count;
+      perDay.set(partDay, dayTotal);
+      const key = `${partDay} ${row.sourceIp}`;
+      const sourceTotal = perSourceDay.get(key) ?? { day: partDay, ip: row.sourceIp, messages: 0, passed: 0 };
+      sourceTotal.messages += part.count;
+      if (passes) sourceTotal.passed += part.count;
+      perSourceDay.set(key, sourceTotal);
+    }
+  }
+  const perSource = [...perSourceDay.values()].map((total) => ({
     domain,
-    day,
-    source_ip: ip,
-    messages: figures.messages,
-    passed: figures.passed,
+    day: total.day,
+    source_ip: total.ip,
+    messages: total.messages,
+    passed: total.passed,
   }));
   for (let at = 0; at < perSource.length; at += 1000) {
     await trx
@@ -404,7 +420,7 @@ async function aggregateReport(
   // (findings.ts) with the day's figures as they are then.
   await trx
     .insertInto("alert_domain_day")
-    .values({ domain, day, messages, failed })
+    .values([...perDay].map(([partDay, total]) => ({ domain, day: partDay, ...total })))
     .onConflict((oc) =>
       oc.columns(["domain", "day"]).doUpdateSet({
         messages: sql`alert_domain_day.messages + excluded.messages`,
@@ -415,15 +431,17 @@ async function aggregateReport(
   if (!raising) return;
   const rule = await tenantRule(trx, tenantId, "dmarc_failure_share");
   if (!rule.enabled) return;
-  // Outside the window, a day counts as skipped only when it met the rule.
-  const skippable = outsideWindow(day, rule, context.now)
-    ? ((await failureShareOf(trx, domain, day, rule))?.verdict ?? false)
-    : true;
-  await recordFinding(
-    trx,
-    { tenantId, rule: "dmarc_failure_share", domain, day, members: [], cause, skippable },
-    context.now,
-  );
+  for (const partDay of perDay.keys()) {
+    // Outside the window, a day counts as skipped only when it met the rule.
+    const skippable = outsideWindow(partDay, rule, context.now)
+      ? ((await failureShareOf(trx, domain, partDay, rule))?.verdict ?? false)
+      : true;
+    await recordFinding(
+      trx,
+      { tenantId, rule: "dmarc_failure_share", domain, day: partDay, members: [], cause, skippable },
+      context.now,
+    );
+  }
 }
 
 async function failureReport(
