@@ -62,6 +62,8 @@ describe("alerts over HTTP: rules, alerts, webhooks; reports imported through th
       ALERT_SETTLE: "0s",
       WEBHOOK_RETRY_BASE: "50ms",
       WEBHOOK_RETRY_MAX: "100ms",
+      // An endpoint failing for 2 s is paused (24 h by default).
+      WEBHOOK_PAUSE_AFTER: "2s",
       DNS_NAMESERVERS: "127.0.0.1:9",
     });
     expect((await handle.put("add_domain", keyA, { domain: "acme-alerts.com" })).status).toBe(200);
@@ -285,6 +287,60 @@ describe("alerts over HTTP: rules, alerts, webhooks; reports imported through th
     const deliveries = await cli(backend.env, "webhook", "deliveries", "acme", webhookId);
     expect(deliveries.out).toMatch(/delivered {2}1 attempt/);
     expect((await cli(backend.env, "webhook", "deliveries", "other", webhookId)).code).not.toBe(0);
+  });
+
+  it("shows an endpoint paused after failing, with why, and sends what it kept on enabled=true", async () => {
+    const failing = await startWebhookReceiver();
+    failing.answer = () => 503;
+    const added = (await handle.put("add_webhook", keyB, { url: failing.url })).json as {
+      webhook_id: string;
+      secret: string;
+    };
+    failing.secret = added.secret;
+    await upload(
+      keyB,
+      report("other-failing", "other-alerts.com", ["192.0.2.21", "192.0.2.22", "192.0.2.23"], true),
+    );
+    type Endpoint = {
+      id: string;
+      enabled: boolean;
+      paused_at: string | null;
+      paused_reason: string | null;
+      health: { pending: number };
+    };
+    const endpoint = async () =>
+      ((await handle.get("webhooks", keyB)).json as Listed<Endpoint>).records.find(
+        (record) => record.id === added.webhook_id,
+      )!;
+    await eventually(async () => (await endpoint()).paused_at !== null, "the endpoint paused");
+    const paused = await endpoint();
+    expect(paused.enabled).toBe(true);
+    expect(paused.paused_reason).toMatch(
+      /^no delivery succeeded for \d+ s \(\d+ attempts in a row failed; last: http_status 503\)$/,
+    );
+    // The failure share's alert, and the pause's own notice: kept for it.
+    await eventually(async () => (await endpoint()).health.pending === 2, "both deliveries kept");
+    const kept = (await handle.get(`webhook_deliveries?webhook_id=${added.webhook_id}`, keyB))
+      .json as Listed<{
+      alert_id: string;
+      status: string;
+    }>;
+    expect(kept.records.map((record) => record.status)).toEqual(["pending", "pending"]);
+
+    failing.answer = () => 200;
+    expect(
+      (await handle.put("change_webhook", keyB, { webhook_id: added.webhook_id, enabled: "true" })).status,
+    ).toBe(200);
+    await eventually(
+      () => kept.records.every((record) => failing.acceptedIds().has(record.alert_id)),
+      "the kept deliveries sent",
+    );
+    expect(failing.attempts.filter((attempt) => attempt.accepted).every((attempt) => attempt.verified)).toBe(
+      true,
+    );
+    const resumed = await endpoint();
+    expect(resumed).toMatchObject({ paused_at: null, paused_reason: null });
+    await failing.close();
   });
 
   it("answers as the OpenAPI document says", async () => {

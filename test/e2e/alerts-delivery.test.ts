@@ -10,6 +10,7 @@ import {
   type RunningAlerts,
   redeliver,
   scheduleDigests,
+  sendKeptDeliveries,
   sendWebhook,
   startAlerts,
 } from "@dmarc-ledger/alerts";
@@ -204,7 +205,7 @@ describe("deliveries under failure", () => {
     settings = parseSettings(alertsSettings, {
       WEBHOOK_RETRY_BASE: "50ms",
       WEBHOOK_RETRY_MAX: "100ms",
-      WEBHOOK_RETRY_FOR: "4s",
+      WEBHOOK_PAUSE_AFTER: "4s",
       WEBHOOK_TIMEOUT: "400ms",
       WEBHOOK_CONCURRENCY: "2",
       WEBHOOK_ALLOW_PRIVATE_ADDRESSES: "yes",
@@ -393,7 +394,7 @@ describe("deliveries under failure", () => {
     );
   });
 
-  it("an endpoint that keeps failing is disabled, and the tenant's people are told by mail", async () => {
+  it("an endpoint that keeps failing is paused, and the tenant's admins are told by mail", async () => {
     const broken = await tenantWithEndpoint("broken", "broken-example.com", () => 500);
     await addUser(
       runtime.store,
@@ -418,21 +419,29 @@ describe("deliveries under failure", () => {
       reportsWithNewSenders("broken-example.com", "broken", ["203.0.113.77"]),
     );
     await eventually(
-      () => smtp.mails.some((mail) => /webhook disabled/.test(mail.header("subject") ?? "")),
-      "the mail saying the endpoint was disabled",
+      () => smtp.mails.some((mail) => /webhook paused/.test(mail.header("subject") ?? "")),
+      "the mail saying the endpoint was paused",
     );
     const endpoint = await runtime.db
       .selectFrom("webhook_endpoint")
       .selectAll()
       .where("endpoint_id", "=", broken.endpointId)
       .executeTakeFirstOrThrow();
-    expect(endpoint.enabled).toBe(false);
-    expect(endpoint.disabled_reason).toMatch(/last: http_status 500$/);
+    expect(endpoint.enabled).toBe(true);
+    expect(endpoint.paused_reason).toMatch(/last: http_status 500\)$/);
+    // Kept, not failed: it waits for the resume.
+    const kept = await runtime.db
+      .selectFrom("webhook_delivery")
+      .select("status")
+      .where("endpoint_id", "=", broken.endpointId)
+      .execute();
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.every((row) => row.status === "pending")).toBe(true);
     const mails = smtp.mails.filter((mail) => mail.to.includes("owner@broken-example.com"));
     // The new-sender alert itself, and the endpoint's.
     expect(mails.map((mail) => mail.header("subject")).sort()).toEqual([
       "[dmarc-ledger] new sender for broken-example.com",
-      "[dmarc-ledger] webhook disabled",
+      "[dmarc-ledger] webhook paused",
     ]);
     expect(mails.every((mail) => mail.from === "alerts@dmarc-ledger.test")).toBe(true);
     // Plain text and HTML.
@@ -441,13 +450,14 @@ describe("deliveries under failure", () => {
     // Nobody of another tenant got mail about it.
     expect(smtp.mails.every((mail) => mail.to.every((to) => to === "owner@broken-example.com"))).toBe(true);
 
-    // Enabled again: redelivery works.
+    // Resumed: it is tried again.
     await changeEndpoint(
       runtime.store,
       { tenantId: broken.tenantId, endpointId: broken.endpointId, enabled: true },
       { causedBy: "test" },
       { allowPrivate: true },
     );
+    await sendKeptDeliveries(runtime.db, broken.endpointId);
   });
 
   it("mail to a relay that is down is retried until it takes it, once", async () => {
@@ -505,10 +515,11 @@ describe("deliveries under failure", () => {
     // broken's reports: 5 + 5 messages, all passing, begun yesterday; its two senders first seen today.
     const yesterdayInWeek = new Date().getUTCDay() !== 1;
     const text = owners.raw.replace(/=\r?\n/g, "");
+    expect(text).toMatch(/New senders \(2\):\r?\n- broken-example\.com: 192\.0\.2\.1, 203\.0\.113\.77/);
     expect(text).toContain(
       yesterdayInWeek
-        ? "broken-example.com: 10 messages, 100.0% passing DMARC, 2 new sender(s): 192.0.2.1, 203.0.113.77"
-        : "broken-example.com: 0 messages, no messages, 2 new sender(s): 192.0.2.1, 203.0.113.77",
+        ? "- broken-example.com: 0.0% of 10 messages failed DMARC (the week before: no reports)"
+        : "- broken-example.com: no reports (the week before: 0.0% of 10 messages failed DMARC)",
     );
     expect(text).toContain("The webhook endpoint");
     expect(text).not.toContain("mailed-example.com");

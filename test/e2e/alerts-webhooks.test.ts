@@ -101,7 +101,7 @@ describe("alerts delivered by signed webhooks", () => {
     settings = parseSettings(alertsSettings, {
       WEBHOOK_RETRY_BASE: "50ms",
       WEBHOOK_RETRY_MAX: "200ms",
-      WEBHOOK_RETRY_FOR: "1h",
+      WEBHOOK_PAUSE_AFTER: "1h",
       WEBHOOK_TIMEOUT: "2s",
       WEBHOOK_ALLOW_PRIVATE_ADDRESSES: "yes",
       // Not waiting for the resolver to name a new sender: new_sender by its address at once.

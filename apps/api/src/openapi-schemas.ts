@@ -404,6 +404,8 @@ const alertSchemas: Record<string, Schema> = {
       description: text,
       enabled: { type: "boolean" },
       disabled_reason: nullableText,
+      paused_at: nullableTime,
+      paused_reason: nullableText,
       created_at: time,
       updated_at: time,
       health: record({

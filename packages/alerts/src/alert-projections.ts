@@ -29,7 +29,13 @@ export const alertRulesProjection: Projection<AlertsSchema> = {
 export const webhookEndpointsProjection: Projection<AlertsSchema> = {
   name: "webhook_endpoints",
   tables: ["webhook_endpoint"],
-  handles: new Set(["WebhookEndpointAdded", "WebhookEndpointChanged", "WebhookEndpointDisabled"]),
+  handles: new Set([
+    "WebhookEndpointAdded",
+    "WebhookEndpointChanged",
+    "WebhookEndpointDisabled",
+    "WebhookEndpointPaused",
+    "WebhookEndpointResumed",
+  ]),
   async apply(trx: Transaction<AlertsSchema>, events: readonly DomainEvent[]) {
     for (const event of events) {
       if (event.type === "WebhookEndpointAdded") {
@@ -43,6 +49,8 @@ export const webhookEndpointsProjection: Projection<AlertsSchema> = {
             description: event.data.description,
             enabled: true,
             disabled_reason: null,
+            paused_at: null,
+            paused_reason: null,
             created_at: event.recordedAt,
             updated_at: event.recordedAt,
           })
@@ -65,6 +73,23 @@ export const webhookEndpointsProjection: Projection<AlertsSchema> = {
         await trx
           .updateTable("webhook_endpoint")
           .set({ enabled: false, disabled_reason: event.data.reason, updated_at: event.recordedAt })
+          .where("endpoint_id", "=", event.data.endpointId)
+          .execute();
+      } else if (event.type === "WebhookEndpointPaused") {
+        await trx
+          .updateTable("webhook_endpoint")
+          .set({
+            paused_at: event.recordedAt,
+            paused_reason: event.data.reason,
+            updated_at: event.recordedAt,
+          })
+          .where("endpoint_id", "=", event.data.endpointId)
+          .execute();
+      } else if (event.type === "WebhookEndpointResumed") {
+        // updated_at restarts the time it may fail before it is paused again (delivery-worker.ts).
+        await trx
+          .updateTable("webhook_endpoint")
+          .set({ paused_at: null, paused_reason: null, updated_at: event.recordedAt })
           .where("endpoint_id", "=", event.data.endpointId)
           .execute();
       }

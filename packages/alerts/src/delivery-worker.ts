@@ -4,7 +4,7 @@ import type { Selectable } from "kysely";
 import { type Kysely, sql } from "kysely";
 import { retryDelay } from "./backoff.js";
 import type { AlertsSchema, WebhookDeliveryTable } from "./schema.js";
-import { disableEndpoint } from "./webhook-commands.js";
+import { pauseEndpoint } from "./webhook-commands.js";
 import { webhookSecretBox } from "./webhook-secrets.js";
 import { type SendLimits, sendWebhook } from "./webhook-sender.js";
 
@@ -17,9 +17,14 @@ export interface DeliveryWorkerOptions {
   concurrency: number;
   retryBaseMs: number;
   retryMaxMs: number;
-  /** How long after its first attempt a delivery is retried; then it failed and its endpoint is disabled. */
-  retryForMs: number;
+  /**
+   * How long an endpoint may fail without a success (counted from its last change or resume)
+   * before it is paused: its deliveries are then kept until it is resumed (WEBHOOK_PAUSE_AFTER).
+   */
+  pauseAfterMs: number;
   pollMs?: number;
+  /** The clock (tests move it rather than wait a day). */
+  now?: () => Date;
   onError?: (error: unknown) => void;
 }
 
@@ -39,6 +44,7 @@ type Delivery = Selectable<WebhookDeliveryTable>;
  */
 export function startDeliveryWorker(options: DeliveryWorkerOptions): RunningDeliveryWorker {
   const { db } = options;
+  const clock = options.now ?? (() => new Date());
   const pollMs = options.pollMs ?? 250;
   // Longer than an attempt can take (its timeout bounds it), with room for the update after it.
   const leaseMs = options.limits.timeoutMs + 5000;
@@ -51,13 +57,22 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): RunningDeli
     const endpoint = await db
       .selectFrom("webhook_endpoint as e")
       .innerJoin("webhook_secret as s", "s.endpoint_id", "e.endpoint_id")
-      .select(["e.url", "e.enabled", "e.updated_at", "s.secret"])
+      .select(["e.url", "e.enabled", "e.paused_at", "e.updated_at", "s.secret"])
       .where("e.endpoint_id", "=", delivery.endpoint_id)
       .executeTakeFirst();
     if (!endpoint?.enabled) {
       await db
         .updateTable("webhook_delivery")
         .set({ status: "endpoint_disabled", lease_until: null })
+        .where("delivery_id", "=", delivery.delivery_id)
+        .execute();
+      return;
+    }
+    if (endpoint.paused_at !== null) {
+      // Paused since it was claimed: kept for when it is resumed.
+      await db
+        .updateTable("webhook_delivery")
+        .set({ lease_until: null })
         .where("delivery_id", "=", delivery.delivery_id)
         .execute();
       return;
@@ -69,7 +84,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): RunningDeli
       { id: delivery.alert_id, body: delivery.body },
       options.limits,
     );
-    const now = new Date();
+    const now = clock();
     const attempts = delivery.attempts + 1;
     const firstAttempt = delivery.first_attempt_at ?? now;
     const failing = await recordHealth(delivery.endpoint_id, outcome.error, now);
@@ -90,16 +105,14 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): RunningDeli
         .execute();
       return;
     }
-    // The endpoint has failed for too long (counted from its last change, so that enabling it
-    // again gives it the whole time): paused until someone enables it.
+    // No success for too long (counted from its last change or resume, so that turning it on
+    // again gives it the whole time): paused, its deliveries kept, until someone resumes it.
     const failingFrom = failing
       ? Math.max(failing.since.getTime(), new Date(endpoint.updated_at).getTime())
       : now.getTime();
-    const givingUp = now.getTime() - failingFrom >= options.retryForMs;
     await db
       .updateTable("webhook_delivery")
       .set({
-        status: givingUp ? "failed" : "pending",
         attempts,
         first_attempt_at: firstAttempt,
         last_attempt_at: now,
@@ -112,14 +125,23 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): RunningDeli
       })
       .where("delivery_id", "=", delivery.delivery_id)
       .execute();
-    if (givingUp) {
-      await disableEndpoint(
+    if (now.getTime() - failingFrom >= options.pauseAfterMs) {
+      const seconds = Math.round((now.getTime() - failingFrom) / 1000);
+      const howLong =
+        seconds >= 3600
+          ? `${Math.round(seconds / 3600)} h`
+          : seconds >= 60
+            ? `${Math.round(seconds / 60)} min`
+            : `${seconds} s`;
+      await pauseEndpoint(
         options.store,
         db,
         {
           tenantId: delivery.tenant_id,
           endpointId: delivery.endpoint_id,
-          reason: `deliveries failed for ${Math.round((now.getTime() - failingFrom) / 60_000)} min (${failing?.failures ?? attempts} attempts in a row); last: ${outcome.error}`,
+          reason: `no delivery succeeded for ${howLong} (${failing?.failures ?? attempts} attempts in a row failed; last: ${outcome.error})`,
+          failingSince: new Date(failingFrom),
+          lastSuccessAt: failing?.lastSuccess ?? null,
         },
         { causedBy: "process:alerts" },
         now,
@@ -131,7 +153,8 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): RunningDeli
    * An attempt's outcome on its endpoint's health: a success clears the failing state; a failure
    * counts, and holds the endpoint's whole queue for a backoff that doubles with the failures in a
    * row (not each delivery on its own), so a dead endpoint with thousands pending costs one attempt
-   * per backoff. Returns since when the endpoint has been failing (null: it is not).
+   * per backoff. Returns since when the endpoint has been failing and its last success (null: it
+   * is not failing).
    */
   const recordHealth = async (endpointId: string, failure: string | null, now: Date) => {
     await sql`insert into webhook_endpoint_health (endpoint_id) values (${endpointId})
@@ -143,22 +166,32 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): RunningDeli
             failing_since = coalesce(failing_since, ${now}), failures = failures + 1,
             retry_at = ${now}::timestamptz + make_interval(secs => least(${options.retryMaxMs}::float8,
               ${options.retryBaseMs}::float8 * power(2, least(failures, 30))) / 1000.0)`;
-    const { rows } = await sql<{ failing_since: Date | string | null; failures: number }>`
+    const { rows } = await sql<{
+      failing_since: Date | string | null;
+      failures: number;
+      last_success_at: Date | string | null;
+    }>`
       update webhook_endpoint_health set ${set} where endpoint_id = ${endpointId}
-      returning failing_since, failures`.execute(db);
+      returning failing_since, failures, last_success_at`.execute(db);
     const row = rows[0];
-    return row?.failing_since ? { since: new Date(row.failing_since), failures: row.failures } : null;
+    return row?.failing_since
+      ? {
+          since: new Date(row.failing_since),
+          failures: row.failures,
+          lastSuccess: row.last_success_at ? new Date(row.last_success_at) : null,
+        }
+      : null;
   };
 
   /**
    * Each endpoint is its own queue, its oldest due deliveries first, with its own share of the
    * attempts: up to perEndpoint in flight while it succeeds, one (a probe) while it fails, none
-   * while it waits out its backoff (retry_at). The queues' heads are taken oldest first, so a
+   * while it waits out its backoff (retry_at) or is paused (its deliveries kept for its resume). The queues' heads are taken oldest first, so a
    * failing endpoint never holds another's deliveries, and a healthy busy one leaves room too.
    */
   const perEndpoint = Math.max(1, Math.floor(options.concurrency / 4));
   const claim = async (limit: number): Promise<Delivery[]> => {
-    const now = new Date();
+    const now = clock();
     const result = await sql<Delivery>`
       update webhook_delivery set lease_until = ${new Date(now.getTime() + leaseMs)}
       where delivery_id in (
@@ -171,7 +204,8 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): RunningDeli
                 and busy.lease_until >= ${now}) as room
           from (select distinct endpoint_id from webhook_delivery where status = 'pending') e
           left join webhook_endpoint_health h on h.endpoint_id = e.endpoint_id
-          where h.retry_at is null or h.retry_at <= ${now}
+          left join webhook_endpoint paused on paused.endpoint_id = e.endpoint_id
+          where (h.retry_at is null or h.retry_at <= ${now}) and paused.paused_at is null
         ) queue
         cross join lateral (
           select delivery_id, next_attempt_at from webhook_delivery d

@@ -1,5 +1,6 @@
 import type { UsersSchema } from "@dmarc-ledger/users";
 import { type Kysely, sql } from "kysely";
+import { escapeHtml } from "./mail-words.js";
 import type { AlertsSchema } from "./schema.js";
 
 export type DigestKind = "daily" | "weekly";
@@ -15,10 +16,16 @@ export function lastPeriod(kind: DigestKind, now: Date): { start: Date; end: Dat
   return { start: new Date(monday - 7 * dayMs), end: new Date(monday) };
 }
 
-interface DomainFigures {
-  domain: string;
+/** A domain's messages and those failing DMARC in a period (by the reports' own days). */
+interface Volume {
   messages: number;
   failed: number;
+}
+
+interface DomainChange {
+  domain: string;
+  now: Volume;
+  before: Volume;
   newSenders: string[];
 }
 
@@ -28,23 +35,56 @@ export interface DigestContent {
   html: string;
 }
 
-const escapeHtml = (text: string) =>
-  text.replace(
-    /[&<>"']/g,
-    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!,
-  );
+/** The most new senders a digest names per domain, and alerts it lists; the rest are counted. */
+const listLimit = 20;
+
+/** A failure share moving by less than this (percentage points) is not a change worth a mail. */
+const shareChangePoints = 1;
+
+const share = (volume: Volume) => (volume.messages === 0 ? null : (volume.failed * 100) / volume.messages);
+
+const shareText = (volume: Volume) => {
+  const percent = share(volume);
+  return percent === null
+    ? "no reports"
+    : `${percent.toFixed(1)}% of ${volume.messages.toLocaleString("en-US")} messages failed DMARC`;
+};
+
+function shareChanged(row: DomainChange): boolean {
+  const [now, before] = [share(row.now), share(row.before)];
+  if (now === null || before === null) return now !== before;
+  return Math.abs(now - before) >= shareChangePoints;
+}
+
+async function volumeOf(db: Kysely<AlertsSchema>, domain: string, period: { start: Date; end: Date }) {
+  const row = await db
+    .selectFrom("alert_domain_day")
+    .select([
+      sql<string>`coalesce(sum(messages), 0)::text`.as("messages"),
+      sql<string>`coalesce(sum(failed), 0)::text`.as("failed"),
+    ])
+    .where("domain", "=", domain)
+    .where("day", ">=", period.start.toISOString().slice(0, 10))
+    .where("day", "<=", new Date(period.end.getTime() - 1).toISOString().slice(0, 10))
+    .executeTakeFirstOrThrow();
+  return { messages: Number(row.messages), failed: Number(row.failed) };
+}
 
 /**
- * A tenant's digest of a period: per domain its volume, pass share and new senders (from the
- * evaluator's state: messages by the day of the reports' begin, senders by when first seen), the
- * failure reports received and the alerts raised (what changed).
+ * A tenant's digest of a period: what changed against the period before (the day before, the week
+ * before): per domain its new senders (by when first seen) and its DMARC failure share then and
+ * now (from the evaluator's state, by the reports' own days), and the alerts raised. Null when
+ * nothing changed: no new sender, no alert, no failure share that moved by a point or more.
  */
 export async function buildDigest(
   db: Kysely<AlertsSchema>,
   tenantId: string,
   kind: DigestKind,
   period: { start: Date; end: Date },
-): Promise<DigestContent> {
+  dashboardUrl = "http://localhost:8080/",
+): Promise<DigestContent | null> {
+  const length = period.end.getTime() - period.start.getTime();
+  const previous = { start: new Date(period.start.getTime() - length), end: period.start };
   const firstDay = period.start.toISOString().slice(0, 10);
   const lastDay = new Date(period.end.getTime() - 1).toISOString().slice(0, 10);
   const domains = await db
@@ -53,18 +93,8 @@ export async function buildDigest(
     .where("tenant_id", "=", tenantId)
     .orderBy("domain")
     .execute();
-  const figures: DomainFigures[] = [];
+  const rows: DomainChange[] = [];
   for (const { domain } of domains) {
-    const days = await db
-      .selectFrom("alert_domain_day")
-      .select([
-        sql<string>`coalesce(sum(messages), 0)::text`.as("messages"),
-        sql<string>`coalesce(sum(failed), 0)::text`.as("failed"),
-      ])
-      .where("domain", "=", domain)
-      .where("day", ">=", firstDay)
-      .where("day", "<=", lastDay)
-      .executeTakeFirstOrThrow();
     const senders = await db
       .selectFrom("alert_known_sender")
       .select("source_ip")
@@ -73,10 +103,10 @@ export async function buildDigest(
       .where("first_seen", "<", period.end)
       .orderBy("source_ip")
       .execute();
-    figures.push({
+    rows.push({
       domain,
-      messages: Number(days.messages),
-      failed: Number(days.failed),
+      now: await volumeOf(db, domain, period),
+      before: await volumeOf(db, domain, previous),
       newSenders: senders.map((row) => row.source_ip),
     });
   }
@@ -88,49 +118,58 @@ export async function buildDigest(
     .where("raised_at", "<", period.end)
     .orderBy("raised_at")
     .execute();
-  const failureReports = alerts.filter((alert) => alert.rule === "failure_report").length;
-  const changes = alerts.filter((alert) => alert.rule !== "new_sender" && alert.rule !== "failure_report");
-  const share = (row: DomainFigures) =>
-    row.messages === 0
-      ? "no messages"
-      : `${(((row.messages - row.failed) * 100) / row.messages).toFixed(1)}% passing DMARC`;
+  const withSenders = rows.filter((row) => row.newSenders.length > 0);
+  const reported = rows.filter((row) => row.now.messages > 0 || row.before.messages > 0);
+  if (withSenders.length === 0 && alerts.length === 0 && !reported.some(shareChanged)) return null;
+
   const span = kind === "daily" ? firstDay : `${firstDay} to ${lastDay}`;
+  const before = kind === "daily" ? "the day before" : "the week before";
   const subject = `[dmarc-ledger] ${kind} digest, ${span}`;
-  const lines = [
-    `Your ${kind} DMARC digest, ${span} (UTC).`,
-    "",
-    ...figures.flatMap((row) => [
-      `${row.domain}: ${row.messages} messages, ${share(row)}, ${row.newSenders.length} new sender(s)${row.newSenders.length ? `: ${row.newSenders.slice(0, 10).join(", ")}${row.newSenders.length > 10 ? ", …" : ""}` : ""}`,
-    ]),
-    "",
-    `Failure reports received: ${failureReports}`,
-    `What changed (${changes.length}):`,
-    ...changes.slice(0, 50).map((alert) => `- ${alert.summary}`),
+  const link = new URL(dashboardUrl);
+  link.search = new URLSearchParams({ period: "custom", from: firstDay, to: lastDay }).toString();
+  const sendersLine = (row: DomainChange) =>
+    `${row.domain}: ${row.newSenders.slice(0, listLimit).join(", ")}${row.newSenders.length > listLimit ? ` and ${row.newSenders.length - listLimit} more` : ""}`;
+  const shareLine = (row: DomainChange) =>
+    `${row.domain}: ${shareText(row.now)} (${before}: ${shareText(row.before)})`;
+  const alertLines = alerts.slice(0, listLimit).map((alert) => alert.summary);
+  const moreAlerts = alerts.length > listLimit ? [`and ${alerts.length - listLimit} more`] : [];
+  const sections: { title: string; lines: string[] }[] = [
+    {
+      title: `New senders (${withSenders.reduce((sum, row) => sum + row.newSenders.length, 0)})`,
+      lines: withSenders.length ? withSenders.map(sendersLine) : ["none"],
+    },
+    { title: "DMARC failures by domain", lines: reported.length ? reported.map(shareLine) : ["no reports"] },
+    { title: `Alerts raised (${alerts.length})`, lines: [...alertLines, ...moreAlerts] },
   ];
-  const html = `<!doctype html><html><body><p>Your ${kind} DMARC digest, ${escapeHtml(span)} (UTC).</p><table><tr><th align="left">Domain</th><th>Messages</th><th>Pass share</th><th>New senders</th></tr>${figures
+  const intro = `What changed for your domains ${kind === "daily" ? "on" : "in"} ${span} (UTC), against ${before}.`;
+  const text = [
+    intro,
+    ...sections.flatMap((section) => ["", `${section.title}:`, ...section.lines.map((line) => `- ${line}`)]),
+    "",
+    `See it in the dashboard: ${link}`,
+  ].join("\n");
+  const html = `<!doctype html><html><body><p>${escapeHtml(intro)}</p>${sections
     .map(
-      (row) =>
-        `<tr><td>${escapeHtml(row.domain)}</td><td>${row.messages}</td><td>${escapeHtml(share(row))}</td><td>${escapeHtml(row.newSenders.slice(0, 10).join(", ") || "none")}</td></tr>`,
+      (section) =>
+        `<h3>${escapeHtml(section.title)}</h3>${section.lines.length ? `<ul>${section.lines.map((line) => `<li>${escapeHtml(line)}</li>`).join("")}</ul>` : ""}`,
     )
-    .join(
-      "",
-    )}</table><p>Failure reports received: ${failureReports}</p><p>What changed (${changes.length}):</p><ul>${changes
-    .slice(0, 50)
-    .map((alert) => `<li>${escapeHtml(alert.summary)}</li>`)
-    .join("")}</ul></body></html>`;
-  return { subject, text: lines.join("\n"), html };
+    .join("")}<p><a href="${escapeHtml(link.toString())}">See it in the dashboard</a></p></body></html>`;
+  return { subject, text, html };
 }
 
 /**
  * Makes the digest of the last whole period for every person of every tenant with a domain,
  * once: a row keyed by tenant, person, kind and period start is inserted before anything is sent
  * (the mail worker sends it, retries it while the relay is down, and marks it sent), so running
- * this again, or in two processes, makes no second one. Returns how many it made.
+ * this again, or in two processes, makes no second one. A period in which nothing changed gets
+ * rows marked `unchanged`, never sent, so that it is not looked at again. Returns how many it made
+ * to send.
  */
 export async function scheduleDigests(
   db: Kysely<AlertsSchema>,
   kind: DigestKind,
   now: Date = new Date(),
+  dashboardUrl?: string,
 ): Promise<number> {
   const period = lastPeriod(kind, now);
   const tenants = await db.selectFrom("alert_domain_owner").select("tenant_id").distinct().execute();
@@ -156,7 +195,7 @@ export async function scheduleDigests(
     const done = new Set(existing.map((row) => row.digest_id));
     const due = people.filter((person) => !done.has(keyOf(person.userId)));
     if (due.length === 0) continue;
-    const content = await buildDigest(db, tenantId, kind, period);
+    const content = await buildDigest(db, tenantId, kind, period, dashboardUrl);
     const inserted = await db
       .insertInto("alert_digest")
       .values(
@@ -166,8 +205,8 @@ export async function scheduleDigests(
           user_id: person.userId,
           period_start: period.start,
           period_end: period.end,
-          ...content,
-          status: "pending",
+          ...(content ?? { subject: "", text: "", html: "" }),
+          status: content ? "pending" : "unchanged",
           attempts: 0,
           // Due at once: `now` says which period, not when to send.
           next_attempt_at: new Date(),
@@ -175,7 +214,7 @@ export async function scheduleDigests(
       )
       .onConflict((oc) => oc.column("digest_id").doNothing())
       .executeTakeFirst();
-    made += Number(inserted.numInsertedOrUpdatedRows ?? 0n);
+    if (content) made += Number(inserted.numInsertedOrUpdatedRows ?? 0n);
   }
   return made;
 }

@@ -14,6 +14,8 @@ export interface EmailWorkerOptions {
   dataKeys: DataKeys;
   smtpUrl: string;
   from: string;
+  /** Where people reach the dashboard: each mail links to the view of its figures. */
+  dashboardUrl: string;
   retryBaseMs: number;
   retryMaxMs: number;
   timeoutMs: number;
@@ -105,7 +107,7 @@ export function startEmailWorker(options: EmailWorkerOptions): RunningEmailWorke
 
   const send = async (mail: PendingMail) => {
     const alert = JSON.parse(mail.payload) as AlertRaised;
-    const message = alertMail(alert);
+    const message = alertMail(alert, options.dashboardUrl);
     const to = await recipient(mailRow(mail.email_id), mail.tenant_id, mail.user_id);
     if (to === undefined) return;
     try {

@@ -2,9 +2,10 @@ export { checkEndpointUrl, isPublicAddress, RefusedAddressError } from "./addres
 export { acknowledgeAlert, UnknownAlertError } from "./alert-acknowledgement.js";
 export { alertEvaluator, evaluatorName, raise } from "./alert-evaluator.js";
 export { alertIdOf } from "./alert-id.js";
-export { alertMail } from "./alert-mail.js";
+export { alertMail, mailItemLimit } from "./alert-mail.js";
 export { alertProjections } from "./alert-projections.js";
 export { retryDelay } from "./backoff.js";
+export { dashboardLink } from "./dashboard-links.js";
 export { buildDigest, type DigestKind, lastPeriod, scheduleDigests } from "./digest.js";
 export { checkDomainsDns, type DnsStatus, type DnsStatusChecker } from "./dns-watch.js";
 export { type FindingMember, noticeSkippedFindings, sendFindings } from "./findings.js";
@@ -34,16 +35,17 @@ export {
   tenantRules,
 } from "./rules.js";
 export type { AlertsSchema } from "./schema.js";
-export { type AlertsSettings, alertsSettings } from "./settings.js";
+export { type AlertsSettings, alertsSettings, dashboardUrlOf } from "./settings.js";
 export { checkSilentDomains } from "./silent-domains.js";
 export { type AlertsJob, type AlertsOptions, type RunningAlerts, startAlerts } from "./start-alerts.js";
 export { maskedUrl } from "./url-mask.js";
 export {
   addEndpoint,
   changeEndpoint,
-  disableEndpoint,
   InvalidEndpointError,
+  pauseEndpoint,
   redeliver,
+  sendKeptDeliveries,
   UnknownEndpointError,
 } from "./webhook-commands.js";
 export { endpointWants, webhookBody } from "./webhook-payload.js";

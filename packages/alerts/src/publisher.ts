@@ -10,8 +10,8 @@ import { endpointWants, webhookBody } from "./webhook-payload.js";
 
 /**
  * Records each decided alert as an AlertRaised event and queues its deliveries: one per enabled
- * endpoint of the tenant that takes its rule, one e-mail per person of the tenant when the rule
- * says so. Every step is safe to do again (the event is appended with "no stream" to the alert's
+ * endpoint of the tenant that takes its rule (paused ones too: they keep it for their resume), one
+ * e-mail per person of the tenant when the rule says so (a webhook's notice: per admin). Every step is safe to do again (the event is appended with "no stream" to the alert's
  * own stream; the deliveries have ids of alert and endpoint or person), and the outbox row is
  * marked published in the transaction that queues the deliveries, so a crash anywhere repeats
  * at most what is already idempotent. Returns how many alerts it published.
@@ -98,12 +98,14 @@ async function fanOut(
   const rule = await tenantRule(db, alert.tenantId, alert.rule);
   // The tenant's people by id: the mail worker opens an address when it sends, and drops the mail
   // of a person who has gone by then.
+  // A webhook's pause is the admins' to act on (they resume it): only they get its mail.
   const people =
     mail && rule.params.email === 1
       ? await (db as unknown as Kysely<UsersSchema>)
           .selectFrom("user_role")
           .select("user_id as userId")
           .where("tenant_id", "=", alert.tenantId)
+          .$if(alert.rule === "webhook_disabled", (query) => query.where("role", "=", "admin"))
           .execute()
       : [];
   const body = webhookBody(alert, raisedAt);

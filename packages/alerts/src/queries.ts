@@ -8,6 +8,9 @@ export interface WebhookEndpointView {
   description: string;
   enabled: boolean;
   disabled_reason: string | null;
+  /** Paused by the service after failing too long, and why: its deliveries wait for its resume. */
+  paused_at: string | null;
+  paused_reason: string | null;
   created_at: string;
   updated_at: string;
   /**
@@ -58,6 +61,8 @@ export async function listEndpoints(
     description: row.description,
     enabled: row.enabled,
     disabled_reason: row.disabled_reason,
+    paused_at: iso(row.paused_at ?? null),
+    paused_reason: row.paused_reason ?? null,
     created_at: new Date(row.created_at).toISOString(),
     updated_at: new Date(row.updated_at).toISOString(),
     health: {

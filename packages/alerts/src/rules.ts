@@ -118,7 +118,8 @@ export const ruleSpecs: { readonly [K in AlertRuleKind]: RuleSpec } = {
     params: { email: emailParam },
   },
   webhook_disabled: {
-    description: "A webhook endpoint was disabled after its deliveries failed for too long.",
+    description:
+      "A webhook endpoint was paused after no delivery succeeded for WEBHOOK_PAUSE_AFTER; mailed to the tenant's admins only.",
     params: { email: emailParam },
   },
 };

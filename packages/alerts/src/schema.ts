@@ -25,6 +25,9 @@ export interface WebhookEndpointTable {
   description: string;
   enabled: boolean;
   disabled_reason: string | null;
+  /** Paused by the service after failing too long (WebhookEndpointPaused), and why; null: not paused. */
+  paused_at: NullableTimestamp;
+  paused_reason: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -182,7 +185,7 @@ export interface AlertDigestTable {
   subject: string;
   text: string;
   html: string;
-  /** pending or sent. */
+  /** pending, sent, or unchanged (nothing changed in its period: not sent). */
   status: string;
   attempts: number;
   next_attempt_at: Timestamp;

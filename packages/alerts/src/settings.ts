@@ -10,8 +10,11 @@ export const alertsSettings = {
   WEBHOOK_RETRY_BASE: duration({ minMs: 10, maxMs: 3_600_000, defaultMs: 5000 }),
   /** …up to this one between two attempts… */
   WEBHOOK_RETRY_MAX: duration({ minMs: 10, maxMs: 24 * 3_600_000, defaultMs: 3_600_000 }),
-  /** …for this long after the first attempt; then the delivery has failed and its endpoint is disabled. */
-  WEBHOOK_RETRY_FOR: duration({ minMs: 10, maxMs: 30 * 86_400_000, defaultMs: 28 * 3_600_000 }),
+  /**
+   * An endpoint with no successful delivery for this long while its deliveries fail is paused: its
+   * deliveries are kept until it is resumed by hand, and the tenant's admins are told by mail.
+   */
+  WEBHOOK_PAUSE_AFTER: duration({ minMs: 10, maxMs: 30 * 86_400_000, defaultMs: 24 * 3_600_000 }),
   /** One attempt, from connecting to the end of the answer's headers and body. */
   WEBHOOK_TIMEOUT: duration({ minMs: 10, maxMs: 120_000, defaultMs: 10_000 }),
   /** Read at most this much of an answer's body (kept for the delivery log); the rest is cut off. */
@@ -30,6 +33,8 @@ export const alertsSettings = {
   /** The SMTP relay alert mail goes through: smtp://user:pass@host:port or smtps://…; unset: no mail. */
   ALERT_SMTP_URL: url(["smtp", "smtps"]),
   ALERT_MAIL_FROM: oneOfAddress(),
+  /** How people reach the service (its API root, as the API reads it): alert mail links to the dashboard under it. */
+  PUBLIC_BASE_URL: url(["http", "https"]),
   /** The digest each person of a tenant gets by mail (with ALERT_SMTP_URL): off, daily or weekly. */
   ALERT_DIGEST: oneOf(["off", "daily", "weekly"], "daily"),
   /** How often the silent-domain check (no_reports) and the digest schedule run. */
@@ -68,7 +73,7 @@ function oneOfAddress() {
 export interface AlertsSettings {
   WEBHOOK_RETRY_BASE: number;
   WEBHOOK_RETRY_MAX: number;
-  WEBHOOK_RETRY_FOR: number;
+  WEBHOOK_PAUSE_AFTER: number;
   WEBHOOK_TIMEOUT: number;
   WEBHOOK_MAX_RESPONSE_BYTES: number;
   WEBHOOK_CONCURRENCY: number;
@@ -77,10 +82,21 @@ export interface AlertsSettings {
   WEBHOOK_MAX_URL_LENGTH: number;
   ALERT_SMTP_URL: string | undefined;
   ALERT_MAIL_FROM: string;
+  PUBLIC_BASE_URL: string | undefined;
   ALERT_DIGEST: "off" | "daily" | "weekly";
   ALERT_CHECK_INTERVAL: number;
   ALERT_DNS_CHECK_INTERVAL: number;
   ALERT_NAME_WAIT: number;
   ALERT_SETTLE: number;
   ALERT_MAX_EVENT_AGE: number;
+}
+
+/**
+ * Where people reach the dashboard, as the API says it (apps/api config.ts): PUBLIC_BASE_URL's API
+ * root without its /api/; http://localhost:8080/ when it is not set.
+ */
+export function dashboardUrlOf(publicBaseUrl: string | undefined): string {
+  const trimmed = (publicBaseUrl ?? "http://localhost:8080/api/").replace(/\/+$/, "");
+  const apiRoot = trimmed.endsWith("/api") ? `${trimmed}/` : `${trimmed}/api/`;
+  return new URL("../", apiRoot).toString();
 }

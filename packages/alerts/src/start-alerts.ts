@@ -11,7 +11,7 @@ import { noticeSkippedFindings, sendFindings } from "./findings.js";
 import { decideUnnamedSenders } from "./new-senders.js";
 import { publishAlerts } from "./publisher.js";
 import type { AlertsSchema } from "./schema.js";
-import type { AlertsSettings } from "./settings.js";
+import { type AlertsSettings, dashboardUrlOf } from "./settings.js";
 import { checkSilentDomains } from "./silent-domains.js";
 import { sealClearWebhookSecrets } from "./webhook-secrets.js";
 
@@ -31,7 +31,10 @@ export interface AlertsOptions {
   owner?: string;
   /** How long the job leases last unrenewed (5 s): how soon another process takes a dead one's jobs. */
   leaseTtlMs?: number;
-  /** The alerts' clock (tests move it): which report days are inside the rules' windows, and "so far". */
+  /**
+   * The alerts' clock (tests move it): which report days are inside the rules' windows, "so far",
+   * and how long a webhook endpoint has failed (when it is paused).
+   */
   now?: () => Date;
   /** Told when this process starts (true) or stops (false) running one of the leased jobs. */
   onRunning?: (job: AlertsJob, running: boolean) => void;
@@ -97,7 +100,8 @@ export function startAlerts(options: AlertsOptions): RunningAlerts {
     concurrency: settings.WEBHOOK_CONCURRENCY,
     retryBaseMs: settings.WEBHOOK_RETRY_BASE,
     retryMaxMs: settings.WEBHOOK_RETRY_MAX,
-    retryForMs: settings.WEBHOOK_RETRY_FOR,
+    pauseAfterMs: settings.WEBHOOK_PAUSE_AFTER,
+    ...(options.now ? { now: options.now } : {}),
     onError: onError("a webhook delivery failed unexpectedly"),
   });
   const mail = settings.ALERT_SMTP_URL
@@ -106,6 +110,7 @@ export function startAlerts(options: AlertsOptions): RunningAlerts {
         dataKeys: options.dataKeys,
         smtpUrl: settings.ALERT_SMTP_URL,
         from: settings.ALERT_MAIL_FROM,
+        dashboardUrl: dashboardUrlOf(settings.PUBLIC_BASE_URL),
         retryBaseMs: settings.WEBHOOK_RETRY_BASE,
         retryMaxMs: settings.WEBHOOK_RETRY_MAX,
         timeoutMs: settings.WEBHOOK_TIMEOUT,
@@ -196,7 +201,7 @@ function startSchedule(
       now: (options.now ?? (() => new Date()))(),
     }).catch(onError("deciding the new senders that were not named failed"));
     if (settings.ALERT_SMTP_URL && settings.ALERT_DIGEST !== "off") {
-      await scheduleDigests(db, settings.ALERT_DIGEST)
+      await scheduleDigests(db, settings.ALERT_DIGEST, new Date(), dashboardUrlOf(settings.PUBLIC_BASE_URL))
         .then((made) => {
           if (made > 0) wakeMail();
         })

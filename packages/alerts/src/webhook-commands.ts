@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { EventStore } from "@dmarc-ledger/event-store";
+import { type EventStore, WrongExpectedVersionError } from "@dmarc-ledger/event-store";
 import { type AlertRuleKind, type EventMetadata, newEvent, streams } from "@dmarc-ledger/events";
 import type { DataKeys } from "@dmarc-ledger/personal-data";
 import type { Kysely } from "kysely";
@@ -106,6 +106,8 @@ interface EndpointState {
   alertTypes: AlertRuleKind[];
   description: string;
   enabled: boolean;
+  /** Paused by the service (WebhookEndpointPaused) and not resumed since. */
+  paused: boolean;
   revision: bigint;
 }
 
@@ -126,10 +128,15 @@ async function endpointState(
         alertTypes: data.alertTypes as AlertRuleKind[],
         description: data.description as string,
         enabled: event.type === "WebhookEndpointAdded" ? true : (data.enabled as boolean),
+        paused: state?.paused ?? false,
         revision: event.revision,
       };
     } else if (event.type === "WebhookEndpointDisabled" && state) {
       state = { ...(state as EndpointState), enabled: false, revision: event.revision };
+    } else if (event.type === "WebhookEndpointPaused" && state) {
+      state = { ...(state as EndpointState), paused: true, revision: event.revision };
+    } else if (event.type === "WebhookEndpointResumed" && state) {
+      state = { ...(state as EndpointState), paused: false, revision: event.revision };
     }
   }
   if (!state || state.tenantId !== tenantId)
@@ -137,7 +144,11 @@ async function endpointState(
   return state;
 }
 
-/** Changes an endpoint (what is not given stays); `enabled: true` turns a disabled one on again. */
+/**
+ * Changes an endpoint (what is not given stays); `enabled: true` turns a disabled one on again and
+ * resumes a paused one (WebhookEndpointResumed): then call sendKeptDeliveries so that what it kept
+ * goes at once rather than at each delivery's next retry.
+ */
 export async function changeEndpoint(
   store: EventStore,
   input: Partial<EndpointInput> & { tenantId: string; endpointId: string; enabled?: boolean },
@@ -155,22 +166,22 @@ export async function changeEndpoint(
     current.url,
   );
   const enabled = input.enabled ?? current.enabled;
-  if (
+  const resuming = current.paused && input.enabled === true;
+  const changed = !(
     checked.url === current.url &&
     JSON.stringify(checked.alertTypes) === JSON.stringify(current.alertTypes) &&
     checked.description === current.description &&
     enabled === current.enabled
-  ) {
-    return null;
-  }
+  );
+  if (!changed && !resuming) return null;
+  const { tenantId, endpointId } = input;
   const result = await store.append(
-    streams.webhook(input.endpointId),
+    streams.webhook(endpointId),
     [
-      newEvent(
-        "WebhookEndpointChanged",
-        { tenantId: input.tenantId, endpointId: input.endpointId, ...checked, enabled },
-        metadata,
-      ),
+      ...(changed
+        ? [newEvent("WebhookEndpointChanged", { tenantId, endpointId, ...checked, enabled }, metadata)]
+        : []),
+      ...(resuming ? [newEvent("WebhookEndpointResumed", { tenantId, endpointId }, metadata)] : []),
     ],
     current.revision,
   );
@@ -178,41 +189,82 @@ export async function changeEndpoint(
 }
 
 /**
- * Disables an endpoint: its pending deliveries stop (they can be redelivered once it is on again),
- * and the tenant gets a webhook_disabled alert (by e-mail; by its other endpoints that take it).
- * Returns the event's position, or null when it was already disabled.
+ * Makes an endpoint's pending deliveries due now, and its queue no longer wait out a backoff: what
+ * a paused endpoint kept goes as soon as it is resumed.
  */
-export async function disableEndpoint(
+export async function sendKeptDeliveries(db: Kysely<AlertsSchema>, endpointId: string): Promise<void> {
+  const now = new Date();
+  await db
+    .updateTable("webhook_delivery")
+    .set({ next_attempt_at: now, first_attempt_at: null })
+    .where("endpoint_id", "=", endpointId)
+    .where("status", "=", "pending")
+    .execute();
+  await db
+    .updateTable("webhook_endpoint_health")
+    .set({ retry_at: null })
+    .where("endpoint_id", "=", endpointId)
+    .execute();
+}
+
+/**
+ * Pauses an endpoint that has failed for too long: its pending deliveries are kept (not sent) until
+ * it is resumed by hand, and the tenant's admins are told by mail (a webhook_disabled alert, whose
+ * mail goes to admins only: publisher.ts). Returns the event's position, or null when it is already
+ * paused or disabled, or another process paused it first.
+ */
+export async function pauseEndpoint(
   store: EventStore,
   db: Kysely<AlertsSchema>,
-  input: { tenantId: string; endpointId: string; reason: string },
+  input: {
+    tenantId: string;
+    endpointId: string;
+    reason: string;
+    failingSince: Date;
+    lastSuccessAt: Date | null;
+  },
   metadata: EventMetadata,
   now: Date = new Date(),
 ): Promise<bigint | null> {
   const current = await endpointState(store, input.tenantId, input.endpointId);
-  if (!current.enabled) return null;
-  const result = await store.append(
-    streams.webhook(input.endpointId),
-    [newEvent("WebhookEndpointDisabled", input, metadata)],
-    current.revision,
-  );
-  await db
-    .updateTable("webhook_delivery")
-    .set({ status: "endpoint_disabled", lease_until: null })
-    .where("endpoint_id", "=", input.endpointId)
-    .where("status", "=", "pending")
-    .execute();
+  if (current.paused || !current.enabled) return null;
+  const failingSince = input.failingSince.toISOString();
+  const lastSuccessAt = input.lastSuccessAt?.toISOString() ?? null;
+  let result: Awaited<ReturnType<EventStore["append"]>>;
+  try {
+    result = await store.append(
+      streams.webhook(input.endpointId),
+      [
+        newEvent(
+          "WebhookEndpointPaused",
+          {
+            tenantId: input.tenantId,
+            endpointId: input.endpointId,
+            reason: input.reason,
+            failingSince,
+            lastSuccessAt,
+          },
+          metadata,
+        ),
+      ],
+      current.revision,
+    );
+  } catch (error) {
+    if (error instanceof WrongExpectedVersionError) return null;
+    throw error;
+  }
+  const url = maskedUrl(current.url);
   await raise(
     db,
     {
       tenantId: input.tenantId,
       rule: "webhook_disabled",
       domain: null,
-      key: `endpoint:${input.endpointId}:${result.nextRevision}`,
+      key: `endpoint:${input.endpointId}:paused:${result.nextRevision}`,
       period: { start: now.toISOString(), end: now.toISOString() },
       // The URL masked: alerts are shown to viewers and mailed, and a URL may carry a token.
-      summary: `The webhook endpoint ${maskedUrl(current.url)} was disabled: ${input.reason}`,
-      figures: { endpointId: input.endpointId, url: maskedUrl(current.url), reason: input.reason },
+      summary: `The webhook endpoint ${url} is paused: ${input.reason}. Its deliveries are kept until it is resumed.`,
+      figures: { endpointId: input.endpointId, url, reason: input.reason, failingSince, lastSuccessAt },
       causedBy: [{ stream: streams.webhook(input.endpointId), position: result.position.toString() }],
     },
     now,

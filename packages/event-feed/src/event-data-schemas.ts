@@ -1150,6 +1150,41 @@ export const eventDataSchemas = {
       required: ["tenantId", "endpointId", "reason"],
       additionalProperties: false,
     },
+    WebhookEndpointPaused: {
+      type: "object",
+      properties: {
+        tenantId: {
+          type: "string",
+        },
+        endpointId: {
+          type: "string",
+        },
+        reason: {
+          type: "string",
+        },
+        failingSince: {
+          type: "string",
+        },
+        lastSuccessAt: {
+          type: ["string", "null"],
+        },
+      },
+      required: ["tenantId", "endpointId", "reason", "failingSince", "lastSuccessAt"],
+      additionalProperties: false,
+    },
+    WebhookEndpointResumed: {
+      type: "object",
+      properties: {
+        tenantId: {
+          type: "string",
+        },
+        endpointId: {
+          type: "string",
+        },
+      },
+      required: ["tenantId", "endpointId"],
+      additionalProperties: false,
+    },
   },
   types: {
     TenantCreated: {
@@ -1223,6 +1258,12 @@ export const eventDataSchemas = {
     },
     WebhookEndpointDisabled: {
       $ref: "#/definitions/WebhookEndpointDisabled",
+    },
+    WebhookEndpointPaused: {
+      $ref: "#/definitions/WebhookEndpointPaused",
+    },
+    WebhookEndpointResumed: {
+      $ref: "#/definitions/WebhookEndpointResumed",
     },
     PersonalDataPolicySet: {
       $ref: "#/definitions/PersonalDataPolicySet",

@@ -475,6 +475,25 @@ export interface WebhookEndpointDisabled {
 }
 
 /**
+ * Paused by the service: no delivery to it succeeded for WEBHOOK_PAUSE_AFTER while its deliveries
+ * failed. Its pending deliveries are kept, not sent, until it is resumed.
+ */
+export interface WebhookEndpointPaused {
+  tenantId: string;
+  endpointId: string;
+  reason: string;
+  /** Since when its deliveries fail, and its last success (null: none ever), ISO 8601. */
+  failingSince: string;
+  lastSuccessAt: string | null;
+}
+
+/** Resumed by hand after a pause: its kept deliveries are sent again. */
+export interface WebhookEndpointResumed {
+  tenantId: string;
+  endpointId: string;
+}
+
+/**
  * How long a tenant's personal data lives, and how /forensic shows it (stream `tenant-<id>`).
  * Until the first one, the defaults of packages/personal-data (90 days, 90 days, aggregates
  * kept, redaction on).
@@ -594,6 +613,8 @@ export interface EventPayloads {
   WebhookEndpointAdded: WebhookEndpointAdded;
   WebhookEndpointChanged: WebhookEndpointChanged;
   WebhookEndpointDisabled: WebhookEndpointDisabled;
+  WebhookEndpointPaused: WebhookEndpointPaused;
+  WebhookEndpointResumed: WebhookEndpointResumed;
   PersonalDataPolicySet: PersonalDataPolicySet;
   RetentionApplied: RetentionApplied;
   AggregateFactsExpired: AggregateFactsExpired;
@@ -636,6 +657,8 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   WebhookEndpointAdded: 1,
   WebhookEndpointChanged: 1,
   WebhookEndpointDisabled: 1,
+  WebhookEndpointPaused: 1,
+  WebhookEndpointResumed: 1,
   PersonalDataPolicySet: 1,
   RetentionApplied: 1,
   AggregateFactsExpired: 1,

@@ -14,6 +14,7 @@ import {
   maskedUrl,
   redeliver,
   ruleSpecs,
+  sendKeptDeliveries,
   setAlertRule,
   tenantRules,
   UnknownAlertError,
@@ -242,7 +243,7 @@ export const changeWebhookEndpoint: Endpoint = {
   method: "PUT",
   scope: "write",
   summary:
-    'Changes a webhook endpoint (field webhook_id, and any of url, alert_types, description, enabled "true" or "false": enabling one the service disabled sends to it again).',
+    'Changes a webhook endpoint (field webhook_id, and any of url, alert_types, description, enabled "true" or "false": "true" also resumes one the service paused, and sends what it kept).',
   handler: async (ctx) => {
     const endpointId = requiredField(ctx, "webhook_id");
     const url = optionalField(ctx, "url");
@@ -265,6 +266,8 @@ export const changeWebhookEndpoint: Endpoint = {
         { allowPrivate: ctx.deps.config.allowPrivateWebhookAddresses, ...ctx.deps.config.webhookLimits },
       ),
     );
+    // Resumed: what the endpoint kept while paused goes now, not at each delivery's next retry.
+    if (enabled === true) await sendKeptDeliveries(alertsDb(ctx), endpointId);
     await awaitProjection(ctx, position);
     ctx.body = { status: "SUCCESS" };
   },

@@ -57,6 +57,16 @@ async function endpointPolicy(
 }
 
 /** "name=value" pairs of a rule's numbers. */
+/** An endpoint's state in words: paused by the service (and why), disabled, or enabled. */
+function endpointState(endpoint: {
+  enabled: boolean;
+  disabled_reason: string | null;
+  paused_reason: string | null;
+}): string {
+  if (!endpoint.enabled) return `disabled (${endpoint.disabled_reason ?? "by the tenant"})`;
+  return endpoint.paused_reason === null ? "enabled" : `paused (${endpoint.paused_reason})`;
+}
+
 function parseParams(pairs: readonly string[]): Record<string, unknown> {
   const params: Record<string, unknown> = {};
   for (const pair of pairs) {
@@ -206,7 +216,7 @@ export function registerAlertCommands(program: Command, io: CliIO, env: NodeJS.P
         io.out(
           options.json
             ? JSON.stringify(endpoint)
-            : `${endpoint.id}  ${endpoint.url}  ${endpoint.enabled ? "enabled" : `disabled (${endpoint.disabled_reason ?? "by the tenant"})`}  ${endpoint.alert_types.join(",") || "all alerts"}`,
+            : `${endpoint.id}  ${endpoint.url}  ${endpointState(endpoint)}  ${endpoint.alert_types.join(",") || "all alerts"}`,
         );
       }
       if (endpoints.length === 0 && !options.json) io.out("No webhooks.");
@@ -219,12 +229,14 @@ export function registerAlertCommands(program: Command, io: CliIO, env: NodeJS.P
     webhook
       .command(name)
       .description(
-        enabled ? "send to an endpoint again (after the service disabled it)" : "stop sending to an endpoint",
+        enabled
+          ? "send to an endpoint again: resumes one the service paused, and sends what it kept"
+          : "stop sending to an endpoint",
       )
       .argument("<tenant>", "the tenant's id or name")
       .argument("<webhook-id>", "the endpoint")
       .action(async (reference: string, endpointId: string) => {
-        const { changeEndpoint } = await alerts();
+        const { changeEndpoint, sendKeptDeliveries } = await alerts();
         const policy = await endpointPolicy(env);
         await withRuntime(env, async (runtime) => {
           await catchUpTenantTables(runtime);
@@ -232,8 +244,9 @@ export function registerAlertCommands(program: Command, io: CliIO, env: NodeJS.P
           await answering(() =>
             changeEndpoint(runtime.store, { tenantId, endpointId, enabled }, cli, policy),
           );
+          if (enabled) await sendKeptDeliveries(runtime.db, endpointId);
         });
-        io.out(`Webhook ${endpointId} is ${enabled ? "enabled" : "disabled"}.`);
+        io.out(`Webhook ${endpointId} is ${enabled ? "enabled (resumed if it was paused)" : "disabled"}.`);
       });
   }
 

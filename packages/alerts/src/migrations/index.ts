@@ -8,6 +8,7 @@ import { alertMailUnaddressed } from "./006_alert_mail_unaddressed.js";
 import { webhookFailureCategory } from "./007_webhook_failure_category.js";
 import { webhookEndpointHealth } from "./008_webhook_endpoint_health.js";
 import { alertFindings } from "./009_alert_findings.js";
+import { webhookEndpointPause } from "./011_webhook_endpoint_pause.js";
 import { alertAcknowledged } from "./013_alert_acknowledged.js";
 
 /** The alerts' tables (schema.ts): rules, endpoints, alerts, the evaluator's state, the outboxes. */
@@ -23,6 +24,7 @@ export const alertsMigrations: MigrationSet = {
     "007_webhook_failure_category": webhookFailureCategory,
     "008_webhook_endpoint_health": webhookEndpointHealth,
     "009_alert_findings": alertFindings,
+    "011_webhook_endpoint_pause": webhookEndpointPause,
     "013_alert_acknowledged": alertAcknowledged,
   },
 };
