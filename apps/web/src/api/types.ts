@@ -264,6 +264,9 @@ export interface WebhookRecord {
   description: string;
   enabled: boolean;
   disabled_reason: string | null;
+  /** Paused by the service after failing too long (its deliveries kept); null otherwise. */
+  paused_at: string | null;
+  paused_reason: string | null;
   created_at: string;
   updated_at: string;
   /** How its deliveries go: the last success, the last failure as a category, what waits. */

@@ -214,14 +214,18 @@ export function Webhooks({ canWrite }: { canWrite: boolean }) {
           {canWrite ? (
             <button
               type="button"
-              class={r.enabled ? "link-button danger" : "link-button"}
+              class={r.enabled && !r.paused_at ? "link-button danger" : "link-button"}
               onClick={() =>
                 action.run(() =>
-                  apiWrite("PUT", "change_webhook", { webhook_id: r.id, enabled: String(!r.enabled) }),
+                  // A paused endpoint is resumed by enabling it: what waits is sent then.
+                  apiWrite("PUT", "change_webhook", {
+                    webhook_id: r.id,
+                    enabled: String(!r.enabled || r.paused_at !== null),
+                  }),
                 )
               }
             >
-              {r.enabled ? "Disable" : "Enable"}
+              {r.paused_at ? "Resume" : r.enabled ? "Disable" : "Enable"}
             </button>
           ) : null}
         </span>

@@ -10,8 +10,17 @@ import { setParams } from "../lib/router.js";
 import { AppLink } from "./app-link.js";
 import { useAction } from "./write-actions.js";
 
-/** How an endpoint stands: disabled, failing (every attempt since a time fails), working, or unused. */
+/**
+ * How an endpoint stands: paused by the service (its deliveries kept until it is enabled again),
+ * disabled, failing (every attempt since a time fails), working, or unused.
+ */
 export function webhookState(hook: WebhookRecord): { word: string; detail: string; bad: boolean } {
+  if (hook.paused_at)
+    return {
+      word: "paused",
+      detail: `since ${formatTime(hook.paused_at)}${hook.paused_reason ? `: ${hook.paused_reason}` : ""}; enable it to send what waits`,
+      bad: true,
+    };
   if (!hook.enabled) return { word: "disabled", detail: hook.disabled_reason ?? "", bad: true };
   const { health } = hook;
   if (health.failing_since) {
