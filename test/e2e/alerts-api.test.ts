@@ -95,7 +95,7 @@ describe("alerts over HTTP: rules, alerts, webhooks; reports imported through th
       params: Record<string, number>;
       set: boolean;
     }>;
-    expect(rules.records.length).toBe(12);
+    expect(rules.records.length).toBe(14);
     expect(rules.records.every((rule) => rule.enabled && !rule.set)).toBe(true);
     const bad = await handle.put("set_alert_rule", keyA, {
       rule: "dmarc_failure_share",

@@ -263,7 +263,9 @@ describe("alerts delivered by signed webhooks", () => {
     expect(Object.fromEntries(byRule)).toEqual(Object.fromEntries(expected));
 
     // new_sender lists exactly the senders the baseline did not have (by address: none is named).
-    const named = parsed(receiverA)
+    // Accepted attempts only: a refused one is the same alert again.
+    const named = accepted
+      .map((attempt) => JSON.parse(attempt.body) as Body)
       .filter((body) => body.data.rule === "new_sender")
       .flatMap((body) => body.data.items.map((item) => item.sender as string));
     expect(named.sort()).toEqual(newSenders([baselineA], secondA));
@@ -407,17 +409,22 @@ describe("alerts delivered by signed webhooks", () => {
       });
     // 1% failing ten days ago (the baseline), then 2% and 8% on the next reports' days: both
     // under the 10% threshold; 2% is not 3 times 1%, 8% is 3 times (and 2 points over) 1.5%.
-    const before = receiverA.acceptedIds().size;
+    const before = receiverA.attempts.length;
     const reports = [
       reportOf("g-1", today - 10 * day, 99, 1),
       reportOf("g-2", today - 2 * day, 98, 2),
       reportOf("g-3", today - day, 92, 8),
     ];
     await appendAggregateReports(runtime.store, reports);
-    await eventually(() => receiverA.acceptedIds().size === before + 1, "the baseline alert");
+    // g-1's day is outside the window: its failing sender is counted in a backlog notice, not raised.
+    const shares = () =>
+      parsed(receiverA)
+        .slice(before)
+        .filter((body) => body.data.rule === "dmarc_failure_share");
+    await eventually(() => shares().length >= 1, "the baseline alert");
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(receiverA.acceptedIds().size).toBe(before + 1);
-    const alert = parsed(receiverA).at(-1)!;
+    expect(new Set(shares().map((body) => body.data.alertId)).size).toBe(1);
+    const alert = shares().at(-1)!;
     const failedOf = (report: AggregateReportReceived) =>
       report.rows
         .filter((row) => row.policyDkim !== "pass" && row.policySpf !== "pass")

@@ -15,6 +15,7 @@ import { type NewSource, newSources, sourceNamedForNewSenders } from "./new-send
 import { tenantRule } from "./rules.js";
 import type { AlertsSchema } from "./schema.js";
 import { sendersOf } from "./sender-names.js";
+import { tlsReport } from "./tls-findings.js";
 import { sourceNamed, unapprovedSenders } from "./unapproved-senders.js";
 
 export interface EvaluatorOptions {
@@ -59,6 +60,8 @@ export function alertEvaluator(options: EvaluatorOptions): Projection<AlertsSche
       "alert_finding",
       "alert_skipped_finding",
       "alert_source_day",
+      "alert_tls_day",
+      "alert_tls_known_result",
       "alert_outbox",
       "alert_email",
       "alert_digest",
@@ -68,6 +71,7 @@ export function alertEvaluator(options: EvaluatorOptions): Projection<AlertsSche
       "DomainRemoved",
       "AggregateReportReceived",
       "ForensicReportReceived",
+      "TlsReportReceived",
       "SafeSpfRecordComputed",
       "SafeSpfComputationFailed",
       "SourceIpResolved",
@@ -150,6 +154,13 @@ async function evaluate(trx: Trx, event: DomainEvent, raising: boolean, context:
     }
     case "ForensicReportReceived":
       return failureReport(trx, event.data, event.recordedAt, cause, raising);
+    case "TlsReportReceived":
+      return tlsReport(trx, event.data, (domain) => ownerOf(trx, domain), {
+        raising,
+        now: context.now,
+        recordedAt: event.recordedAt,
+        cause,
+      });
     case "SafeSpfRecordComputed": {
       const { domain, tenantId } = event.data;
       if (!(await owns(trx, tenantId, domain))) return;
@@ -236,6 +247,8 @@ async function forgetDomain(trx: Trx, domain: string): Promise<void> {
   await trx.deleteFrom("alert_finding").where("domain", "=", domain).execute();
   await trx.deleteFrom("alert_skipped_finding").where("domain", "=", domain).execute();
   await trx.deleteFrom("alert_source_day").where("domain", "=", domain).execute();
+  await trx.deleteFrom("alert_tls_day").where("domain", "=", domain).execute();
+  await trx.deleteFrom("alert_tls_known_result").where("domain", "=", domain).execute();
 }
 
 async function owns(trx: Trx, tenantId: string, domain: string): Promise<boolean> {

@@ -14,10 +14,12 @@ const viewOf: Record<AlertRuleKind, string> = {
   onboarding_bad: "/domains",
   webhook_disabled: "/settings",
   backlog_skipped: "/",
+  tls_failure_share: "/tls",
+  tls_new_result: "/tls",
 };
 
 /** Views whose figures are of a period: the link picks the alert's days (the views' `period=custom`). */
-const periodViews = new Set(["/", "/senders", "/failures", "/reporters"]);
+const periodViews = new Set(["/", "/senders", "/failures", "/reporters", "/tls"]);
 
 /**
  * The link to the dashboard's view of an alert's figures: its view, domain and report days, as the

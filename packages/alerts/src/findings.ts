@@ -6,11 +6,17 @@ import { failureShareOf } from "./failure-share.js";
 import { type EffectiveRule, tenantRule } from "./rules.js";
 import type { AlertFindingTable, AlertsSchema } from "./schema.js";
 import { approvalOf, sendersOf } from "./sender-names.js";
+import { tlsFailureShareOf, tlsResultFigures } from "./tls-findings.js";
 
 type Cause = AlertRaised["causedBy"];
 
 /** The rules whose alerts are findings about one domain and one report day. */
-export type ReportDayRule = "new_sender" | "unapproved_sender" | "dmarc_failure_share";
+export type ReportDayRule =
+  | "new_sender"
+  | "unapproved_sender"
+  | "dmarc_failure_share"
+  | "tls_failure_share"
+  | "tls_new_result";
 
 /** One member of a finding: a sender, by its name or, without one, by its address. */
 export interface FindingMember {
@@ -285,6 +291,43 @@ async function decideNotice(
         ? `${figures.failedPercent}% of ${row.domain}'s ${figures.messages} messages failed DMARC in the ${figures.windowDays} day(s) to ${row.day}${asOf} (${share!.why}).`
         : `${row.domain} is no longer above its failure threshold for ${row.day}: ${figures.failedPercent}% of ${figures.messages} messages failed DMARC${asOf}.`;
       return { alertId, sentMembers: [], verdict, alert: { ...base, summary, figures, items: [] } };
+    }
+    case "tls_failure_share": {
+      const share = await tlsFailureShareOf(trx, row.domain, row.day, rule.params);
+      const verdict = share?.verdict ?? false;
+      if (row.sent_verdict === null ? !verdict : row.sent_verdict === verdict) return null;
+      const figures = share!.figures;
+      const summary = verdict
+        ? `${figures.failedSessionsPercent}% of the ${figures.sessions} SMTP TLS sessions to ${row.domain} failed on ${row.day}${asOf} (threshold ${figures.thresholdPercent}%).`
+        : `The TLS failures of ${row.domain} on ${row.day} are no longer above the threshold: ${figures.failedSessionsPercent}% of ${figures.sessions} sessions${asOf}.`;
+      return {
+        alertId,
+        sentMembers: [],
+        verdict,
+        alert: { ...base, summary, figures: { day: row.day, ...figures }, items: [] },
+      };
+    }
+    case "tls_new_result": {
+      const fresh = members.filter((member) => !sent.has(member.key));
+      if (fresh.length === 0) return null;
+      const items = await tlsResultFigures(
+        trx,
+        row.domain,
+        row.day,
+        fresh.map((member) => member.sender),
+      );
+      const failed = items.reduce((sum, item) => sum + item.failedSessions, 0);
+      return {
+        alertId,
+        sentMembers: [...sent, ...fresh.map((member) => member.key)],
+        verdict: true,
+        alert: {
+          ...base,
+          summary: `TLS reports show ${fresh.length === 1 ? "a failure type" : `${fresh.length} failure types`} ${row.domain} had not had, on ${row.day}: ${listed(items.map((item) => item.resultType))} (${failed} failed sessions${asOf}).`,
+          figures: { day: row.day, resultTypes: fresh.length, failedSessions: failed },
+          items,
+        },
+      };
     }
     default:
       return null;

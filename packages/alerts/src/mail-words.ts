@@ -22,6 +22,8 @@ const ruleTitles: Record<AlertRuleKind, string> = {
   onboarding_bad: "DNS check failed",
   webhook_disabled: "webhook disabled",
   backlog_skipped: "older reports imported",
+  tls_failure_share: "TLS failures",
+  tls_new_result: "new TLS failure",
 };
 
 export function ruleTitle(alert: Pick<AlertRaised, "rule" | "period">): string {
@@ -34,11 +36,18 @@ export function ruleTitle(alert: Pick<AlertRaised, "rule" | "period">): string {
 export function itemsHeading(rule: AlertRuleKind): string {
   if (rule === "new_sender") return "New senders";
   if (rule === "unapproved_sender") return "Senders not approved";
+  if (rule === "tls_new_result") return "New failure result types";
   return "Included";
 }
 
 /** Each figure's name in plain words (docs/alerts.md says what each rule's figures are). */
 const fieldLabels: Record<string, string> = {
+  sessions: "TLS sessions",
+  successfulSessions: "Successful TLS sessions",
+  failedSessions: "Failed TLS sessions",
+  failedSessionsPercent: "Failed TLS sessions (%)",
+  minSessions: "Fewest sessions to judge",
+  resultType: "Failure result type",
   sender: "Sender",
   senderKind: "Named by",
   sourceIp: "Source address",

@@ -112,6 +112,31 @@ export const ruleSpecs: { readonly [K in AlertRuleKind]: RuleSpec } = {
     description: "A domain's onboarding check (live DNS) turned bad: it has problems it did not have.",
     params: { email: emailParam },
   },
+  tls_failure_share: {
+    description:
+      "The share of a domain's SMTP TLS sessions that failed on a report day (its TLS reports, RFC 8460) is above a threshold.",
+    params: {
+      threshold_percent: {
+        default: 5,
+        min: 0,
+        max: 100,
+        description: "raise above this share of failed sessions, in percent",
+      },
+      min_sessions: {
+        default: 100,
+        min: 1,
+        max: 1_000_000_000,
+        description: "no alert for a day with fewer sessions than this",
+      },
+      max_report_age_days: reportAgeParam,
+      email: emailParam,
+    },
+  },
+  tls_new_result: {
+    description:
+      "A domain's TLS reports show a failure result type (RFC 8460, such as certificate-expired) the domain had not had before.",
+    params: { max_report_age_days: reportAgeParam, email: emailParam },
+  },
   backlog_skipped: {
     description:
       "Reports of days older than a rule's window were imported: how many findings were not raised, said once per backlog.",

@@ -261,6 +261,21 @@ export interface AlertSourceDayTable {
   passed: ColumnType<string, string | number, string | number>;
 }
 
+export interface AlertTlsDayTable {
+  domain: string;
+  day: string;
+  /** "" for the day's totals, else one failure result type's failed sessions. */
+  result_type: string;
+  successful: ColumnType<string, string | number, string | number>;
+  failed: ColumnType<string, string | number, string | number>;
+}
+
+export interface AlertTlsKnownResultTable {
+  domain: string;
+  result_type: string;
+  first_seen: Date;
+}
+
 export interface AlertSenderDayTable {
   domain: string;
   sender: string;
@@ -317,6 +332,8 @@ export interface AlertsSchema {
   alert_finding: AlertFindingTable;
   alert_skipped_finding: AlertSkippedFindingTable;
   alert_source_day: AlertSourceDayTable;
+  alert_tls_day: AlertTlsDayTable;
+  alert_tls_known_result: AlertTlsKnownResultTable;
   alert_unnamed_failing: AlertUnnamedFailingTable;
   alert_dns_state: AlertDnsStateTable;
   alert_digest: AlertDigestTable;

@@ -375,6 +375,8 @@ export const eventDataSchemas = {
         "dns_record_changed",
         "onboarding_bad",
         "backlog_skipped",
+        "tls_failure_share",
+        "tls_new_result",
         "webhook_disabled",
       ],
     },

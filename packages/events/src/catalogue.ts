@@ -393,6 +393,8 @@ export type AlertRuleKind =
   | "dns_record_changed"
   | "onboarding_bad"
   | "backlog_skipped"
+  | "tls_failure_share"
+  | "tls_new_result"
   | "webhook_disabled";
 
 /**

@@ -14,12 +14,20 @@ const ruleNames: Record<string, string> = {
   onboarding_bad: "Onboarding check turned bad",
   webhook_disabled: "Webhook disabled",
   backlog_skipped: "Older reports not alerted",
+  tls_failure_share: "TLS failure share",
+  tls_new_result: "New TLS failure type",
 };
 
 export const ruleName = (rule: string) => ruleNames[rule] ?? words(rule);
 
 /** The figures and items an alert may carry, in plain words; others are spelled out from their names. */
 const fieldLabels: Record<string, string> = {
+  sessions: "TLS sessions",
+  successfulSessions: "Successful TLS sessions",
+  failedSessions: "Failed TLS sessions",
+  failedSessionsPercent: "Failed TLS sessions (%)",
+  minSessions: "Fewest sessions to judge",
+  resultType: "Failure result type",
   day: "Report day",
   senders: "Senders",
   reporters: "Reported by",
@@ -159,6 +167,9 @@ export function alertTarget(alert: AlertRecord): AlertTarget {
       };
     case "backlog_skipped":
       return { label: "The reports of those days", href: link("/", days) };
+    case "tls_failure_share":
+    case "tls_new_result":
+      return { label: "TLS sessions of the domain that day", href: link("/tls", days) };
     case "webhook_disabled":
       return {
         label: "The webhook's deliveries",
@@ -177,6 +188,7 @@ const paramLabels: Record<string, string> = {
   baseline_factor: "Times the domain's usual share (0: off)",
   baseline_days: "Days of the usual share",
   min_failed: "Fewest failing messages a day",
+  min_sessions: "Fewest TLS sessions to judge",
   days: "Days without a report",
   max_report_age_days: "Oldest report day alerted (days before today)",
 };

@@ -10,6 +10,7 @@ import { webhookEndpointHealth } from "./008_webhook_endpoint_health.js";
 import { alertFindings } from "./009_alert_findings.js";
 import { webhookEndpointPause } from "./011_webhook_endpoint_pause.js";
 import { alertAcknowledged } from "./013_alert_acknowledged.js";
+import { alertTlsState } from "./014_alert_tls_state.js";
 
 /** The alerts' tables (schema.ts): rules, endpoints, alerts, the evaluator's state, the outboxes. */
 export const alertsMigrations: MigrationSet = {
@@ -26,5 +27,6 @@ export const alertsMigrations: MigrationSet = {
     "009_alert_findings": alertFindings,
     "011_webhook_endpoint_pause": webhookEndpointPause,
     "013_alert_acknowledged": alertAcknowledged,
+    "014_alert_tls_state": alertTlsState,
   },
 };
