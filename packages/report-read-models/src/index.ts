@@ -37,7 +37,9 @@ export {
 } from "./sender-rankings/owned-report-domains.js";
 export {
   dispositionsStoppedBy,
+  type SenderKind,
   type StricterPolicy,
+  senderColumns,
   senderNameColumns,
 } from "./sender-rankings/sender-naming.js";
 export {
