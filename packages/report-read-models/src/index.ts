@@ -41,6 +41,7 @@ export {
   type StricterPolicy,
   senderColumns,
   senderNameColumns,
+  senderOf,
 } from "./sender-rankings/sender-naming.js";
 export {
   type SenderRankingBuild,

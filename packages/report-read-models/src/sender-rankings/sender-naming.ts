@@ -27,8 +27,14 @@ export const senderColumns = (n = "n"): RawBuilder<unknown> => {
   return sql`case when ${c("service_name")} is not null then 'service'
       when coalesce(${c("source_domain")}, '') <> '' then 'base_domain'
       when coalesce(${c("asn_organization")}, '') <> '' then 'asn' else 'unknown' end as kind,
-    coalesce(${c("service_name")}, nullif(${c("source_domain")}, ''), nullif(${c("asn_organization")}, ''),
-      'unknown') as sender`;
+    ${senderOf(n)} as sender`;
+};
+
+/** The `sender` of senderColumns alone, as an expression (a filter by sender compares it). */
+export const senderOf = (n = "n"): RawBuilder<string> => {
+  const c = (column: string) => sql.ref(`${n}.${column}`);
+  return sql<string>`coalesce(${c("service_name")}, nullif(${c("source_domain")}, ''),
+    nullif(${c("asn_organization")}, ''), 'unknown')`;
 };
 
 /**
