@@ -2,6 +2,8 @@
  * Issue #25, "Alerts that reach people": BENCH_ALERTS alerts (default 10,000) delivered by signed
  * webhooks to a receiver on loopback, through the whole path: report events stored, the
  * evaluator, the outbox, AlertRaised, the delivery worker. Figures:
+ * Alerts are findings (one per rule, domain and report day, docs/alerts.md): every report here
+ * brings one new sender on a report day and domain of its own, so each makes one alert.
  * - throughput: deliveries per second, from the first report stored to the last alert received,
  *   against a baseline measured in the same run: the same number of signed POSTs sent straight to
  *   the same receiver with the same concurrency (sendWebhook, no outbox, no database);
@@ -15,7 +17,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
-import { addEndpoint, alertsSettings, sendWebhook, startAlerts } from "@dmarc-ledger/alerts";
+import { addEndpoint, alertsSettings, sendWebhook, setAlertRule, startAlerts } from "@dmarc-ledger/alerts";
 import { parseSettings } from "@dmarc-ledger/config";
 import { createTestDatabase } from "@dmarc-ledger/db/testing";
 import { type AggregateReportReceived, newEvent, streams } from "@dmarc-ledger/events";
@@ -28,7 +30,6 @@ import { testMasterKey } from "../support/master-key.js";
 const ALERTS = Number(process.env.BENCH_ALERTS ?? 10_000);
 const LATENCY_REPORTS = Number(process.env.BENCH_LATENCY_REPORTS ?? 50);
 const DEAD_PENDING = Number(process.env.BENCH_DEAD_PENDING ?? 5000);
-const PER_REPORT = 100;
 const CONCURRENCY = 16;
 const day = 86_400;
 const today = Math.floor(Date.now() / 1000 / day) * day;
@@ -38,7 +39,13 @@ const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const ip = (i: number) => `198.18.${(i >> 8) & 255}.${i & 255}`;
 
-function report(identity: string, ips: string[]): AggregateReportReceived {
+/** Report days a domain gives alerts for here: the rule's window is set this wide. */
+const DAYS_PER_DOMAIN = 3000;
+const domainOf = (n: number) => `bench-${Math.floor(n / DAYS_PER_DOMAIN)}.com`;
+/** The n-th alert's report day: today, then back one day at a time, on each domain in turn. */
+const dayOf = (n: number) => today - (n % DAYS_PER_DOMAIN) * day;
+
+function report(identity: string, ips: string[], domain: string, begin: number): AggregateReportReceived {
   return {
     identity,
     schema: "1.0",
@@ -46,10 +53,10 @@ function report(identity: string, ips: string[]): AggregateReportReceived {
     organization: "bench.example",
     email: "dmarc@bench.example",
     reportId: identity,
-    begin: today - day,
-    end: today - 1,
+    begin,
+    end: begin + day - 1,
     policy: {
-      domain: "bench-alerts.com",
+      domain,
       adkim: null,
       aspf: null,
       p: "none",
@@ -68,7 +75,7 @@ function report(identity: string, ips: string[]): AggregateReportReceived {
       policySpf: "pass",
       reasons: [],
       arc: null,
-      headerFrom: "bench-alerts.com",
+      headerFrom: domain,
       envelopeFrom: null,
       envelopeTo: null,
       dkim: [],
@@ -81,8 +88,8 @@ function report(identity: string, ips: string[]): AggregateReportReceived {
 }
 
 async function main() {
-  // The receiver: when each id first arrived, and from which report.
-  const arrivals = new Map<string, { at: number; reportId: string }>();
+  // The receiver: when each id first arrived, and the senders it listed.
+  const arrivals = new Map<string, { at: number; senders: string[] }>();
   let received = 0;
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -92,7 +99,10 @@ async function main() {
       const id = String(request.headers["webhook-id"]);
       if (!arrivals.has(id) && id.startsWith("alrt_")) {
         const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-        arrivals.set(id, { at: performance.now(), reportId: body.data.figures.reportId });
+        arrivals.set(id, {
+          at: performance.now(),
+          senders: (body.data.items ?? []).map((item: { sender: string }) => item.sender),
+        });
       }
       response.writeHead(204).end();
     });
@@ -102,7 +112,7 @@ async function main() {
 
   // Baseline: the same number of signed POSTs, straight, with the same concurrency.
   const limits = { timeoutMs: 10_000, maxResponseBytes: 65_536, allowPrivate: true };
-  const body = JSON.stringify({ type: "alert.new_sender", data: { figures: { reportId: "baseline" } } });
+  const body = JSON.stringify({ type: "alert.new_sender", data: { items: [{ sender: "baseline" }] } });
   const baselineStart = performance.now();
   let next = 0;
   await Promise.all(
@@ -128,6 +138,8 @@ async function main() {
     WEBHOOK_ALLOW_PRIVATE_ADDRESSES: "yes",
     // Not waiting for the resolver to name a new sender: new_sender by its address at once.
     ALERT_NAME_WAIT: "0s",
+    // Each finding sent as soon as its report is evaluated: the latency is the path's, not a wait.
+    ALERT_SETTLE: "0s",
     WEBHOOK_CONCURRENCY: String(CONCURRENCY),
   });
   const projector = startProjector({ store: runtime.store, db: runtime.db, projections: allProjections });
@@ -140,7 +152,11 @@ async function main() {
       { name: "bench", region: "global" },
       { causedBy: "bench" },
     );
-    await addDomain(store, { tenantId, domain: "bench-alerts.com" }, { causedBy: "bench" });
+    await setAlertRule(
+      store,
+      { tenantId, rule: "new_sender", enabled: true, params: { max_report_age_days: DAYS_PER_DOMAIN } },
+      { causedBy: "bench" },
+    );
     await addEndpoint(
       store,
       runtime.db,
@@ -157,25 +173,41 @@ async function main() {
         [newEvent("AggregateReportReceived", payload, { causedBy: "bench" })],
         "no_stream",
       );
-    await append(report("baseline-senders", [ip(0)]));
+    // Each domain's first report is its baseline: one, a day before the oldest of its alerts.
+    const domains = Math.ceil((ALERTS + 2 * LATENCY_REPORTS) / DAYS_PER_DOMAIN) + 1;
+    for (let d = 0; d < domains; d++) {
+      const domain = domainOf(d * DAYS_PER_DOMAIN);
+      await addDomain(store, { tenantId, domain }, { causedBy: "bench" });
+      await append(report(`baseline-${d}`, [ip(0)], domain, today - DAYS_PER_DOMAIN * day));
+    }
     let sender = 1;
+    /** The next alert's report: one new sender on a report day and domain of its own. */
+    const nextReport = (identity: string, count = 1) => {
+      const n = sender;
+      const ips = Array.from({ length: count }, () => ip(sender++));
+      return report(identity, ips, domainOf(n), dayOf(n));
+    };
 
     // Latency: one report at a time, one new sender each.
     const latencyP95 = async (label: string, round: string) => {
+      // By the report's one new sender, which its alert lists.
       const storedAt = new Map<string, number>();
       for (let r = 0; r < LATENCY_REPORTS; r++) {
-        const identity = `latency-${round}-${r}`;
-        await append(report(identity, [ip(sender++)]));
-        storedAt.set(identity, performance.now());
+        const stored = nextReport(`latency-${round}-${r}`);
+        await append(stored);
+        storedAt.set(stored.rows[0]!.sourceIp, performance.now());
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
       const deadline = Date.now() + 60_000;
-      const arrived = () => [...arrivals.values()].filter((arrival) => storedAt.has(arrival.reportId));
+      const arrived = () =>
+        [...arrivals.values()].flatMap((arrival) =>
+          arrival.senders.filter((ip) => storedAt.has(ip)).map((ip) => ({ ip, at: arrival.at })),
+        );
       while (arrived().length < LATENCY_REPORTS && Date.now() < deadline)
         await new Promise((r) => setTimeout(r, 20));
       // An alert that did not arrive within the minute counts as arriving never.
       const latencies = [
-        ...arrived().map((arrival) => arrival.at - storedAt.get(arrival.reportId)!),
+        ...arrived().map((arrival) => arrival.at - storedAt.get(arrival.ip)!),
         ...Array.from({ length: LATENCY_REPORTS - arrived().length }, () => Number.POSITIVE_INFINITY),
       ].sort((a, b) => a - b);
       const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(0)} ms` : "over 60 s");
@@ -224,13 +256,10 @@ async function main() {
     dead.closeAllConnections();
     dead.close();
 
-    // Throughput: ALERTS alerts, PER_REPORT new senders a report, stored as fast as they go.
+    // Throughput: ALERTS alerts, one report each (a new sender on its own day), stored as fast as they go.
     const before = arrivals.size;
     const start = performance.now();
-    for (let r = 0; r * PER_REPORT < ALERTS; r++) {
-      const ips = Array.from({ length: Math.min(PER_REPORT, ALERTS - r * PER_REPORT) }, () => ip(sender++));
-      await append(report(`burst-${r}`, ips));
-    }
+    for (let r = 0; r < ALERTS; r++) await append(nextReport(`burst-${r}`));
     const storedMs = performance.now() - start;
     const until = Date.now() + 30 * 60_000;
     while (arrivals.size < before + ALERTS && Date.now() < until) await new Promise((r) => setTimeout(r, 50));

@@ -32,6 +32,10 @@ const today = Math.floor(Date.now() / 1000 / day) * day;
 const message = { id: "msg_test", body: JSON.stringify({ type: "test", data: {} }) };
 
 /** Two reports of a domain, the second with `ips` new senders: that many new_sender alerts. */
+/**
+ * A domain's baseline report, then one report per new address, each of another report day inside
+ * new_sender's window (today and the three days before): one alert per address.
+ */
 function reportsWithNewSenders(domain: string, tag: string, ips: string[]) {
   const row = (sourceIp: string) => ({
     sourceIp,
@@ -40,23 +44,26 @@ function reportsWithNewSenders(domain: string, tag: string, ips: string[]) {
     policyDkim: "pass",
     policySpf: "pass",
   });
+  if (ips.length > 4) throw new Error("at most four report days inside the window");
   return [
     aggregateReport({
       identity: `${tag}-base`,
       domain,
       organization: "google.com",
-      begin: today - day,
-      end: today - 1,
+      begin: today - 5 * day,
+      end: today - 4 * day - 1,
       rows: [row("192.0.2.1")],
     }),
-    aggregateReport({
-      identity: `${tag}-new`,
-      domain,
-      organization: "google.com",
-      begin: today - day,
-      end: today - 1,
-      rows: ips.map(row),
-    }),
+    ...ips.map((ip, n) =>
+      aggregateReport({
+        identity: `${tag}-new-${n}`,
+        domain,
+        organization: "google.com",
+        begin: today - n * day,
+        end: today - (n - 1) * day - 1,
+        rows: [row(ip)],
+      }),
+    ),
   ];
 }
 
@@ -203,6 +210,7 @@ describe("deliveries under failure", () => {
       WEBHOOK_ALLOW_PRIVATE_ADDRESSES: "yes",
       // Not waiting for the resolver to name a new sender: new_sender by its address at once.
       ALERT_NAME_WAIT: "0s",
+      ALERT_SETTLE: "0s",
       ALERT_SMTP_URL: smtp.url,
       ALERT_MAIL_FROM: "alerts@dmarc-ledger.test",
     });

@@ -55,9 +55,14 @@ describe("the alerts' jobs run once per deployment", () => {
   const newSenderIds = () =>
     receiver.attempts
       .filter((attempt) => attempt.accepted)
-      .map((attempt) => JSON.parse(attempt.body) as { data: { rule: string; period: { key: string } } })
+      .map(
+        (attempt) =>
+          JSON.parse(attempt.body) as {
+            data: { rule: string; period: { key: string }; items: { sender: string }[] };
+          },
+      )
       .filter((body) => body.data.rule === "new_sender")
-      .map((body) => body.data.period.key)
+      .map((body) => `${body.data.period.key} ${body.data.items.map((item) => item.sender).join(",")}`)
       .sort();
   const holders = (job: AlertsJob) =>
     instances.filter((instance) => !instance.stopped && instance.alerts.jobs().includes(job));
@@ -68,6 +73,7 @@ describe("the alerts' jobs run once per deployment", () => {
     settings = parseSettings(alertsSettings, {
       WEBHOOK_ALLOW_PRIVATE_ADDRESSES: "yes",
       ALERT_NAME_WAIT: "0s",
+      ALERT_SETTLE: "0s",
       ALERT_CHECK_INTERVAL: "100ms",
       ALERT_DNS_CHECK_INTERVAL: "100ms",
     });
@@ -145,7 +151,9 @@ describe("the alerts' jobs run once per deployment", () => {
     await appendAggregateReports(runtime.store, [report("l-3", today, ["192.0.2.3"])]);
     await eventually(() => newSenderIds().length >= 2, "the second new_sender alert");
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(newSenderIds()).toEqual(["ip:192.0.2.2", "ip:192.0.2.3"]);
+    // One alert per report day, each listing that day's new sender.
+    const dayOf = (at: number) => new Date(at * 1000).toISOString().slice(0, 10);
+    expect(newSenderIds()).toEqual([`day:${dayOf(today - day)} 192.0.2.2`, `day:${dayOf(today)} 192.0.2.3`]);
     // Each delivered once by id.
     expect(receiver.attempts.filter((attempt) => attempt.accepted).length).toBe(receiver.acceptedIds().size);
   });

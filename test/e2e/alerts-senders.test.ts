@@ -137,11 +137,14 @@ function expectedNewSenders(reports: AggregateReportReceived[]): string[] {
 
 interface Body {
   data: {
+    alertId: string;
     tenantId: string;
     rule: string;
     domain: string | null;
     period: { start: string; key: string };
     figures: Record<string, unknown>;
+    items: Record<string, unknown>[];
+    revises: string | null;
   };
 }
 const unapproved = (receiver: WebhookReceiver) =>
@@ -149,8 +152,30 @@ const unapproved = (receiver: WebhookReceiver) =>
     .filter((attempt) => attempt.accepted)
     .map((attempt) => JSON.parse(attempt.body) as Body)
     .filter((body) => body.data.rule === "unapproved_sender");
+/** Each sender an alert lists, with its report day: a finding's first alert and its later notices. */
 const pairs = (bodies: Body[]) =>
-  bodies.map((body) => `${body.data.figures.sender}|${body.data.period.start.slice(0, 10)}`).sort();
+  bodies
+    .flatMap((body) => body.data.items.map((item) => `${item.sender}|${body.data.period.start.slice(0, 10)}`))
+    .sort();
+
+/**
+ * One finding per rule, domain and report day: its first alert is keyed by the day, each later
+ * one revises it and lists only senders not listed before.
+ */
+function expectOneFindingPerDay(bodies: Body[]): void {
+  const byFinding = new Map<string, Body[]>();
+  for (const body of bodies) {
+    const finding = `${body.data.rule}|${body.data.domain}|${body.data.period.start.slice(0, 10)}`;
+    byFinding.set(finding, [...(byFinding.get(finding) ?? []), body]);
+  }
+  for (const [finding, notices] of byFinding) {
+    const day = finding.split("|")[2];
+    const first = notices.filter((body) => body.data.period.key === `day:${day}`);
+    expect(first, finding).toHaveLength(1);
+    for (const later of notices.filter((body) => body !== first[0]))
+      expect(later.data.revises, finding).toBe(first[0]!.data.alertId);
+  }
+}
 
 describe("unapproved senders failing DMARC", () => {
   let backend: Backend;
@@ -202,7 +227,7 @@ describe("unapproved senders failing DMARC", () => {
   beforeAll(async () => {
     backend = await postgresBackend();
     runtime = await openRuntime(backend.env);
-    settings = parseSettings(alertsSettings, { WEBHOOK_ALLOW_PRIVATE_ADDRESSES: "yes" });
+    settings = parseSettings(alertsSettings, { WEBHOOK_ALLOW_PRIVATE_ADDRESSES: "yes", ALERT_SETTLE: "0s" });
     const meta = { causedBy: "test" };
     tenantA = (await createTenant(runtime.store, { name: "A", region: "global" }, meta)).tenantId;
     tenantB = (await createTenant(runtime.store, { name: "B", region: "global" }, meta)).tenantId;
@@ -268,7 +293,7 @@ describe("unapproved senders failing DMARC", () => {
     await backend?.cleanup();
   });
 
-  it("raises one alert per (domain, sender, day), for addresses named before or after their report", async () => {
+  it("lists each unapproved sender once per (domain, day), for addresses named before or after their report", async () => {
     // Every address but 203.0.113.5 is named before the reports; that one after.
     for (const ip of [
       "192.0.2.10",
@@ -312,7 +337,10 @@ describe("unapproved senders failing DMARC", () => {
       { ...decisions, services: { ...decisions.services, [senderOf("203.0.113.5")]: true } },
       1,
     );
-    await eventually(() => unapproved(receiverA).length >= beforeNaming.length, "the named senders' alerts");
+    await eventually(
+      () => pairs(unapproved(receiverA)).length >= beforeNaming.length,
+      "the named senders' alerts",
+    );
     await runtime.store.append(streams.sourceIp("203.0.113.5"), [namingEvent("203.0.113.5")], "no_stream");
 
     const wantA = expectedAlerts(reportsA, decisions, 1);
@@ -322,26 +350,30 @@ describe("unapproved senders failing DMARC", () => {
     );
     expect(wantB).toHaveLength(1);
     await eventually(
-      () => unapproved(receiverA).length >= wantA.length && unapproved(receiverB).length >= wantB.length,
+      () =>
+        pairs(unapproved(receiverA)).length >= wantA.length &&
+        pairs(unapproved(receiverB)).length >= wantB.length,
       "every unapproved sender's alert",
     );
     await new Promise((resolve) => setTimeout(resolve, 500));
 
     const gotA = unapproved(receiverA);
     expect(pairs(gotA)).toEqual(wantA);
+    expectOneFindingPerDay(gotA);
     expect(
       gotA.every((body) => body.data.tenantId === tenantA && body.data.domain === "gamma-example.com"),
     ).toBe(true);
     const gotB = unapproved(receiverB);
     expect(pairs(gotB)).toEqual(wantB);
+    expectOneFindingPerDay(gotB);
     expect(gotB.every((body) => body.data.tenantId === tenantB)).toBe(true);
     expect(receiverA.attempts.every((attempt) => attempt.verified === true)).toBe(true);
     // The refused range's sender says so.
-    const refused = gotA.find((body) => body.data.figures.sender === "rangey.example");
-    expect(refused?.data.figures.approved).toBe(false);
+    const refused = gotA.flatMap((body) => body.data.items).find((item) => item.sender === "rangey.example");
+    expect(refused?.approved).toBe(false);
   });
 
-  it("raises new_sender once per new service or base name, a new address of a known one raising nothing", async () => {
+  it("lists new_sender once per new service or base name, a new address of a known one raising nothing", async () => {
     // Named before its report: a new address of Good Mail, which the baseline has.
     await runtime.store.append(streams.sourceIp("192.0.2.11"), [namingEvent("192.0.2.11")], "no_stream");
     const reports = [
@@ -368,11 +400,15 @@ describe("unapproved senders failing DMARC", () => {
       ]),
     ];
     await appendAggregateReports(runtime.store, reports);
-    const keys = () =>
+    const bodies = () =>
       receiverC.attempts
         .filter((attempt) => attempt.accepted)
-        .map((attempt) => JSON.parse(attempt.body) as Body)
-        .map((body) => body.data.period.key)
+        .map((attempt) => JSON.parse(attempt.body) as Body);
+    // The members the alerts list, by name (sender:) or, with none, by address (ip:).
+    const keys = () =>
+      bodies()
+        .flatMap((body) => body.data.items)
+        .map((item) => (item.senderKind === "ip" ? `ip:${item.sender}` : `sender:${item.sender}`))
         .sort();
     const namedAtOnce = ["sender:Bad Mail", "sender:rangey.example", "ip:203.0.113.6"].sort();
     await eventually(() => keys().length >= namedAtOnce.length, "the alerts of the addresses named already");
@@ -399,14 +435,17 @@ describe("unapproved senders failing DMARC", () => {
     await eventually(() => keys().length >= want.length, "every new sender's alert");
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(keys()).toEqual(want);
+    expectOneFindingPerDay(bodies());
     expect(receiverC.attempts.every((attempt) => attempt.verified === true)).toBe(true);
-    const fresh = receiverC.attempts
-      .map((attempt) => JSON.parse(attempt.body) as Body)
-      .find((body) => body.data.period.key === "sender:Fresh Mail");
-    expect(fresh?.data.figures).toMatchObject({
-      sender: "Fresh Mail",
-      senderKind: "service",
-      sourceIp: "192.0.2.30",
-    });
+    // A sender's figures are its day's: every address of it that sent for the domain that day.
+    const fresh = bodies()
+      .flatMap((body) => body.data.items)
+      .find((item) => item.sender === "Fresh Mail");
+    expect(fresh).toMatchObject({ sender: "Fresh Mail", senderKind: "service", addresses: 1, messages: 1 });
+    const badMail = bodies()
+      .flatMap((body) => body.data.items)
+      .find((item) => item.sender === "Bad Mail");
+    // 192.0.2.20 and .21 were its addresses when the alert went; .22 was named later.
+    expect(badMail?.messages).toBeGreaterThanOrEqual(6);
   });
 });

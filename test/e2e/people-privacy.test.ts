@@ -70,6 +70,7 @@ describe.each(backends)("people's addresses on %s: sealed, removed, erased", (na
       // The alerts mail every person of a tenant: the path their addresses take to the relay.
       ALERT_SMTP_URL: smtp.url,
       ALERT_NAME_WAIT: "0s",
+      ALERT_SETTLE: "0s",
       ALERT_DIGEST: "off",
       DNS_NAMESERVERS: "127.0.0.1:9",
     });

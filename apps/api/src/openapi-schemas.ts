@@ -2,6 +2,8 @@
  * JSON Schemas (2020-12, as OpenAPI 3.1 uses) of every response body, by endpoint name. The
  * OpenAPI document is built from them and a test validates real responses against them.
  */
+import { ruleKinds } from "@dmarc-ledger/alerts";
+
 type Schema = Record<string, unknown>;
 
 const decimal: Schema = { type: "string", pattern: "^[0-9]+$" };
@@ -358,21 +360,8 @@ const dashboardSchemas: Record<string, Schema> = {
   }),
 };
 
-const ruleName: Schema = {
-  enum: [
-    "new_sender",
-    "dmarc_failure_share",
-    "no_reports",
-    "failure_report",
-    "safe_spf_changed",
-    "safe_spf_failed",
-    "spf_lookup_limit",
-    "dns_record_changed",
-    "onboarding_bad",
-    "webhook_disabled",
-    "unapproved_sender",
-  ],
-};
+/** Every rule the alerts have: the API lists and takes exactly these. */
+const ruleName: Schema = { enum: [...ruleKinds] };
 const numbers: Schema = { type: "object", additionalProperties: { type: "number" } };
 
 const alertSchemas: Record<string, Schema> = {

@@ -1,3 +1,4 @@
+import { spreadOverDays } from "@dmarc-ledger/dmarc-reports/spread-over-days";
 import type {
   AggregateReportReceived,
   AlertRaised,
@@ -8,6 +9,8 @@ import type {
 import type { Projection } from "@dmarc-ledger/projection-engine";
 import { sql, type Transaction } from "kysely";
 import { alertIdOf } from "./alert-id.js";
+import { failureShareOf } from "./failure-share.js";
+import { outsideWindow, recordFinding } from "./findings.js";
 import { type NewSource, newSources, sourceNamedForNewSenders } from "./new-senders.js";
 import { tenantRule } from "./rules.js";
 import type { AlertsSchema } from "./schema.js";
@@ -53,6 +56,9 @@ export function alertEvaluator(options: EvaluatorOptions): Projection<AlertsSche
       "alert_unnamed_failing",
       "alert_known_name",
       "alert_unnamed_new",
+      "alert_finding",
+      "alert_skipped_finding",
+      "alert_source_day",
       "alert_outbox",
       "alert_email",
       "alert_digest",
@@ -117,7 +123,7 @@ async function evaluate(trx: Trx, event: DomainEvent, raising: boolean, context:
     case "AggregateReportReceived":
       return aggregateReport(trx, event.data, event.recordedAt, event.position, cause, raising, context);
     case "SourceIpResolved": {
-      await sourceNamed(trx, event.data, cause, context.oldest);
+      await sourceNamed(trx, event.data, cause, context.oldest, context.now);
       const name = (await sendersOf(trx, [event.data.ip])).get(event.data.ip)!;
       await sourceNamedForNewSenders(trx, event.data.ip, name, cause, context.oldest, context.now);
       return;
@@ -227,6 +233,9 @@ async function forgetDomain(trx: Trx, domain: string): Promise<void> {
   await trx.deleteFrom("alert_unnamed_failing").where("domain", "=", domain).execute();
   await trx.deleteFrom("alert_known_name").where("domain", "=", domain).execute();
   await trx.deleteFrom("alert_unnamed_new").where("domain", "=", domain).execute();
+  await trx.deleteFrom("alert_finding").where("domain", "=", domain).execute();
+  await trx.deleteFrom("alert_skipped_finding").where("domain", "=", domain).execute();
+  await trx.deleteFrom("alert_source_day").where("domain", "=", domain).execute();
 }
 
 async function owns(trx: Trx, tenantId: string, domain: string): Promise<boolean> {
@@ -305,15 +314,50 @@ async function aggregateReport(
 
   // New senders.
   const bySource = new Map<string, { messages: number; passed: number }>();
-  let messages = 0;
-  let failed = 0;
   for (const row of report.rows) {
     const entry = bySource.get(row.sourceIp) ?? { messages: 0, passed: 0 };
     entry.messages += row.count;
     if (dmarcPass(row)) entry.passed += row.count;
-    else failed += row.count;
-    messages += row.count;
     bySource.set(row.sourceIp, entry);
+  }
+  const day = utcDay(new Date(report.begin * 1000));
+  // The figures per day as the read models count them: a report longer than a day spread over
+  // the days it covers (spreadOverDays), so that an alert's figures are the API's for its day.
+  const perDay = new Map<string, { messages: number; failed: number }>();
+  const perSourceDay = new Map<string, { day: string; ip: string; messages: number; passed: number }>();
+  for (const row of report.rows) {
+    const passes = dmarcPass(row);
+    for (const part of spreadOverDays(report.begin, report.end, row.count)) {
+      const partDay = utcDay(new Date(part.t * 1000));
+      const dayTotal = perDay.get(partDay) ?? { messages: 0, failed: 0 };
+      dayTotal.messages += part.count;
+      if (!passes) dayTotal.failed += part.count;
+      perDay.set(partDay, dayTotal);
+      const key = `${partDay} ${row.sourceIp}`;
+      const sourceTotal = perSourceDay.get(key) ?? { day: partDay, ip: row.sourceIp, messages: 0, passed: 0 };
+      sourceTotal.messages += part.count;
+      if (passes) sourceTotal.passed += part.count;
+      perSourceDay.set(key, sourceTotal);
+    }
+  }
+  const perSource = [...perSourceDay.values()].map((total) => ({
+    domain,
+    day: total.day,
+    source_ip: total.ip,
+    messages: total.messages,
+    passed: total.passed,
+  }));
+  for (let at = 0; at < perSource.length; at += 1000) {
+    await trx
+      .insertInto("alert_source_day")
+      .values(perSource.slice(at, at + 1000))
+      .onConflict((oc) =>
+        oc.columns(["domain", "day", "source_ip"]).doUpdateSet({
+          messages: sql`alert_source_day.messages + excluded.messages`,
+          passed: sql`alert_source_day.passed + excluded.passed`,
+        }),
+      )
+      .execute();
   }
   const ips = [...bySource.keys()];
   const known = new Set<string>();
@@ -354,23 +398,29 @@ async function aggregateReport(
       raising: raising && enabled,
       nameWaitMs: context.nameWaitMs,
       recordedAt,
+      now: context.now,
       cause,
     });
   }
 
-  const day = utcDay(new Date(report.begin * 1000));
   if (raising) {
     const failedByIp = new Map<string, number>();
     for (const [ip, figures] of bySource) {
       if (figures.messages > figures.passed) failedByIp.set(ip, figures.messages - figures.passed);
     }
-    await unapprovedSenders(trx, { domain, tenantId, day, failedByIp, recordedAt, cause }, context.oldest);
+    await unapprovedSenders(
+      trx,
+      { domain, tenantId, day, failedByIp, recordedAt, cause },
+      context.oldest,
+      context.now,
+    );
   }
 
-  // The failure share of the window ending on the report's day.
+  // The failure share of the window ending on the report's day, decided when the finding is sent
+  // (findings.ts) with the day's figures as they are then.
   await trx
     .insertInto("alert_domain_day")
-    .values({ domain, day, messages, failed })
+    .values([...perDay].map(([partDay, total]) => ({ domain, day: partDay, ...total })))
     .onConflict((oc) =>
       oc.columns(["domain", "day"]).doUpdateSet({
         messages: sql`alert_domain_day.messages + excluded.messages`,
@@ -381,69 +431,17 @@ async function aggregateReport(
   if (!raising) return;
   const rule = await tenantRule(trx, tenantId, "dmarc_failure_share");
   if (!rule.enabled) return;
-  const windowDays = rule.params.window_days!;
-  const first = utcDay(new Date(Date.parse(`${day}T00:00:00Z`) - (windowDays - 1) * 86_400_000));
-  const window = await trx
-    .selectFrom("alert_domain_day")
-    .select([
-      sql<string>`coalesce(sum(messages), 0)::text`.as("messages"),
-      sql<string>`coalesce(sum(failed), 0)::text`.as("failed"),
-    ])
-    .where("domain", "=", domain)
-    .where("day", ">=", first)
-    .where("day", "<=", day)
-    .executeTakeFirstOrThrow();
-  const total = Number(window.messages);
-  const failing = Number(window.failed);
-  if (total < rule.params.min_messages!) return;
-  const share = Math.round((failing * 10_000) / total) / 100;
-  const overThreshold = failing * 100 > rule.params.threshold_percent! * total;
-  // The domain's own baseline: its share over the baseline_days before the window.
-  const factor = rule.params.baseline_factor!;
-  let baselineShare: number | null = null;
-  if (factor > 0) {
-    const baselineFirst = utcDay(
-      new Date(Date.parse(`${first}T00:00:00Z`) - rule.params.baseline_days! * 86_400_000),
+  for (const partDay of perDay.keys()) {
+    // Outside the window, a day counts as skipped only when it met the rule.
+    const skippable = outsideWindow(partDay, rule, context.now)
+      ? ((await failureShareOf(trx, domain, partDay, rule))?.verdict ?? false)
+      : true;
+    await recordFinding(
+      trx,
+      { tenantId, rule: "dmarc_failure_share", domain, day: partDay, members: [], cause, skippable },
+      context.now,
     );
-    const baseline = await trx
-      .selectFrom("alert_domain_day")
-      .select([
-        sql<string>`coalesce(sum(messages), 0)::text`.as("messages"),
-        sql<string>`coalesce(sum(failed), 0)::text`.as("failed"),
-      ])
-      .where("domain", "=", domain)
-      .where("day", ">=", baselineFirst)
-      .where("day", "<", first)
-      .executeTakeFirstOrThrow();
-    if (Number(baseline.messages) >= rule.params.min_messages!) {
-      baselineShare = Math.round((Number(baseline.failed) * 10_000) / Number(baseline.messages)) / 100;
-    }
   }
-  // Far above its baseline: `factor` times it, and at least 2 points more (0.1% to 0.3% is noise).
-  const overBaseline =
-    baselineShare !== null && share >= factor * baselineShare && share >= baselineShare + 2;
-  if (!overThreshold && !overBaseline) return;
-  const why = overThreshold
-    ? `threshold ${rule.params.threshold_percent}%`
-    : `${factor} times its ${baselineShare}% of the ${rule.params.baseline_days} days before`;
-  await raise(trx, {
-    tenantId,
-    rule: "dmarc_failure_share",
-    domain,
-    key: `day:${day}`,
-    period: { start: `${first}T00:00:00.000Z`, end: dayPeriod(day).end },
-    summary: `${share}% of ${domain}'s ${total} messages failed DMARC in the ${windowDays} day(s) to ${day} (${why}).`,
-    figures: {
-      messages: total,
-      failed: failing,
-      failedPercent: share,
-      thresholdPercent: rule.params.threshold_percent!,
-      windowDays,
-      baselinePercent: baselineShare,
-      aboveBaseline: overBaseline,
-    },
-    causedBy: cause,
-  });
 }
 
 async function failureReport(

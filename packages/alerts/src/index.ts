@@ -6,6 +6,7 @@ export { alertProjections } from "./alert-projections.js";
 export { retryDelay } from "./backoff.js";
 export { buildDigest, type DigestKind, lastPeriod, scheduleDigests } from "./digest.js";
 export { checkDomainsDns, type DnsStatus, type DnsStatusChecker } from "./dns-watch.js";
+export { type FindingMember, noticeSkippedFindings, sendFindings } from "./findings.js";
 export { alertsMigrations } from "./migrations/index.js";
 export { decideUnnamedSenders } from "./new-senders.js";
 export { publishAlerts } from "./publisher.js";

@@ -1,6 +1,6 @@
 import type { AlertRaised } from "@dmarc-ledger/events";
 import type { Kysely, Transaction } from "kysely";
-import { raise } from "./alert-evaluator.js";
+import { recordFinding } from "./findings.js";
 import type { AlertsSchema } from "./schema.js";
 import { type SenderName, sendersOf } from "./sender-names.js";
 
@@ -29,7 +29,15 @@ const byName = (name: SenderName) => name.kind === "service" || name.kind === "b
 export async function newSources(
   trx: Trx,
   sources: NewSource[],
-  options: { baseline: boolean; raising: boolean; nameWaitMs: number; recordedAt: Date; cause: Cause },
+  options: {
+    baseline: boolean;
+    raising: boolean;
+    nameWaitMs: number;
+    recordedAt: Date;
+    /** The evaluator's clock: which report days are inside the rule's window. */
+    now: Date;
+    cause: Cause;
+  },
 ): Promise<void> {
   const names = await sendersOf(
     trx,
@@ -44,6 +52,7 @@ export async function newSources(
         name,
         options.baseline || !options.raising,
         options.recordedAt,
+        options.now,
         options.cause,
       );
     } else if (options.baseline || !options.raising) {
@@ -67,7 +76,7 @@ export async function newSources(
         .onConflict((oc) => oc.columns(["domain", "source_ip"]).doNothing())
         .execute();
     } else {
-      await raiseByAddress(trx, source, options.cause);
+      await recordByAddress(trx, source, options.cause, options.now);
     }
   }
 }
@@ -94,7 +103,7 @@ export async function sourceNamedForNewSenders(
       period: { start: row.period_start, end: row.period_end },
       figures: JSON.parse(row.figures),
     };
-    await decideNamed(trx, source, name, row.recorded_at < oldest, now, [
+    await decideNamed(trx, source, name, row.recorded_at < oldest, now, now, [
       { stream: row.stream, position: row.position },
       ...cause,
     ]);
@@ -128,7 +137,7 @@ export async function decideUnnamedSenders(
     .where("recorded_at", "<", new Date(now.getTime() - options.nameWaitMs))
     .returningAll()
     .execute();
-  let raised = 0;
+  let recorded = 0;
   for (const row of expired) {
     if (row.recorded_at.getTime() < now.getTime() - options.maxEventAgeMs) continue;
     const source: NewSource = {
@@ -138,9 +147,14 @@ export async function decideUnnamedSenders(
       period: { start: row.period_start, end: row.period_end },
       figures: JSON.parse(row.figures),
     };
-    if (await raiseByAddress(db, source, [{ stream: row.stream, position: row.position }])) raised += 1;
+    const cause = [{ stream: row.stream, position: row.position }];
+    // Recorded as changed now by the wall clock: `now` may be a later one that decides the wait.
+    const outcome = await db
+      .transaction()
+      .execute((trx) => recordByAddress(trx, source, cause, now, new Date()));
+    if (outcome === "recorded") recorded += 1;
   }
-  return raised;
+  return recorded;
 }
 
 async function decideNamed(
@@ -149,10 +163,11 @@ async function decideNamed(
   name: SenderName,
   silent: boolean,
   at: Date,
+  now: Date,
   cause: Cause,
 ): Promise<void> {
   if (!byName(name)) {
-    if (!silent) await raiseByAddress(trx, source, cause);
+    if (!silent) await recordByAddress(trx, source, cause, now);
     return;
   }
   const inserted = await trx
@@ -161,33 +176,48 @@ async function decideNamed(
     .onConflict((oc) => oc.columns(["domain", "sender"]).doNothing())
     .executeTakeFirst();
   if (silent || Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) return;
-  const what = name.kind === "service" ? "service" : "base domain";
-  await raise(trx, {
-    tenantId: source.tenantId,
-    rule: "new_sender",
-    domain: source.domain,
-    key: `sender:${name.sender}`,
-    period: source.period,
-    summary: `${name.sender} (a ${what}) sent for ${source.domain} for the first time, from ${source.sourceIp} (${source.figures.messages} messages, ${source.figures.dmarcPass} passing DMARC, reported by ${source.figures.reporter}).`,
-    figures: { sender: name.sender, senderKind: name.kind, sourceIp: source.sourceIp, ...source.figures },
-    causedBy: cause,
-  });
+  await recordFinding(
+    trx,
+    {
+      tenantId: source.tenantId,
+      rule: "new_sender",
+      domain: source.domain,
+      day: source.period.start.slice(0, 10),
+      members: [
+        {
+          key: `sender:${name.sender}`,
+          sender: name.sender,
+          kind: name.kind,
+          sourceIp: source.sourceIp,
+          reporter: source.figures.reporter,
+        },
+      ],
+      cause,
+    },
+    now,
+  );
 }
 
-function raiseByAddress(
-  handle: Trx | Kysely<AlertsSchema>,
+/** A new address with no name to go by: a member of its day's finding by its address. */
+function recordByAddress(
+  trx: Trx,
   source: NewSource,
   cause: Cause,
-): Promise<boolean> {
+  now: Date,
+  changedAt: Date = now,
+): Promise<"recorded" | "skipped" | "off"> {
   const ip = source.sourceIp;
-  return raise(handle, {
-    tenantId: source.tenantId,
-    rule: "new_sender",
-    domain: source.domain,
-    key: `ip:${ip}`,
-    period: source.period,
-    summary: `${ip} sent for ${source.domain} for the first time (${source.figures.messages} messages, ${source.figures.dmarcPass} passing DMARC, reported by ${source.figures.reporter}).`,
-    figures: { sourceIp: ip, ...source.figures },
-    causedBy: cause,
-  });
+  return recordFinding(
+    trx,
+    {
+      tenantId: source.tenantId,
+      rule: "new_sender",
+      domain: source.domain,
+      day: source.period.start.slice(0, 10),
+      members: [{ key: `ip:${ip}`, sender: ip, kind: "ip", sourceIp: ip, reporter: source.figures.reporter }],
+      cause,
+    },
+    now,
+    changedAt,
+  );
 }

@@ -22,12 +22,21 @@ const emailParam: ParamSpec = {
   description: "1: the tenant's people get each alert of this rule by e-mail; 0: webhooks only",
 };
 
+/** The report-day rules' window: a finding about an older report day is not raised. */
+const reportAgeParam: ParamSpec = {
+  default: 3,
+  min: 0,
+  max: 3650,
+  description:
+    "no alert about a report day more than this many days before today (UTC): a backlog of old reports is counted, not raised",
+};
+
 /** Every rule, on by default for every tenant (docs/alerts.md says what each one watches). */
 export const ruleSpecs: { readonly [K in AlertRuleKind]: RuleSpec } = {
   new_sender: {
     description:
-      "A source IP sends for a domain for the first time (the domain's first report is its baseline).",
-    params: { email: emailParam },
+      "Senders (a service or base domain, else an address) send for a domain for the first time: one alert per domain and report day, the senders listed (the domain's first report is its baseline).",
+    params: { max_report_age_days: reportAgeParam, email: emailParam },
   },
   unapproved_sender: {
     description:
@@ -39,6 +48,7 @@ export const ruleSpecs: { readonly [K in AlertRuleKind]: RuleSpec } = {
         max: 1_000_000_000,
         description: "no alert for a sender with fewer failing messages than this in the day",
       },
+      max_report_age_days: reportAgeParam,
       email: emailParam,
     },
   },
@@ -67,6 +77,7 @@ export const ruleSpecs: { readonly [K in AlertRuleKind]: RuleSpec } = {
         max: 365,
         description: "the days before the window that make the baseline",
       },
+      max_report_age_days: reportAgeParam,
       email: emailParam,
     },
   },
@@ -99,6 +110,11 @@ export const ruleSpecs: { readonly [K in AlertRuleKind]: RuleSpec } = {
   },
   onboarding_bad: {
     description: "A domain's onboarding check (live DNS) turned bad: it has problems it did not have.",
+    params: { email: emailParam },
+  },
+  backlog_skipped: {
+    description:
+      "Reports of days older than a rule's window were imported: how many findings were not raised, said once per backlog.",
     params: { email: emailParam },
   },
   webhook_disabled: {

@@ -217,6 +217,45 @@ export interface AlertSenderApprovalTable {
 }
 
 /** Messages failing DMARC from a sender not approved for the domain, per UTC day of the reports. */
+/** One finding (tenant, rule, domain, report day): its members and what of it was sent (findings.ts). */
+export interface AlertFindingTable {
+  tenant_id: string;
+  rule: AlertRuleKind;
+  domain: string;
+  day: string;
+  /** JSON: member key → the member (a new sender: its name, kind and addresses). */
+  members: string;
+  /** JSON: the events that caused it, the first and the latest. */
+  causes: string;
+  changed_at: Date;
+  /** Changed since it was last looked at by the sender. */
+  pending: boolean;
+  first_alert_id: string | null;
+  /** Alerts sent of it (the first and its updates). */
+  notices: number;
+  /** JSON: the member keys the alerts sent so far listed. */
+  sent_members: string;
+  /** The verdict the last alert sent said (a threshold met); null before any. */
+  sent_verdict: boolean | null;
+}
+
+export interface AlertSkippedFindingTable {
+  tenant_id: string;
+  rule: AlertRuleKind;
+  domain: string;
+  day: string;
+  recorded_at: Date;
+  noticed: boolean;
+}
+
+export interface AlertSourceDayTable {
+  domain: string;
+  day: string;
+  source_ip: string;
+  messages: ColumnType<string, string | number, string | number>;
+  passed: ColumnType<string, string | number, string | number>;
+}
+
 export interface AlertSenderDayTable {
   domain: string;
   sender: string;
@@ -270,6 +309,9 @@ export interface AlertsSchema {
   alert_source_name: AlertSourceNameTable;
   alert_sender_approval: AlertSenderApprovalTable;
   alert_sender_day: AlertSenderDayTable;
+  alert_finding: AlertFindingTable;
+  alert_skipped_finding: AlertSkippedFindingTable;
+  alert_source_day: AlertSourceDayTable;
   alert_unnamed_failing: AlertUnnamedFailingTable;
   alert_dns_state: AlertDnsStateTable;
   alert_digest: AlertDigestTable;

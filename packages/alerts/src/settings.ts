@@ -41,6 +41,11 @@ export const alertsSettings = {
    * address (checked every ALERT_CHECK_INTERVAL); 0s: at once, by its address unless named already.
    */
   ALERT_NAME_WAIT: duration({ minMs: 0, maxMs: 7 * 86_400_000, defaultMs: 3_600_000 }),
+  /**
+   * How long a finding (a rule, domain and report day) stays unchanged before its alert is sent,
+   * so that a batch of reports gives one alert with the day's figures, not one per report.
+   */
+  ALERT_SETTLE: duration({ minMs: 0, maxMs: 3_600_000, defaultMs: 30_000 }),
   /** Events older than this when the evaluator sees them raise nothing (a first start over a long history). */
   ALERT_MAX_EVENT_AGE: duration({ minMs: 1000, maxMs: 365 * 86_400_000, defaultMs: 2 * 86_400_000 }),
 };
@@ -76,5 +81,6 @@ export interface AlertsSettings {
   ALERT_CHECK_INTERVAL: number;
   ALERT_DNS_CHECK_INTERVAL: number;
   ALERT_NAME_WAIT: number;
+  ALERT_SETTLE: number;
   ALERT_MAX_EVENT_AGE: number;
 }

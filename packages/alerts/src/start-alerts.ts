@@ -7,6 +7,7 @@ import { startDeliveryWorker } from "./delivery-worker.js";
 import { scheduleDigests } from "./digest.js";
 import { checkDomainsDns, type DnsStatusChecker } from "./dns-watch.js";
 import { startEmailWorker } from "./email-worker.js";
+import { noticeSkippedFindings, sendFindings } from "./findings.js";
 import { decideUnnamedSenders } from "./new-senders.js";
 import { publishAlerts } from "./publisher.js";
 import type { AlertsSchema } from "./schema.js";
@@ -30,6 +31,8 @@ export interface AlertsOptions {
   owner?: string;
   /** How long the job leases last unrenewed (5 s): how soon another process takes a dead one's jobs. */
   leaseTtlMs?: number;
+  /** The alerts' clock (tests move it): which report days are inside the rules' windows, and "so far". */
+  now?: () => Date;
   /** Told when this process starts (true) or stops (false) running one of the leased jobs. */
   onRunning?: (job: AlertsJob, running: boolean) => void;
 }
@@ -52,6 +55,7 @@ export function startAlerts(options: AlertsOptions): RunningAlerts {
   const { store, settings } = options;
   const db: Kysely<AlertsSchema> = options.db;
   const onError = (what: string) => (error: unknown) => options.onError?.(error, what);
+  const now = options.now ?? (() => new Date());
   const leased = (name: AlertsJob, start: () => { stop(): Promise<void> }) =>
     runLeasedJob({
       db: options.db,
@@ -69,7 +73,11 @@ export function startAlerts(options: AlertsOptions): RunningAlerts {
       store,
       db: options.db,
       projections: [
-        alertEvaluator({ maxEventAgeMs: settings.ALERT_MAX_EVENT_AGE, nameWaitMs: settings.ALERT_NAME_WAIT }),
+        alertEvaluator({
+          maxEventAgeMs: settings.ALERT_MAX_EVENT_AGE,
+          nameWaitMs: settings.ALERT_NAME_WAIT,
+          now,
+        }),
       ],
       onError: onError("alert evaluation failed; retrying from its checkpoint"),
     }),
@@ -119,6 +127,10 @@ export function startAlerts(options: AlertsOptions): RunningAlerts {
     while (!stopping) {
       let published = 0;
       try {
+        // Settled findings become alerts in the outbox, published below in the same round.
+        const settled = { now: now(), settleMs: settings.ALERT_SETTLE };
+        await sendFindings(db, settled);
+        await noticeSkippedFindings(db, settled);
         published = await publishAlerts(store, db, settings.ALERT_SMTP_URL !== undefined);
         if (published > 0) {
           deliveries.wake();
@@ -181,6 +193,7 @@ function startSchedule(
     await decideUnnamedSenders(db, {
       nameWaitMs: settings.ALERT_NAME_WAIT,
       maxEventAgeMs: settings.ALERT_MAX_EVENT_AGE,
+      now: (options.now ?? (() => new Date()))(),
     }).catch(onError("deciding the new senders that were not named failed"));
     if (settings.ALERT_SMTP_URL && settings.ALERT_DIGEST !== "off") {
       await scheduleDigests(db, settings.ALERT_DIGEST)

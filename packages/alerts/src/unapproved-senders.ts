@@ -1,6 +1,6 @@
 import type { AlertRaised, SourceIpResolved } from "@dmarc-ledger/events";
 import { sql, type Transaction } from "kysely";
-import { raise } from "./alert-evaluator.js";
+import { recordFinding } from "./findings.js";
 import { tenantRule } from "./rules.js";
 import type { AlertsSchema } from "./schema.js";
 import { approvalOf, recordSourceName, type SenderName, sendersOf } from "./sender-names.js";
@@ -24,7 +24,12 @@ export interface FailingSources {
  * (unless the IP or its sender is approved) and decided now; an IP the resolver has not named yet
  * waits in alert_unnamed_failing for its SourceIpResolved (sourceNamed).
  */
-export async function unapprovedSenders(trx: Trx, failing: FailingSources, oldest: Date): Promise<void> {
+export async function unapprovedSenders(
+  trx: Trx,
+  failing: FailingSources,
+  oldest: Date,
+  now: Date,
+): Promise<void> {
   await trx.deleteFrom("alert_unnamed_failing").where("recorded_at", "<", oldest).execute();
   const ips = [...failing.failedByIp.keys()];
   if (ips.length === 0) return;
@@ -33,7 +38,7 @@ export async function unapprovedSenders(trx: Trx, failing: FailingSources, oldes
     const failed = failing.failedByIp.get(ip)!;
     const name = names.get(ip);
     if (name) {
-      await decide(trx, failing.domain, failing.tenantId, ip, name, failing.day, failed, failing.cause);
+      await decide(trx, failing.domain, failing.tenantId, ip, name, failing.day, failed, failing.cause, now);
       continue;
     }
     const [cause] = failing.cause;
@@ -66,6 +71,7 @@ export async function sourceNamed(
   answer: SourceIpResolved,
   cause: Cause,
   oldest: Date,
+  now: Date,
 ): Promise<void> {
   await recordSourceName(trx, answer);
   const waiting = await trx
@@ -83,10 +89,17 @@ export async function sourceNamed(
       .where("domain", "=", row.domain)
       .executeTakeFirst();
     if (!owner) continue;
-    await decide(trx, row.domain, owner.tenant_id, answer.ip, name, row.day, Number(row.failed), [
-      { stream: row.stream, position: row.position },
-      ...cause,
-    ]);
+    await decide(
+      trx,
+      row.domain,
+      owner.tenant_id,
+      answer.ip,
+      name,
+      row.day,
+      Number(row.failed),
+      [{ stream: row.stream, position: row.position }, ...cause],
+      now,
+    );
   }
 }
 
@@ -99,6 +112,7 @@ async function decide(
   day: string,
   failed: number,
   cause: Cause,
+  now: Date,
 ): Promise<void> {
   // An unknown sender cannot be approved (sender_approval refuses "unknown": approve its
   // addresses by range instead), so an alert asking for its approval is one nobody can act on.
@@ -117,23 +131,20 @@ async function decide(
     .returning("failed")
     .executeTakeFirstOrThrow();
   const rule = await tenantRule(trx, tenantId, "unapproved_sender");
-  const total = Number(counted.failed);
-  if (!rule.enabled || total < rule.params.min_failed!) return;
-  const decision = approved === false ? "refused" : "not approved";
-  await raise(trx, {
-    tenantId,
-    rule: "unapproved_sender",
-    domain,
-    key: `sender:${name.sender}:day:${day}`,
-    period: { start: `${day}T00:00:00.000Z`, end: `${day}T23:59:59.999Z` },
-    summary: `${name.sender} (${decision} for ${domain}) sent ${total} message(s) failing DMARC on ${day}, the latest from ${ip}.`,
-    figures: {
-      sender: name.sender,
-      senderKind: name.kind,
-      approved,
-      failed: total,
-      sourceIp: ip,
+  if (!rule.enabled || Number(counted.failed) < rule.params.min_failed!) return;
+  // A member of the day's finding: its figures are the day's when the finding is sent (findings.ts).
+  await recordFinding(
+    trx,
+    {
+      tenantId,
+      rule: "unapproved_sender",
+      domain,
+      day,
+      members: [
+        { key: `sender:${name.sender}`, sender: name.sender, kind: name.kind, sourceIp: ip, reporter: "" },
+      ],
+      cause,
     },
-    causedBy: cause,
-  });
+    now,
+  );
 }

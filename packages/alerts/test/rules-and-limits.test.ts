@@ -100,7 +100,7 @@ describe("rules", () => {
         alertIdOf("t1", "new_sender", "example.com", "ip:192.0.2.2"),
       ]).size,
     ).toBe(5);
-    expect(ruleKinds).toHaveLength(11);
+    expect(ruleKinds).toHaveLength(12);
   });
 });
 

@@ -392,6 +392,7 @@ export type AlertRuleKind =
   | "spf_lookup_limit"
   | "dns_record_changed"
   | "onboarding_bad"
+  | "backlog_skipped"
   | "webhook_disabled";
 
 /**

@@ -7,6 +7,7 @@ import { alertKnownName } from "./005_alert_known_name.js";
 import { alertMailUnaddressed } from "./006_alert_mail_unaddressed.js";
 import { webhookFailureCategory } from "./007_webhook_failure_category.js";
 import { webhookEndpointHealth } from "./008_webhook_endpoint_health.js";
+import { alertFindings } from "./009_alert_findings.js";
 import { alertSourceNameAsApi } from "./015_alert_source_name_as_api.js";
 
 /** The alerts' tables (schema.ts): rules, endpoints, alerts, the evaluator's state, the outboxes. */
@@ -21,6 +22,7 @@ export const alertsMigrations: MigrationSet = {
     "006_alert_mail_unaddressed": alertMailUnaddressed,
     "007_webhook_failure_category": webhookFailureCategory,
     "008_webhook_endpoint_health": webhookEndpointHealth,
+    "009_alert_findings": alertFindings,
     "015_alert_source_name_as_api": alertSourceNameAsApi,
   },
 };
