@@ -49,16 +49,18 @@ const naming: Record<string, { service?: string; baseDomain?: string; asn: numbe
   "198.51.100.71": { baseDomain: "rangey.example", asn: 64503 },
   "203.0.113.7": { asn: 64500 },
 };
+/** The AS's organisation each naming event gives: a sender with no service is known by it. */
+const organizationOf = (asn: number) => `Org ${asn}`;
 const senderOf = (ip: string) => {
   const name = naming[ip]!;
-  return name.service ?? name.baseDomain ?? `AS${name.asn}`;
+  return name.service ?? name.baseDomain ?? organizationOf(name.asn);
 };
 const namingEvent = (ip: string) => {
   const name = naming[ip]!;
   const value: SourceIpNaming = {
     baseDomain: name.baseDomain ?? null,
     service: name.service ? { name: name.service, type: "ESP" } : null,
-    asn: { number: name.asn, organization: `Org ${name.asn}` },
+    asn: { number: name.asn, organization: organizationOf(name.asn) },
     country: "US",
     sources,
   };
@@ -343,7 +345,9 @@ describe("unapproved senders failing DMARC", () => {
 
     const wantA = expectedAlerts(reportsA, decisions, 1);
     const wantB = expectedAlerts(reportsB, { services: {}, ranges: [] }, 5);
-    expect(wantA).toContain(`AS64500|${new Date((today - day) * 1000).toISOString().slice(0, 10)}`);
+    expect(wantA).toContain(
+      `${organizationOf(64500)}|${new Date((today - day) * 1000).toISOString().slice(0, 10)}`,
+    );
     expect(wantB).toHaveLength(1);
     await eventually(
       () =>

@@ -92,7 +92,7 @@ describe("dmarc-ledger demo beside a running service", () => {
       "Amazon SES",
       "Twilio SendGrid",
       "Intuit Mailchimp",
-      "Microsoft Corporation",
+      "Outlook (Personal and Microsoft 365)",
     ])
       expect(services, name).toContain(name);
     const volume = (records: SenderRecord[]) => records.reduce((sum, r) => sum + Number(r.Volume), 0);

@@ -54,6 +54,17 @@ const dateSeriesParameters = [
   },
 ];
 
+/** aggregate_by_source's and aggregate_by_unaligned_source's own filter, beside the listings'. */
+const sourceFilterParameters = [
+  {
+    name: "sender",
+    in: "query",
+    description:
+      "Only the sources of this sender, as aggregate_by_sender's Service names it exactly (a service, a base domain, an AS's organisation, or \"unknown\").",
+    schema: { type: "string", minLength: 1, maxLength: 1000 },
+  },
+];
+
 /** Query parameters and form fields of the endpoints that are not plain period listings. */
 const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   domains: { query: ["page", "per_page"] },
@@ -90,6 +101,8 @@ const extraParameters: Record<string, { query?: string[]; form?: string[] }> = {
   webhook_deliveries: { query: ["webhook_id", "page", "per_page"] },
   redeliver_webhook: { form: ["delivery_id"] },
   aggregate_by_date: { query: ["start", "end", "page", "per_page", "domain", "bucket", "group"] },
+  aggregate_by_source: { query: ["start", "end", "page", "per_page", "domain", "sender"] },
+  aggregate_by_unaligned_source: { query: ["start", "end", "page", "per_page", "domain", "sender"] },
   tls_by_date: { query: ["start", "end", "page", "per_page", "domain", "bucket", "group"] },
   sender_approval: { form: ["domain", "service", "range", "approved"] },
   policy_impact: { query: ["start", "end", "page", "per_page", "domain", "policy"] },
@@ -301,10 +314,19 @@ function queryParameter(endpointName: string, name: string) {
   // The domain is optional where it filters a list, required where it names the subject.
   if (
     name === "domain" &&
-    !["inputs", "aggregate_by_date", "tls_by_date", "policy_impact"].includes(endpointName)
+    ![
+      "inputs",
+      "aggregate_by_date",
+      "tls_by_date",
+      "policy_impact",
+      "aggregate_by_source",
+      "aggregate_by_unaligned_source",
+    ].includes(endpointName)
   )
     return { name, in: "query", required: true, schema: { type: "string" } };
-  return [...listParameters, ...dateSeriesParameters].find((parameter) => parameter.name === name);
+  return [...listParameters, ...dateSeriesParameters, ...sourceFilterParameters].find(
+    (parameter) => parameter.name === name,
+  );
 }
 
 function operation(endpoint: Endpoint) {

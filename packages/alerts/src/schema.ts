@@ -208,9 +208,11 @@ export interface AlertDnsStateTable {
 /** What names a source IP, from its latest SourceIpResolved (as source_ip_name shows it). */
 export interface AlertSourceNameTable {
   source_ip: string;
-  service: string | null;
-  base_domain: string | null;
+  service_name: string | null;
+  /** The registrable domain of the forward-confirmed name; "" when there is none. */
+  source_domain: string | null;
   asn: ColumnType<string | null, string | number | null, string | number | null>;
+  asn_organization: string | null;
 }
 
 /** A tenant's decision on a sender (kind `service`: its name; `range`: a CIDR) for its domain. */

@@ -1,69 +1,59 @@
 import type { SourceIpResolved } from "@dmarc-ledger/events";
+import { type SenderKind, senderColumns, sourceNamingSetBy } from "@dmarc-ledger/report-read-models";
 import { sql, type Transaction } from "kysely";
-import { getDomain } from "tldts";
 import type { AlertsSchema } from "./schema.js";
 
 type Trx = Transaction<AlertsSchema>;
 
 /** A source IP's sender, as aggregate_by_sender names it (docs/api.md). */
 export interface SenderName {
-  kind: "service" | "base_domain" | "asn" | "unknown";
+  kind: SenderKind;
   sender: string;
 }
 
-const isDefinitive = (outcome: SourceIpResolved["outcome"]) => outcome !== "timeout" && outcome !== "error";
-
 /**
- * Keeps what names a source IP the way the source_ip_name read model does: a timeout or an error
- * moves only the AS (which needs no DNS); a definitive answer replaces the service and base domain.
+ * Keeps what names a source IP as the source_ip_name read model does, by the same rule
+ * (sourceNamingSetBy): a timeout or an error moves only the AS (which needs no DNS) and a
+ * service named without DNS; a definitive answer replaces them all.
  */
 export async function recordSourceName(trx: Trx, answer: SourceIpResolved): Promise<void> {
-  const asn = answer.naming?.asn?.number ?? null;
-  if (isDefinitive(answer.outcome)) {
-    const baseDomain = answer.naming
-      ? (answer.naming.baseDomain ?? "")
-      : answer.confirmed && answer.name
-        ? (getDomain(answer.name) ?? "")
-        : "";
-    const row = { service: answer.naming?.service?.name ?? null, base_domain: baseDomain, asn };
-    await trx
-      .insertInto("alert_source_name")
-      .values({ source_ip: answer.ip, ...row })
-      .onConflict((oc) => oc.column("source_ip").doUpdateSet(row))
-      .execute();
-  } else {
-    const row = answer.naming ? { asn } : {};
-    await trx
-      .insertInto("alert_source_name")
-      .values({ source_ip: answer.ip, service: null, base_domain: "", asn })
-      .onConflict((oc) => (answer.naming ? oc.column("source_ip").doUpdateSet(row) : oc.doNothing()))
-      .execute();
-  }
+  const { columns } = sourceNamingSetBy(answer);
+  const row = {
+    ...("service_name" in columns ? { service_name: columns.service_name } : {}),
+    ...("source_domain" in columns ? { source_domain: columns.source_domain } : {}),
+    ...("asn" in columns ? { asn: columns.asn, asn_organization: columns.asn_organization } : {}),
+  };
+  await trx
+    .insertInto("alert_source_name")
+    .values({
+      source_ip: answer.ip,
+      service_name: null,
+      source_domain: "",
+      asn: null,
+      asn_organization: null,
+      ...row,
+    })
+    .onConflict((oc) =>
+      Object.keys(row).length > 0
+        ? oc.column("source_ip").doUpdateSet(row)
+        : oc.column("source_ip").doNothing(),
+    )
+    .execute();
 }
 
-/** The senders of the IPs the evaluator has a name for (an IP not resolved yet is absent). */
+/**
+ * The senders of the IPs the evaluator has a name for (an IP not resolved yet is absent), named
+ * by the API's own rule (senderColumns): a service, a base domain, an AS's organisation.
+ */
 export async function sendersOf(trx: Trx, ips: readonly string[]): Promise<Map<string, SenderName>> {
   const out = new Map<string, SenderName>();
   for (let at = 0; at < ips.length; at += 1000) {
-    const rows = await trx
-      .selectFrom("alert_source_name")
-      .selectAll()
-      .where("source_ip", "in", ips.slice(at, at + 1000))
-      .execute();
-    for (const row of rows) out.set(row.source_ip, senderOf(row));
+    const { rows } = await sql<{ source_ip: string } & SenderName>`
+      select n.source_ip, ${senderColumns("n")} from alert_source_name n
+      where n.source_ip = any(${ips.slice(at, at + 1000)}::text[])`.execute(trx);
+    for (const row of rows) out.set(row.source_ip, { kind: row.kind, sender: row.sender });
   }
   return out;
-}
-
-export function senderOf(row: {
-  service: string | null;
-  base_domain: string | null;
-  asn: string | null;
-}): SenderName {
-  if (row.service !== null) return { kind: "service", sender: row.service };
-  if (row.base_domain) return { kind: "base_domain", sender: row.base_domain };
-  if (row.asn !== null) return { kind: "asn", sender: `AS${row.asn}` };
-  return { kind: "unknown", sender: "unknown" };
 }
 
 /**

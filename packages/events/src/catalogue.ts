@@ -70,8 +70,8 @@ export interface DomainGroupSet {
 /**
  * A sender approved or not for a domain, or the decision cleared (`approved` null). In the
  * domain's stream, so the audit trail (GET history) tells who decided. The sender is a service
- * (as aggregate_by_sender names it: a service name, or for unknown sources a base domain or
- * "AS<number>") or an IP range (CIDR); exactly one of the two is set.
+ * (as aggregate_by_sender names it: a service name, or for unknown sources a base domain or an
+ * AS's organisation) or an IP range (CIDR); exactly one of the two is set.
  */
 export interface SenderApprovalSet {
   domain: string;

@@ -1,4 +1,4 @@
-import type { CounterFields } from "@dmarc-ledger/report-read-models";
+import type { CounterFields, SenderKind } from "@dmarc-ledger/report-read-models";
 import { type Kysely, sql } from "kysely";
 import { offsetOf, type Page, type PageQuery } from "./page.js";
 import type { QuerySchema } from "./schema.js";
@@ -11,8 +11,7 @@ import {
   withSenderRanking,
 } from "./sender-page-ranked.js";
 
-/** What kind of name a sender record has: a known service, or for unknown sources what is known. */
-export type SenderKind = "service" | "base_domain" | "asn" | "unknown";
+export type { SenderKind };
 
 export interface AggregateBySenderRecord extends CounterFields {
   /** The tenant's domain (a subdomain's reports count for it). */

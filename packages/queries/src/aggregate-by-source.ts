@@ -60,9 +60,12 @@ async function sourcePage(
       // to disk. For this transaction only.
       await sql`set local work_mem = '64MB'`.execute(trx);
       const domains = await tenantReportDomains(trx, query.tenantId, query.domain);
-      // Rankings hold every domain of the tenant: one domain's page is grouped from its facts.
+      // Rankings hold every domain and sender of the tenant: one domain's or one sender's page is
+      // grouped from its facts.
       const choice =
-        options.ignoreRankings || query.domain !== undefined ? null : await chooseRanking(trx, query, scope);
+        options.ignoreRankings || query.domain !== undefined || query.sender !== undefined
+          ? null
+          : await chooseRanking(trx, query, scope);
       const page = choice
         ? await rankedSourcePage(trx, query, scope, choice, domains)
         : await groupedSourcePage(trx, query, scope, domains);

@@ -10,6 +10,12 @@ export interface PageQuery {
   perPage: number;
   /** Only this one of the tenant's domains and its subdomains' reports (the dashboard's filter). */
   domain?: string;
+  /**
+   * Only the sources of this sender, as aggregate_by_sender's Service names it (a service, a base
+   * domain, an AS's organisation or "unknown"): read by aggregate_by_source and its unaligned
+   * variant only.
+   */
+  sender?: string;
 }
 
 export interface Page<Record> {

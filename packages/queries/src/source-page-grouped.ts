@@ -1,13 +1,20 @@
 import type { RankingScope, TenantReportDomain } from "@dmarc-ledger/report-read-models";
-import { sourceFactSums, tenantScopedFacts } from "@dmarc-ledger/report-read-models";
+import { senderOf, sourceFactSums, tenantScopedFacts } from "@dmarc-ledger/report-read-models";
 import { type Kysely, sql } from "kysely";
 import { offsetOf, type PageQuery } from "./page.js";
 import type { QuerySchema } from "./schema.js";
 import { type SourceGroupSums, sourceOrder, sourceSumsAsText } from "./source-group-sums.js";
 
 /**
+ * The facts of the sender's addresses only (query.sender), named as aggregate_by_sender names
+ * them (senderOf over source_ip_name; an address without a row is "unknown"); else every fact.
+ */
+const ofSender = (query: PageQuery) =>
+  query.sender === undefined ? sql`true` : sql`${senderOf("n")} = ${query.sender}`;
+
+/**
  * A page of source groups computed the plain way: every group of the period summed and sorted.
- * Exact for any period; used when no ranking is close enough to it.
+ * Exact for any period; used when no ranking is close enough to it, and for one sender's sources.
  */
 export async function groupedSourcePage(
   db: Kysely<QuerySchema>,
@@ -16,7 +23,9 @@ export async function groupedSourcePage(
   domains: readonly TenantReportDomain[],
 ): Promise<{ total: number; rows: SourceGroupSums[] }> {
   const grouped = sql`select ${sourceFactSums} from agg_source f
+    ${query.sender === undefined ? sql`` : sql`left join source_ip_name n on n.source_ip = f.source_ip`}
     where f.t between ${query.start} and ${query.end} and ${tenantScopedFacts(domains, scope)}
+      and ${ofSender(query)}
     group by f.domain, f.source_ip, f.organization`;
   const { rows } = await sql<SourceGroupSums & { total: string }>`
     with grouped as (${grouped})

@@ -37,8 +37,11 @@ export {
 } from "./sender-rankings/owned-report-domains.js";
 export {
   dispositionsStoppedBy,
+  type SenderKind,
   type StricterPolicy,
+  senderColumns,
   senderNameColumns,
+  senderOf,
 } from "./sender-rankings/sender-naming.js";
 export {
   type SenderRankingBuild,

@@ -8,6 +8,18 @@ export interface ServiceMap {
   serviceOf(baseDomain: string): SenderService | null;
 }
 
+/**
+ * Authentication domains the shipped map lacks, each to the base domain in the map of the
+ * service that holds them. onmicrosoft.com: every Microsoft 365 tenant's own domain
+ * (<tenant>.onmicrosoft.com) is signed by Microsoft 365 (DKIM d=) and sends from its SPF
+ * include spf.protection.outlook.com, as Microsoft documents for its tenants' default domain.
+ * (protection.outlook.com and outlook.com are outlook.com in the map already.)
+ */
+const serviceAliases: ReadonlyMap<string, string> = new Map([["onmicrosoft.com", "outlook.com"]]);
+
+/** Says which aliases named a service: recorded with the map's version in every naming. */
+const serviceAliasesVersion = "aliases-1";
+
 let shipped: Map<string, SenderService> | undefined;
 
 /** The shipped map, parsed once per process (about 38,000 services). */
@@ -25,14 +37,21 @@ function shippedServices(): Map<string, SenderService> {
   return shipped;
 }
 
-/** The shipped map, with the deployment's file (SENDER_SERVICE_MAP_FILE) over it when given. */
+/**
+ * The shipped map and its aliases, with the deployment's file (SENDER_SERVICE_MAP_FILE) over them
+ * when given.
+ */
 export function serviceMap(file: ServiceMapFile | null = null): ServiceMap {
   const services = shippedServices();
   return {
-    version: file ? `${knownSendersVersion}+local-sha256:${file.sha256}` : knownSendersVersion,
-    serviceOf: (baseDomain) => {
+    version: `${knownSendersVersion}+${serviceAliasesVersion}${file ? `+local-sha256:${file.sha256}` : ""}`,
+    serviceOf(baseDomain) {
       const key = baseDomain.toLowerCase();
-      return file?.services.get(key) ?? services.get(key) ?? null;
+      const known = file?.services.get(key) ?? services.get(key);
+      if (known) return known;
+      // An alias is the service its domain names: the deployment's file renames it too.
+      const alias = serviceAliases.get(key);
+      return alias ? (file?.services.get(alias) ?? services.get(alias) ?? null) : null;
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { SourceIpNaming, SourceIpResolved } from "@dmarc-ledger/events";
 import { getDomain } from "tldts";
 import { specialRangeOf } from "./address-range.js";
-import { asnServiceDomains, asnServicesVersion } from "./asn-services.js";
+import { asnServiceDomains, asnServicesVersion, sendingRangeServiceDomain } from "./asn-services.js";
 import type { AuthEvidence } from "./auth-evidence.js";
 import { type NetworkDatabases, networkDatabaseVersions, openNetworkDatabases } from "./network-databases.js";
 import { type ServiceMap, serviceMap } from "./service-map.js";
@@ -36,8 +36,9 @@ function leadingAuthDomain(services: ServiceMap, evidence: AuthEvidence | undefi
  * A service from the evidence at hand, strongest first: the base domain of the forward-confirmed
  * reverse name (anyone can point the PTR of their own address at mail.google.com, only
  * google.com's owner can make that name resolve back to it); else the passing authentication
- * domain in the map that most messages carried; else the AS, by its service when it carries one
- * mail service's mail, else by its organisation. An address of a special-purpose range (private,
+ * domain in the map that most messages carried; else the network: by its service when the address
+ * is in a mail service's published sending range or its AS carries one mail service's mail, else
+ * by the AS's organisation. An address of a special-purpose range (private,
  * shared, loopback, link-local, documentation…) has no AS or country and is named by its
  * forward-confirmed name only (a deployment's own relays, through its map file).
  */
@@ -58,7 +59,7 @@ export function sourceNamer(services: ServiceMap, networks: NetworkDatabases): S
       if (authDomain)
         return { ...named, service: services.serviceOf(authDomain), namedBy: "auth_domain", authDomain };
       if (asn) {
-        const domain = asnServiceDomains.get(asn.number);
+        const domain = sendingRangeServiceDomain(ip) ?? asnServiceDomains.get(asn.number);
         const service = domain ? services.serviceOf(domain) : null;
         return { ...named, service, namedBy: "asn", authDomain: null };
       }

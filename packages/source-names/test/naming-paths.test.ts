@@ -5,7 +5,9 @@
  * no database can place. The services' names are read from the shipped map, not written here.
  */
 import type { AggregateRowRecord } from "@dmarc-ledger/events";
+import ipaddr from "ipaddr.js";
 import { beforeAll, describe, expect, it } from "vitest";
+import { sendingRanges } from "../src/asn-services.js";
 import { authEvidenceByIp } from "../src/auth-evidence.js";
 import { openNetworkDatabases } from "../src/network-databases.js";
 import { serviceMap } from "../src/service-map.js";
@@ -51,11 +53,12 @@ describe("naming a source", () => {
       country: "US",
       addressRange: null,
     });
-    // The same name, not confirmed, names nothing by itself: Microsoft's AS names the address.
-    expect(namer.name("40.107.22.53", { name: "mail.google.com", confirmed: false })).toMatchObject({
+    // The same name, not confirmed, names nothing by itself: Amazon's AS names the address.
+    expect(namer.name("54.240.8.1", { name: "mail.google.com", confirmed: false })).toMatchObject({
       baseDomain: null,
       service: null,
       namedBy: "asn",
+      asn: { number: 14618 },
     });
   });
 
@@ -92,17 +95,67 @@ describe("naming a source", () => {
     expect(mapped("amazonses.com")?.name).toBe("Amazon SES");
   });
 
+  it("names a Microsoft 365 tenant's own domain (d=<tenant>.onmicrosoft.com) as Microsoft 365 (auth_domain)", () => {
+    // An Azure address of Microsoft's AS, not in Microsoft 365's sending ranges.
+    const azure = "20.1.1.1";
+    const evidence = authEvidenceByIp([
+      row(azure, 12, [["contoso.onmicrosoft.com", "pass"]], [["contoso.com", "pass"]]),
+    ]).get(azure);
+    expect(namer.name(azure, noName, evidence)).toMatchObject({
+      service: mapped("outlook.com"),
+      namedBy: "auth_domain",
+      authDomain: "onmicrosoft.com",
+    });
+    // protection.outlook.com's registrable domain is outlook.com, in the map.
+    const relayed = authEvidenceByIp([row(azure, 3, [], [["eur.protection.outlook.com", "pass"]])]).get(
+      azure,
+    );
+    expect(namer.name(azure, noName, relayed)).toMatchObject({
+      service: mapped("outlook.com"),
+      namedBy: "auth_domain",
+      authDomain: "outlook.com",
+    });
+  });
+
   it("else by its AS: a mail service's own AS by that service, another by its organisation (asn)", () => {
     const byAs = (ip: string) => namer.name(ip, noName);
     expect(byAs("167.89.100.1")).toMatchObject({ service: mapped("sendgrid.net"), namedBy: "asn" });
     expect(byAs("205.201.131.1")).toMatchObject({ service: mapped("mcsv.net"), namedBy: "asn" });
     expect(byAs("209.85.128.1")).toMatchObject({ service: mapped("google.com"), namedBy: "asn" });
-    // Microsoft 365's outbound range shares Microsoft's AS with Azure: named by the organisation.
-    expect(byAs("40.107.22.53")).toMatchObject({
+    // Microsoft 365's outbound ranges share Microsoft's AS with Azure: the published sending
+    // ranges name Microsoft 365 (IPv4 and IPv6), any other address of the AS its organisation.
+    for (const ip of [
+      "40.107.22.53",
+      "40.92.18.20",
+      "52.100.165.230",
+      "104.47.1.1",
+      "2a01:111:f403:c000::1",
+    ]) {
+      expect(byAs(ip), ip).toMatchObject({
+        service: mapped("outlook.com"),
+        namedBy: "asn",
+        asn: { number: 8075, organization: "Microsoft Corporation" },
+      });
+    }
+    // Azure, in the same AS.
+    expect(byAs("20.1.1.1")).toMatchObject({
       service: null,
       namedBy: "asn",
       asn: { number: 8075, organization: "Microsoft Corporation" },
     });
+    expect(mapped("outlook.com")?.name).toMatch(/Microsoft 365/);
+    // Each published range is in Microsoft's AS by the installed database, first address to last.
+    for (const [cidr, domain] of sendingRanges) {
+      const [network, bits] = ipaddr.parseCIDR(cidr);
+      const bytes = network.toByteArray();
+      const last = bytes.map((byte, i) => {
+        const hostBits = Math.min(8, Math.max(0, (i + 1) * 8 - bits));
+        return byte | ((1 << hostBits) - 1);
+      });
+      for (const ip of [network.toString(), ipaddr.fromByteArray(last).toString()]) {
+        expect(byAs(ip), `${cidr}: ${ip}`).toMatchObject({ service: mapped(domain), asn: { number: 8075 } });
+      }
+    }
     expect(byAs("54.240.8.1")).toMatchObject({
       service: null,
       namedBy: "asn",

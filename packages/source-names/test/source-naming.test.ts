@@ -254,7 +254,7 @@ describe.each(backends)("naming report sources on %s", (_name, openBackend) => {
 
     const sources = {
       serviceMap: expect.stringMatching(
-        /^parsedmarc-6358c364-sha256:[0-9a-f]{16}\+local-sha256:[0-9a-f]{16}\+asn-services-1$/,
+        /^parsedmarc-6358c364-sha256:[0-9a-f]{16}\+aliases-1\+local-sha256:[0-9a-f]{16}\+asn-services-2$/,
       ),
       asnDatabase: installedVersion("@ip-location-db/asn"),
       countryDatabase: installedVersion("@ip-location-db/geo-whois-asn-country-mmdb"),

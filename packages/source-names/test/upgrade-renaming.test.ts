@@ -13,13 +13,14 @@ import { addDomain, createTenant } from "@dmarc-ledger/tenancy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aggregateReport, appendAggregateReports } from "../../../test/support/aggregate-report.js";
 import { type Backend, backends } from "../../../test/support/service-harness.js";
+import { knownSendersVersion } from "../src/known-senders.generated.js";
 import { serviceMap } from "../src/service-map.js";
 import { startSourceIpResolver } from "../src/source-ip-resolver.js";
 import { lazySourceNamer } from "../src/source-namer.js";
 
 const meta = { causedBy: "test" };
-// Gmail's outbound, Amazon SES's, and a private address a receiver reported.
-const ips = { google: "209.85.220.41", ses: "54.240.8.1", private: "192.168.1.1" };
+// Gmail's outbound, Amazon SES's, a private address a receiver reported, and Microsoft 365's outbound.
+const ips = { google: "209.85.220.41", ses: "54.240.8.1", private: "192.168.1.1", m365: "40.107.22.53" };
 const older = {
   serviceMap: "parsedmarc-00000000-sha256:0000000000000000",
   asnDatabase: "@ip-location-db/asn@2.3.2025010100",
@@ -40,7 +41,20 @@ const olderNamings: Record<string, object> = {
     country: "US",
   },
   [ips.private]: { baseDomain: null, service: null, asn: null, country: "AU" },
+  [ips.m365]: {
+    baseDomain: null,
+    service: null,
+    asn: { number: 8075, organization: "Microsoft Corporation" },
+    country: "US",
+  },
 };
+/**
+ * The version that named each source: Microsoft 365's by today's map and databases but the
+ * tables before Microsoft 365's sending ranges and the map's aliases; a change of those alone renames.
+ */
+const current = lazySourceNamer(null).sources;
+const namedBy = (ip: string) =>
+  ip === ips.m365 ? { ...current, serviceMap: `${knownSendersVersion}+asn-services-1` } : older;
 
 describe.each(backends)("renaming sources after an upgrade on %s", (_name, openBackend) => {
   let backend: Backend;
@@ -120,7 +134,7 @@ describe.each(backends)("renaming sources after an upgrade on %s", (_name, openB
               name: null,
               confirmed: false,
               resolvedAt,
-              naming: { ...olderNamings[ip], sources: older },
+              naming: { ...olderNamings[ip], sources: namedBy(ip) },
             },
             metadata: { ...meta, schemaVersion: 2, occurredAt: resolvedAt },
           },
@@ -141,6 +155,7 @@ describe.each(backends)("renaming sources after an upgrade on %s", (_name, openB
       GOOGLE: { kind: "asn", namedBy: "asn", country: "US" },
       "AMAZON-AES": { kind: "asn", namedBy: "asn", country: "US" },
       unknown: { kind: "unknown", namedBy: null, country: "AU" },
+      "Microsoft Corporation": { kind: "asn", namedBy: "asn", country: "US" },
     });
     await runResolver(async () => {
       for (const ip of Object.values(ips)) if ((await answers(ip)).length < 2) return false;
@@ -151,13 +166,16 @@ describe.each(backends)("renaming sources after an upgrade on %s", (_name, openB
       expect(more).toEqual([]);
       // The DNS answer and its time are kept: DNS is asked again no sooner.
       expect(renamed).toMatchObject({ outcome: "nxdomain", resolvedAt: (await answers(ip))[0]!.resolvedAt });
-      expect(renamed!.naming!.sources).not.toEqual(older);
+      expect(renamed!.naming!.sources).not.toEqual(namedBy(ip));
+      expect(renamed!.naming!.sources).toEqual(current);
     }
     expect(await senders()).toEqual({
       [serviceMap().serviceOf("google.com")!.name]: { kind: "service", namedBy: "asn", country: "US" },
       "Amazon.com, Inc.": { kind: "asn", namedBy: "asn", country: "US" },
       // A private address: no country now.
       unknown: { kind: "unknown", namedBy: null, country: "" },
+      // Microsoft 365's sending range names its service, in Microsoft's AS.
+      [serviceMap().serviceOf("outlook.com")!.name]: { kind: "service", namedBy: "asn", country: "US" },
     });
     const row = await runtime.db
       .selectFrom("source_ip_name")

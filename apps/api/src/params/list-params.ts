@@ -35,9 +35,11 @@ export function parseListParams(
   query: Record<string, unknown>,
   tenantId: string,
   nowSeconds = Math.floor(Date.now() / 1000),
+  filters: readonly ListFilter[] = [],
 ): PageQuery {
   for (const name of Object.keys(query)) {
-    if (!allowed.has(name)) throw badParameter(name, "is not a parameter of this endpoint.");
+    if (!allowed.has(name) && !filters.includes(name as ListFilter))
+      throw badParameter(name, "is not a parameter of this endpoint.");
   }
   const seconds = "a Unix time in seconds, ";
   const end = integer("end", query.end, 0, Number.MAX_SAFE_INTEGER, seconds) ?? nowSeconds;
@@ -47,7 +49,27 @@ export function parseListParams(
   const page = integer("page", query.page, 1, Number.MAX_SAFE_INTEGER) ?? 1;
   const perPage = integer("per_page", query.per_page, 1, 1000) ?? 100;
   const domain = domainFilter(query.domain);
-  return { tenantId, start, end, page, perPage, ...(domain === undefined ? {} : { domain }) };
+  const sender = filters.includes("sender") ? senderFilter(query.sender) : undefined;
+  return {
+    tenantId,
+    start,
+    end,
+    page,
+    perPage,
+    ...(domain === undefined ? {} : { domain }),
+    ...(sender === undefined ? {} : { sender }),
+  };
+}
+
+/** The filters some list endpoints take beside the contract's parameters. */
+export type ListFilter = "sender";
+
+/** `sender`: a sender's name as aggregate_by_sender's Service gives it, exactly. */
+function senderFilter(raw: unknown): string | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== "string" || raw === "" || raw.length > 1000)
+    return invalid("sender", "give one sender's Service, as aggregate_by_sender names it, once.");
+  return raw;
 }
 
 function domainFilter(raw: unknown): string | undefined {

@@ -25,12 +25,14 @@ export const aggregateByUnalignedSourceEndpoint = listEndpoint({
   name: "aggregate_by_unaligned_source",
   summary: "Per sending source, over the messages that did not pass DMARC.",
   query: (db, query) => aggregateByUnalignedSource(db, query),
+  filters: ["sender"],
 });
 
 export const aggregateBySourceEndpoint = listEndpoint({
   name: "aggregate_by_source",
   summary: "Per sending source: policy domain, source IP and reporting organisation.",
   query: (db, query) => aggregateBySource(db, query),
+  filters: ["sender"],
 });
 
 export const aggregateByOrganizationEndpoint = listEndpoint({

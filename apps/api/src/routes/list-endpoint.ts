@@ -6,7 +6,7 @@ import { findDomain } from "@dmarc-ledger/tenancy";
 import type { Kysely } from "kysely";
 import type { Endpoint } from "../endpoints.js";
 import { notYourDomain } from "../params/domain-param.js";
-import { parseListParams } from "../params/list-params.js";
+import { type ListFilter, parseListParams } from "../params/list-params.js";
 import { readRoute } from "../read-your-writes.js";
 import type { ApiContext } from "../state.js";
 
@@ -67,6 +67,8 @@ export function listEndpoint<Record>(options: {
    * shred between two requests (/forensic): see answerOnce.
    */
   sealedFields?: boolean;
+  /** The filters it takes beside the contract's parameters (`sender`). */
+  filters?: readonly ListFilter[];
 }): Endpoint {
   return {
     name: options.name,
@@ -74,7 +76,7 @@ export function listEndpoint<Record>(options: {
     scope: "read",
     summary: options.summary,
     handler: async (ctx) => {
-      const query = parseListParams(ctx.query, ctx.state.holder!.tenantId);
+      const query = parseListParams(ctx.query, ctx.state.holder!.tenantId, undefined, options.filters);
       if (
         query.domain !== undefined &&
         (await findDomain(ctx.deps.db, query.domain))?.tenantId !== query.tenantId

@@ -1,44 +1,94 @@
+import { useEffect, useState } from "preact/hooks";
+import { type ApiError, apiGet, asApiError, type Query } from "../api/client.js";
 import type { ListAnswer, SenderRecord, SourceRecord } from "../api/types.js";
 import { useApi } from "../api/use-api.js";
 import { Card } from "../components/card.js";
 import { type Column, DataTable } from "../components/data-table.js";
 import { ErrorNotice, Loading } from "../components/notice.js";
 import { useFilters } from "../lib/filters.js";
+import { formatCount } from "../lib/format.js";
 import { setParams } from "../lib/router.js";
 import { messages, passShare } from "./columns.js";
 import { sourcesPerRequest } from "./sources-table.js";
 
-/**
- * The sender an address counts for, by the rule of docs/api.md ("The sender of a source IP"):
- * its service (however named), else the base domain of its confirmed name, else its AS's
- * organisation, else unknown.
- */
-export function senderOf(r: SourceRecord): string {
-  return r.Service || r.SourceDomain || r.ASNOrganization || "unknown";
-}
-
 const muted = (text: string) => text || <span class="muted">–</span>;
 
 /**
- * One sender's addresses for one domain: aggregate_by_source for the domain (its first thousand
- * sources by messages, as the Sources tab), those whose sender is this one.
+ * The panel reads at most this many pages of a sender's addresses (10,000): a sender that has
+ * more shows those with the most messages, and its CSV holds every one.
+ */
+const panelPages = 10;
+
+/**
+ * The pages after the first of a sender's addresses, up to panelPages, once the first is in:
+ * [] while there are none or while they load (loading says which), or the error of one.
+ */
+function useFollowingPages(
+  first: ListAnswer<SourceRecord> | undefined,
+  query: Query,
+): { records: SourceRecord[]; loading: boolean; error: ApiError | undefined } {
+  const [state, setState] = useState<{
+    records: SourceRecord[];
+    loading: boolean;
+    error: ApiError | undefined;
+  }>({
+    records: [],
+    loading: false,
+    error: undefined,
+  });
+  useEffect(() => {
+    const total = Number(first?.total ?? 0);
+    const pages = Math.min(panelPages, Math.ceil(total / sourcesPerRequest));
+    if (!first || pages <= 1) {
+      setState({ records: [], loading: false, error: undefined });
+      return;
+    }
+    const controller = new AbortController();
+    setState({ records: [], loading: true, error: undefined });
+    (async () => {
+      const records: SourceRecord[] = [];
+      for (let page = 2; page <= pages; page++) {
+        const answer = await apiGet<ListAnswer<SourceRecord>>(
+          "aggregate_by_source",
+          { ...query, page, per_page: sourcesPerRequest },
+          controller.signal,
+        );
+        records.push(...answer.records);
+      }
+      setState({ records, loading: false, error: undefined });
+    })().catch((error: unknown) => {
+      if (!controller.signal.aborted) setState({ records: [], loading: false, error: asApiError(error) });
+    });
+    return () => controller.abort();
+  }, [first]);
+  return state;
+}
+
+/**
+ * One sender's addresses for one domain: aggregate_by_source for the domain and this sender
+ * (`sender=`, named by the API as aggregate_by_sender names it), every page of it up to
+ * panelPages, by messages; the CSV holds every one.
  */
 export function SenderIps({ sender }: { sender: SenderRecord }) {
   const filters = useFilters();
+  const query = { ...filters.query, domain: sender.Domain, sender: sender.Service };
   const sources = useApi<ListAnswer<SourceRecord>>("aggregate_by_source", {
-    ...filters.query,
-    domain: sender.Domain,
+    ...query,
     per_page: sourcesPerRequest,
   });
+  const following = useFollowingPages(sources.data, query);
   const close = (
     <button type="button" class="link-button" onClick={() => setParams({ sender: null })}>
       Close
     </button>
   );
   const title = `Addresses of ${sender.Service} for ${sender.Domain}`;
-  if (sources.loading && !sources.data) return <Loading what="the sender's addresses" />;
+  if ((sources.loading && !sources.data) || following.loading)
+    return <Loading what="the sender's addresses" />;
   if (sources.error) return <ErrorNotice error={sources.error} />;
-  const rows = (sources.data?.records ?? []).filter((r) => senderOf(r) === sender.Service);
+  if (following.error) return <ErrorNotice error={following.error} />;
+  const rows = [...(sources.data?.records ?? []), ...following.records];
+  const total = Number(sources.data?.total ?? 0);
   const columns: Column<SourceRecord>[] = [
     { key: "ip", label: "Source IP", value: (r) => r.SourceIp },
     {
@@ -77,6 +127,22 @@ export function SenderIps({ sender }: { sender: SenderRecord }) {
         rowKey={(r) => `${r.DomainPublished}|${r.SourceIp}|${r.Organization}`}
         defaultSort="-messages"
         csvName="sender-addresses.csv"
+        fullList={{
+          total,
+          page: async (page) =>
+            (
+              await apiGet<ListAnswer<SourceRecord>>("aggregate_by_source", {
+                ...query,
+                page,
+                per_page: sourcesPerRequest,
+              })
+            ).records,
+        }}
+        note={
+          total > rows.length
+            ? `the ${formatCount(rows.length)} with the most messages of ${formatCount(total)} (the CSV holds all)`
+            : undefined
+        }
       />
     </Card>
   );

@@ -11,6 +11,7 @@ import { alertFindings } from "./009_alert_findings.js";
 import { webhookEndpointPause } from "./011_webhook_endpoint_pause.js";
 import { alertAcknowledged } from "./013_alert_acknowledged.js";
 import { alertTlsState } from "./014_alert_tls_state.js";
+import { alertSourceNameAsApi } from "./015_alert_source_name_as_api.js";
 
 /** The alerts' tables (schema.ts): rules, endpoints, alerts, the evaluator's state, the outboxes. */
 export const alertsMigrations: MigrationSet = {
@@ -28,5 +29,6 @@ export const alertsMigrations: MigrationSet = {
     "011_webhook_endpoint_pause": webhookEndpointPause,
     "013_alert_acknowledged": alertAcknowledged,
     "014_alert_tls_state": alertTlsState,
+    "015_alert_source_name_as_api": alertSourceNameAsApi,
   },
 };

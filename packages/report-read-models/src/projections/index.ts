@@ -44,7 +44,7 @@ export {
   maxHeaderCharacters,
   personalRowScopes,
 } from "./forensic-reports.js";
-export { sourceDomainOf } from "./source-ip-names.js";
+export { type SourceNamingColumns, sourceDomainOf, sourceNamingSetBy } from "./source-ip-names.js";
 export {
   aggregateByDateProjection,
   aggregateByDomainProjection,

@@ -45,17 +45,28 @@ export function sourceDomainOf(answer: Pick<SourceIpResolved, "name" | "confirme
 const isDefinitive = (outcome: SourceIpResolved["outcome"]) =>
   outcome !== "timeout" && outcome !== "error" && outcome !== "not_asked";
 
+/** The columns of an address's row that name it (senderColumns reads the sender from them). */
+export interface SourceNamingColumns {
+  service_name: string | null;
+  service_type: string | null;
+  named_by: string | null;
+  auth_domain: string | null;
+  source_domain: string;
+  asn: number | null;
+  asn_organization: string | null;
+  country: string | null;
+  address_range: string | null;
+  naming_sources: string | null;
+}
+
 /** The AS and country of the address: known whatever DNS answered. */
-const networkOf = (answer: SourceIpResolved) =>
-  answer.naming
-    ? {
-        asn: answer.naming.asn?.number ?? null,
-        asn_organization: answer.naming.asn?.organization ?? null,
-        country: answer.naming.country,
-        naming_sources: JSON.stringify(answer.naming.sources),
-        address_range: answer.naming.addressRange ?? null,
-      }
-    : {};
+const networkOf = (naming: SourceIpResolved["naming"]) => ({
+  asn: naming?.asn?.number ?? null,
+  asn_organization: naming?.asn?.organization ?? null,
+  country: naming?.country ?? null,
+  naming_sources: naming ? JSON.stringify(naming.sources) : null,
+  address_range: naming?.addressRange ?? null,
+});
 
 /** The service and what named it. */
 const serviceOf = (naming: SourceIpResolved["naming"]) => ({
@@ -73,6 +84,36 @@ const namesWithoutDns = (answer: SourceIpResolved) =>
   answer.outcome === "not_asked" || (answer.naming?.namedBy ?? null) !== null;
 
 /**
+ * What one answer sets of an address's naming; the columns it leaves out stay as they were.
+ * `definitive`: a DNS answer (not a timeout, an error or a naming before DNS), which sets them
+ * all. Any other sets the AS and country (they need no DNS), and the service when it was named
+ * without DNS; the last definitive answer's base domain stays. The source_ip_name projection and
+ * the alerts' copy (alert_source_name) both keep an address's naming by it.
+ */
+export function sourceNamingSetBy(answer: SourceIpResolved): {
+  definitive: boolean;
+  columns: Partial<SourceNamingColumns>;
+} {
+  if (isDefinitive(answer.outcome)) {
+    return {
+      definitive: true,
+      columns: {
+        source_domain: sourceDomainOf(answer),
+        ...serviceOf(answer.naming),
+        ...networkOf(answer.naming),
+      },
+    };
+  }
+  return {
+    definitive: false,
+    columns: {
+      ...(answer.naming ? networkOf(answer.naming) : {}),
+      ...(namesWithoutDns(answer) ? serviceOf(answer.naming) : {}),
+    },
+  };
+}
+
+/**
  * The latest reverse-DNS answer per source IP, and its naming. A timeout or error moves only the
  * attempt's time and outcome (and the AS and country, which need no DNS): the last definitive
  * answer and its service stay shown until a new one replaces them.
@@ -88,50 +129,26 @@ export const sourceIpNamesProjection: Projection<ReportSchema> = {
       if (event.type !== "SourceIpResolved") continue;
       seq ??= await takeNamingNumber(trx);
       const answer = event.data;
-      const network = { outcome: answer.outcome, resolved_at: answer.resolvedAt, ...networkOf(answer) };
-      if (isDefinitive(answer.outcome)) {
-        const row = {
-          ...network,
-          source_domain: sourceDomainOf(answer),
-          ptr_name: answer.name,
-          confirmed: answer.confirmed,
-          answered_at: answer.resolvedAt,
-          ...serviceOf(answer.naming),
-          address_range: answer.naming?.addressRange ?? null,
-          asn: answer.naming?.asn?.number ?? null,
-          asn_organization: answer.naming?.asn?.organization ?? null,
-          country: answer.naming?.country ?? null,
-          naming_sources: answer.naming ? JSON.stringify(answer.naming.sources) : null,
-        };
-        await trx
-          .insertInto("source_ip_name")
-          .values({ source_ip: answer.ip, ...row, named_seq: seq })
-          .onConflict((oc) =>
-            oc
-              .column("source_ip")
-              .doUpdateSet({ ...row, named_seq: namedSeqOnUpdate(Object.keys(row), seq!) }),
-          )
-          .execute();
-      } else {
-        const attempt = { ...network, ...(namesWithoutDns(answer) ? serviceOf(answer.naming) : {}) };
-        await trx
-          .insertInto("source_ip_name")
-          .values({
-            source_ip: answer.ip,
-            ...attempt,
-            source_domain: "",
-            ptr_name: null,
-            confirmed: false,
-            answered_at: null,
-            named_seq: seq,
-          })
-          .onConflict((oc) =>
-            oc
-              .column("source_ip")
-              .doUpdateSet({ ...attempt, named_seq: namedSeqOnUpdate(Object.keys(attempt), seq!) }),
-          )
-          .execute();
-      }
+      const { definitive, columns } = sourceNamingSetBy(answer);
+      const attempt = { outcome: answer.outcome, resolved_at: answer.resolvedAt, ...columns };
+      const row = definitive
+        ? { ...attempt, ptr_name: answer.name, confirmed: answer.confirmed, answered_at: answer.resolvedAt }
+        : attempt;
+      await trx
+        .insertInto("source_ip_name")
+        .values({
+          source_ip: answer.ip,
+          source_domain: "",
+          ptr_name: null,
+          confirmed: false,
+          answered_at: null,
+          ...row,
+          named_seq: seq,
+        })
+        .onConflict((oc) =>
+          oc.column("source_ip").doUpdateSet({ ...row, named_seq: namedSeqOnUpdate(Object.keys(row), seq!) }),
+        )
+        .execute();
     }
   },
 };
