@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import {
   type AlertsSettings,
   type AlertView,
@@ -56,7 +57,7 @@ interface Listed<T> {
 }
 
 /** One run: a fresh database, the reports imported at once, the alerts' clock running from `now`. */
-async function backlogRun(now: Date) {
+async function backlogRun(now: Date, files: readonly string[] = reportFiles) {
   const offset = now.getTime() - Date.now();
   const backend = await postgresBackend();
   const created = JSON.parse((await cli(backend.env, "tenant", "create", "acme", "--json")).out) as {
@@ -93,7 +94,7 @@ async function backlogRun(now: Date) {
     PORT: String(port),
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}/api/`,
   });
-  const imported = await cli(backend.env, "import", ...reportFiles);
+  const imported = await cli(backend.env, "import", ...files);
   expect(imported.code, imported.err).toBe(0);
   const get = async <T>(path: string): Promise<T> => {
     const response = await fetch(`http://127.0.0.1:${port}/api/${path}`, {
@@ -109,7 +110,7 @@ async function backlogRun(now: Date) {
         // The last report's place in the store's global order (transaction << 64 | position).
         const last = await sql<{ at: string | null }>`
         select max((transaction_id::text::numeric * 18446744073709551616 + position)::text::numeric)::text as at
-        from events where type = 'AggregateReportReceived'`.execute(runtime.db);
+        from events where type in ('AggregateReportReceived', 'TlsReportReceived')`.execute(runtime.db);
         const head = last.rows[0]?.at ? BigInt(last.rows[0].at) : null;
         const waiting = await runtime.db
           .selectFrom("alert_finding" as never)
@@ -281,6 +282,57 @@ describe("alerts are findings: a backlog of real reports", { timeout: 600_000 },
         expect(String(alert.figures.messages)).toBe(record.Volume);
         expect(String(alert.figures.failed)).toBe(record.DMARCUnaligned);
       }
+    });
+  });
+
+  describe("SMTP TLS reports: RFC 8460's own example, the day after its day", () => {
+    // 2016-04-01: 5,326 sessions successful and 303 failed (5.4%), three failure result types.
+    const example = fileURLToPath(
+      new URL("../../packages/tls-reports/test/fixtures/rfc8460-example.json", import.meta.url),
+    );
+    const day = "2016-04-01";
+    const start = Date.parse(`${day}T00:00:00Z`) / 1000;
+    let run: Run;
+    let alerts: AlertView[];
+    beforeAll(async () => {
+      run = await backlogRun(new Date(Date.parse(`${day}T00:00:00Z`) + 30 * 3_600_000), [example]);
+      await eventually(
+        async () => (await run.settled()).filter((alert) => alert.rule.startsWith("tls_")).length >= 2,
+        "the TLS alerts",
+        180_000,
+      );
+      alerts = await run.settled();
+    });
+    afterAll(() => run?.stop());
+
+    it("raises the failure share with the API's sessions of that day", async () => {
+      const shares = alerts.filter((alert) => alert.rule === "tls_failure_share");
+      expect(shares).toHaveLength(1);
+      const series = await run.get<Listed<{ Date: string; Sessions: string; Failed: string }>>(
+        `tls_by_date?domain=example.com&start=${start}&end=${start + 86_399}`,
+      );
+      const record = series.records.find((entry) => entry.Date === day)!;
+      expect(String(shares[0]!.figures.sessions)).toBe(record.Sessions);
+      expect(String(shares[0]!.figures.failedSessions)).toBe(record.Failed);
+      expect(shares[0]!.so_far).toBe(true);
+    });
+
+    it("lists the result types new to the domain, each with the API's failed sessions", async () => {
+      const found = alerts.filter((alert) => alert.rule === "tls_new_result");
+      expect(found).toHaveLength(1);
+      const failures = await run.get<Listed<{ ResultType: string; FailedSessions: string }>>(
+        `tls_failures?domain=example.com&start=${start}&end=${start + 86_399}&per_page=1000`,
+      );
+      const byResult = new Map<string, number>();
+      for (const record of failures.records)
+        byResult.set(
+          record.ResultType,
+          (byResult.get(record.ResultType) ?? 0) + Number(record.FailedSessions),
+        );
+      const items = found[0]!.items as { resultType: string; failedSessions: number }[];
+      expect(items.map((item) => item.resultType).sort()).toEqual([...byResult.keys()].sort());
+      for (const item of items)
+        expect(item.failedSessions, item.resultType).toBe(byResult.get(item.resultType));
     });
   });
 });
