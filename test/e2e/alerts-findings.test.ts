@@ -94,6 +94,16 @@ async function backlogRun(now: Date, files: readonly string[] = reportFiles) {
     PORT: String(port),
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}/api/`,
   });
+  // The API answers once it has opened the database and the read models.
+  await eventually(
+    () =>
+      fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (response) => response.ok,
+        () => false,
+      ),
+    "the API ready",
+    120_000,
+  );
   const imported = await cli(backend.env, "import", ...files);
   expect(imported.code, imported.err).toBe(0);
   const get = async <T>(path: string): Promise<T> => {
@@ -164,8 +174,8 @@ describe("alerts are findings: a backlog of real reports", { timeout: 600_000 },
     let run: Run;
     beforeAll(async () => {
       run = await backlogRun(new Date());
-    });
-    afterAll(() => run?.stop());
+    }, 300_000);
+    afterAll(() => run?.stop(), 120_000);
 
     it("raises nothing about report days outside the windows, and says once how many it skipped", async () => {
       await eventually(
@@ -202,8 +212,8 @@ describe("alerts are findings: a backlog of real reports", { timeout: 600_000 },
       );
       await new Promise((resolve) => setTimeout(resolve, 22_000));
       alerts = await run.settled();
-    });
-    afterAll(() => run?.stop());
+    }, 300_000);
+    afterAll(() => run?.stop(), 120_000);
 
     it("raises at most one alert per rule, domain and report day, all inside the window", () => {
       const findings = alerts.filter((alert) => reportDayRules.has(alert.rule));
@@ -302,8 +312,8 @@ describe("alerts are findings: a backlog of real reports", { timeout: 600_000 },
         180_000,
       );
       alerts = await run.settled();
-    });
-    afterAll(() => run?.stop());
+    }, 300_000);
+    afterAll(() => run?.stop(), 120_000);
 
     it("raises the failure share with the API's sessions of that day", async () => {
       const shares = alerts.filter((alert) => alert.rule === "tls_failure_share");
