@@ -242,6 +242,8 @@ async function main(): Promise<void> {
     SMTP_MAX_CONCURRENT_DELIVERIES: process.env.SMTP_MAX_CONCURRENT_DELIVERIES,
   };
   const runtime = await openRuntime(env);
+  // To stderr: `pnpm bench` writes what the bench prints on stdout into docs/benchmarks.md.
+  const warnings = pino({ level: "warn" }, pino.destination(2));
   let service: Awaited<ReturnType<typeof startService>> | null = null;
   try {
     const xmls = await corpusAggregates();
@@ -288,7 +290,7 @@ async function main(): Promise<void> {
         store: runtime.store,
         database: runtime.database,
         settings: intakeChannelSettingsFromEnv(env),
-        logger: pino({ level: "warn" }),
+        logger: warnings,
       });
       const smtp = await sendAll(alone.smtp!.port, set.smtp);
       await alone.stop();
@@ -315,7 +317,7 @@ async function main(): Promise<void> {
       runtime,
       env,
       port: 0,
-      logger: pino({ level: "warn" }),
+      logger: warnings,
       bootstrapTenant: false,
     });
     const smtpPort = service.intake.smtp!.port;
