@@ -41,8 +41,8 @@ describe("the README's screenshots, from the demo tenant", () => {
   beforeAll(async () => {
     requireChromium();
     [backend] = await Promise.all([postgresBackend(), builtWeb()]);
-    // A finding is sent a second after its reports, not after the usual 30 s (docs/alerts.md).
-    handle = await startTestService({ ...backend.env, SOURCE_IP_RESOLVER: "off", ALERT_SETTLE: "1s" });
+    // A finding is sent 5 s after its reports, not after the usual 30 s (docs/alerts.md).
+    handle = await startTestService({ ...backend.env, SOURCE_IP_RESOLVER: "off", ALERT_SETTLE: "5s" });
     origin = new URL(handle.service.apiRoot).origin;
     const demo = await cli(backend.env, "demo", "--json");
     expect(demo.code, demo.err).toBe(0);

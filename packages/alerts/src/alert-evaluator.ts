@@ -10,7 +10,7 @@ import type { Projection } from "@dmarc-ledger/projection-engine";
 import { sql, type Transaction } from "kysely";
 import { alertIdOf } from "./alert-id.js";
 import { failureShareOf } from "./failure-share.js";
-import { outsideWindow, recordFinding } from "./findings.js";
+import { countSkipped, outsideWindow, recordFinding } from "./findings.js";
 import { type NewSource, newSources, sourceNamedForNewSenders } from "./new-senders.js";
 import { tenantRule } from "./rules.js";
 import type { AlertsSchema } from "./schema.js";
@@ -153,7 +153,7 @@ async function evaluate(trx: Trx, event: DomainEvent, raising: boolean, context:
       return;
     }
     case "ForensicReportReceived":
-      return failureReport(trx, event.data, event.recordedAt, cause, raising);
+      return failureReport(trx, event.data, event.recordedAt, cause, raising, context.now);
     case "TlsReportReceived":
       return tlsReport(trx, event.data, (domain) => ownerOf(trx, domain), {
         raising,
@@ -485,6 +485,7 @@ async function failureReport(
   recordedAt: Date,
   cause: AlertRaised["causedBy"],
   raising: boolean,
+  now: Date,
 ): Promise<void> {
   if (!raising) return;
   const owner = await ownerOf(trx, report.reportedDomain);
@@ -494,6 +495,16 @@ async function failureReport(
       ? new Date(report.arrivalDate)
       : recordedAt
   ).toISOString();
+  // An old failure report (a backlog's) is counted, as the report days of the other rules are.
+  const rule = await tenantRule(trx, owner.tenantId, "failure_report");
+  if (rule.enabled && outsideWindow(at.slice(0, 10), rule, now)) {
+    await countSkipped(
+      trx,
+      { tenantId: owner.tenantId, rule: "failure_report", domain: owner.domain, day: at.slice(0, 10) },
+      now,
+    );
+    return;
+  }
   await raise(trx, {
     tenantId: owner.tenantId,
     rule: "failure_report",

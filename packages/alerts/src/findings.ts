@@ -1,4 +1,4 @@
-import type { AlertRaised } from "@dmarc-ledger/events";
+import type { AlertRaised, AlertRuleKind } from "@dmarc-ledger/events";
 import type { Kysely, Transaction } from "kysely";
 import { type AlertDecision, raise } from "./alert-evaluator.js";
 import { alertIdOf } from "./alert-id.js";
@@ -72,11 +72,11 @@ export async function recordFinding(
   const key = { tenant_id: finding.tenantId, rule: finding.rule, domain: finding.domain, day: finding.day };
   if (outsideWindow(finding.day, rule, now)) {
     if (finding.skippable === false) return "off";
-    await trx
-      .insertInto("alert_skipped_finding")
-      .values({ ...key, recorded_at: now, noticed: false })
-      .onConflict((oc) => oc.columns(["tenant_id", "rule", "domain", "day"]).doNothing())
-      .execute();
+    await countSkipped(
+      trx,
+      { tenantId: finding.tenantId, rule: finding.rule, domain: finding.domain, day: finding.day },
+      now,
+    );
     return "skipped";
   }
   const row = await trx
@@ -115,6 +115,26 @@ export async function recordFinding(
       .execute();
   }
   return "recorded";
+}
+
+/** A finding about a day outside its rule's window, for backlog_skipped to count (once per day). */
+export async function countSkipped(
+  trx: Transaction<AlertsSchema>,
+  finding: { tenantId: string; rule: AlertRuleKind; domain: string; day: string },
+  now: Date,
+): Promise<void> {
+  await trx
+    .insertInto("alert_skipped_finding")
+    .values({
+      tenant_id: finding.tenantId,
+      rule: finding.rule,
+      domain: finding.domain,
+      day: finding.day,
+      recorded_at: now,
+      noticed: false,
+    })
+    .onConflict((oc) => oc.columns(["tenant_id", "rule", "domain", "day"]).doNothing())
+    .execute();
 }
 
 /**

@@ -90,7 +90,7 @@ export const ruleSpecs: { readonly [K in AlertRuleKind]: RuleSpec } = {
   },
   failure_report: {
     description: "A failure (forensic) report was received for a domain.",
-    params: { email: emailParam },
+    params: { max_report_age_days: reportAgeParam, email: emailParam },
   },
   safe_spf_changed: {
     description: "Safe SPF was computed again with a different result.",
