@@ -5,9 +5,10 @@ import { allProjections } from "@dmarc-ledger/runtime/projections";
 /**
  * Waits until the service has named every source its reports show (it names them at first
  * sight, in the background) and the read models have caught up with those names: answers read
- * before then change as names arrive.
+ * before then change as names arrive. On embedded PGlite, with the whole suite on the machine,
+ * the 2,286 sources of the corpus's large report take more than a minute.
  */
-export async function waitForEverySourceNamed(runtime: Runtime, timeoutMs = 60_000): Promise<void> {
+export async function waitForEverySourceNamed(runtime: Runtime, timeoutMs = 180_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const { count } = await runtime.db
