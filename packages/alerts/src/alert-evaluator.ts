@@ -428,8 +428,9 @@ async function aggregateReport(
     });
   }
 
-  const unapprovedRule = await tenantRule(trx, tenantId, "unapproved_sender");
-  if (raising && unapprovedRule.enabled) {
+  // Read only when raising: a long history's events build state without it.
+  const unapprovedRule = raising ? await tenantRule(trx, tenantId, "unapproved_sender") : null;
+  if (unapprovedRule?.enabled) {
     const failedByIp = new Map<string, number>();
     for (const [ip, figures] of bySource) {
       if (figures.messages > figures.passed) failedByIp.set(ip, figures.messages - figures.passed);

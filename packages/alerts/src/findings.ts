@@ -295,7 +295,7 @@ async function decideNotice(
         verdict: true,
         alert: {
           ...base,
-          summary: `${what} sent ${failed} message(s) failing DMARC on ${row.day}${asOf}: ${listed(fresh.map((item) => item.sender))}.`,
+          summary: `${what} sent ${failed} message(s) failing DMARC on ${row.day}${asOf}: ${listed(fresh.map((item) => item.sender)).replace(/\.$/, "")}.`,
           figures: { day: row.day, senders: fresh.length, failed },
           items: fresh.sort((a, b) => b.failed - a.failed || (a.sender < b.sender ? -1 : 1)),
         },
