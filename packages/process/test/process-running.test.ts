@@ -19,17 +19,18 @@ describe("processIsRunning", () => {
   });
 
   it("counts a zombie, exited and not yet collected by its parent, as stopped", async () => {
-    // The shell starts `true` in the background, prints its id and becomes `sleep`, which never
-    // collects it: `true` stays a zombie while sleep runs.
-    const parent = spawn("sh", ["-c", "true & echo $!; exec sleep 5"], {
+    // The shell starts a short sleep in the background, prints its id and becomes a long `sleep`,
+    // which never collects it: the short one stays a zombie while the long one runs. The short one
+    // outlives the shell's exec, or the shell itself might collect it first.
+    const parent = spawn("sh", ["-c", "sleep 0.5 & echo $!; exec sleep 10"], {
       stdio: ["ignore", "pipe", "inherit"],
     });
     try {
       const [line] = (await once(parent.stdout, "data")) as [Buffer];
       const zombie = Number(line.toString().trim());
       let stillThere = true;
-      // Until `true` has exited, it runs.
-      for (let tries = 0; tries < 50 && stillThere; tries += 1) {
+      // Until the short sleep has exited, it runs.
+      for (let tries = 0; tries < 250 && stillThere; tries += 1) {
         stillThere = processIsRunning(zombie);
         if (stillThere) await new Promise((resolve) => setTimeout(resolve, 20));
       }
