@@ -70,37 +70,63 @@ export async function rebuildBeside(options: RebuildOptions): Promise<void> {
     const reached = await catchUpFrom("start");
     for (const table of tables) await copyIndexes(db, table, schema);
 
-    await db.transaction().execute(async (trx) => {
-      let position = reached;
-      if (options.concurrentSessions) {
-        // Waits for the live projector's batch in flight, and holds it off until the swap.
-        await trx
-          .selectFrom("projection_checkpoint")
-          .select("projection")
-          .where("projection", "in", names)
-          .forUpdate()
-          .execute();
-        position = await catchUpFrom(position, trx);
-      }
-      await sql`create schema ${sql.id(retired)}`.execute(trx);
-      for (const table of tables) {
-        await sql`alter table ${sql.id("public", table)} set schema ${sql.id(retired)}`.execute(trx);
-        await sql`alter table ${sql.id(schema, table)} set schema public`.execute(trx);
-      }
-      // Qualified: the catch-up above put the rebuild schema first on this transaction's path.
-      await sql`delete from public.projection_checkpoint where projection in (${sql.join(names)})`.execute(
-        trx,
-      );
-      await sql`insert into public.projection_checkpoint
+    const swap = () =>
+      db.transaction().execute(async (trx) => {
+        let position = reached;
+        if (options.concurrentSessions) {
+          // Waits for the live projector's batch in flight, and holds it off until the swap. One
+          // row at a time, in the order a live batch locks them (applyBatchWithin): one statement
+          // locks in the order it scans, and a live batch holding the first while waiting for a
+          // later one would deadlock with it.
+          for (const name of names)
+            await trx
+              .selectFrom("projection_checkpoint")
+              .select("projection")
+              .where("projection", "=", name)
+              .forUpdate()
+              .execute();
+          position = await catchUpFrom(position, trx);
+        }
+        await sql`create schema ${sql.id(retired)}`.execute(trx);
+        for (const table of tables) {
+          await sql`alter table ${sql.id("public", table)} set schema ${sql.id(retired)}`.execute(trx);
+          await sql`alter table ${sql.id(schema, table)} set schema public`.execute(trx);
+        }
+        // Qualified: the catch-up above put the rebuild schema first on this transaction's path.
+        await sql`delete from public.projection_checkpoint where projection in (${sql.join(names)})`.execute(
+          trx,
+        );
+        await sql`insert into public.projection_checkpoint
         select * from ${sql.id(schema, "projection_checkpoint")} where projection in (${sql.join(names)})`.execute(
-        trx,
-      );
-      await sql`drop schema ${sql.id(retired)} cascade`.execute(trx);
-    });
+          trx,
+        );
+        await sql`drop schema ${sql.id(retired)} cascade`.execute(trx);
+      });
+    const processedBeforeSwap = processed;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await swap();
+        break;
+      } catch (error) {
+        // A reader's transaction that holds one table while it waits for another the swap has
+        // taken is a deadlock PostgreSQL breaks by failing one side. The swap rolled back whole:
+        // the rebuilt tables stand as they were before it, and the next try catches up again.
+        if (!isDeadlock(error) || attempt >= swapAttempts) throw error;
+        processed = processedBeforeSwap;
+        await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+      }
+    }
   } finally {
     await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(db);
   }
 }
+
+/** How often the swap is tried when PostgreSQL breaks a deadlock by failing it. */
+const swapAttempts = 5;
+
+/** PostgreSQL's deadlock_detected (40P01). */
+const isDeadlock = (error: unknown): boolean =>
+  typeof error === "object" && error !== null && (error as { code?: unknown }).code === "40P01";
 
 /**
  * Creates the live table's primary key and unique constraints on the rebuilt one, under the same

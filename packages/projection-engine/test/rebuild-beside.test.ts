@@ -77,4 +77,37 @@ describe("rebuildBeside", () => {
       where nspname like 'rebuild_%'`.execute(world.db);
     expect(schemas[0]!.n).toBe(0);
   });
+
+  it("swaps in when a reader's transaction deadlocks with the swap", async () => {
+    const projections = [regionCounter(), tenantNames];
+    await catchUp({ store: world.store, db: world.db, projections });
+    // The swap moves tenants_by_region, then tenant_names. The reader holds tenant_names, and
+    // asks for tenants_by_region once the swap holds it and waits for tenant_names: a cycle,
+    // which PostgreSQL breaks by failing one of the two.
+    const swapWaiting = async () => {
+      for (;;) {
+        const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+          where wait_event_type = 'Lock' and query like 'alter table%'`.execute(world.db);
+        if (rows[0]!.n > 0) return;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const reader = world.db.transaction().execute(async (trx) => {
+      await trx.selectFrom("tenant_names").select("name").execute();
+      await swapWaiting();
+      return trx.selectFrom("tenants_by_region").selectAll().execute();
+    });
+    const readerOutcome = reader.then(
+      () => "read",
+      (error: { code?: string }) => error.code,
+    );
+    await rebuildBeside({ store: world.store, db: world.db, projections, concurrentSessions: true });
+    // Whichever side PostgreSQL failed, the replay is in: a reader failed by it may try again.
+    expect(["read", "40P01"]).toContain(await readerOutcome);
+    const events = await allEvents(world.store);
+    expect(await checkpointOf(world.db, "tenant_names")).toBe(events.at(-1)!.position);
+    const { rows: schemas } = await sql<{ n: number }>`select count(*)::int as n from pg_namespace
+      where nspname like 'rebuild_%'`.execute(world.db);
+    expect(schemas[0]!.n).toBe(0);
+  });
 });
