@@ -106,11 +106,14 @@ try {
   const finished = new Promise<void>((resolve) => {
     done = resolve;
   });
+  // Opened before the clock starts: a running service opens them once, not per report.
+  const warmNamer = lazySourceNamer(null);
+  await warmNamer.ready();
   const resolver = startSourceIpResolver({
     store: runtime.store,
     db: runtime.db,
     resolver: createResolver({ nameservers: ["127.0.0.1:9"], timeoutMs: 50 }),
-    namer: lazySourceNamer(null),
+    namer: warmNamer,
     reverseDns: false,
     ratePerSecond: 20,
     concurrency: 8,

@@ -1,5 +1,10 @@
 import { setMaxListeners } from "node:events";
-import { type EventStore, type ExpectedRevision, WrongExpectedVersionError } from "@dmarc-ledger/event-store";
+import {
+  type EventStore,
+  type ExpectedRevision,
+  type PostgresEventStore,
+  WrongExpectedVersionError,
+} from "@dmarc-ledger/event-store";
 import { decodeEvent, newEvent, type SourceIpResolved, streams } from "@dmarc-ledger/events";
 import { startCheckpointedWorker } from "@dmarc-ledger/projection-engine";
 import { DnsLookupError, type SpfResolver } from "@dmarc-ledger/safe-spf";
@@ -56,6 +61,22 @@ const isTimeout = (error: unknown) => error instanceof DnsLookupError && error.c
 
 /** Sources named at once at their first sight: appends in flight together. */
 const firstSightParallel = 16;
+
+/**
+ * New sources' first answers appended in one statement, where the store takes them so: one
+ * transaction (and one commit, under the deployment's append lock) for many sources, not one each.
+ */
+const firstSightPerStatement = 500;
+
+/** The store, when it appends new streams together in a transaction of `db`. */
+function batchingStore(store: EventStore, db: object): PostgresEventStore | null {
+  const candidate = store as Partial<PostgresEventStore>;
+  return typeof candidate.appendNewStreamsWithin === "function" &&
+    typeof candidate.holdsEventsIn === "function" &&
+    candidate.holdsEventsIn(db)
+    ? (store as PostgresEventStore)
+    : null;
+}
 
 /** Whether DNS gave an answer (a name, or that there is none), not a failure or no question. */
 const isDefinitiveAnswer = (outcome: SourceIpResolved["outcome"]) =>
@@ -215,37 +236,56 @@ export function startSourceIpResolver(options: SourceIpResolverOptions): Running
   };
 
   /**
-   * Names a source seen for the first time at once, from the offline databases and the evidence
-   * of the reports that showed it, before (and whatever) DNS answers: an append expecting no
-   * stream, so a source another process named first keeps that naming.
+   * A source seen for the first time, named at once from the offline databases and the evidence
+   * of the reports that showed it, before (and whatever) DNS answers.
    */
-  const nameAtFirstSight = async (ip: string, evidence: AuthEvidence | undefined): Promise<void> => {
+  const firstSightAnswer = (ip: string, evidence: AuthEvidence | undefined): SourceIpResolved => {
     const answer: SourceNameAnswer = { outcome: "not_asked", ptrNames: [], name: null, confirmed: false };
-    const event: SourceIpResolved = {
-      ip,
-      ...answer,
-      resolvedAt: now().toISOString(),
-      naming: namingOf(ip, answer, null, evidence),
-    };
+    return { ip, ...answer, resolvedAt: now().toISOString(), naming: namingOf(ip, answer, null, evidence) };
+  };
+  const firstSightEvent = (answer: SourceIpResolved) =>
+    newEvent("SourceIpResolved", answer, { causedBy: "process:source-ip-resolver" });
+
+  /** One source's first answer: an append expecting no stream (a source named first keeps it). */
+  const nameAtFirstSight = async (answer: SourceIpResolved): Promise<void> => {
     try {
-      await store.append(
-        streams.sourceIp(ip),
-        [newEvent("SourceIpResolved", event, { causedBy: "process:source-ip-resolver" })],
-        "no_stream",
-      );
-      options.onResolved?.(event);
+      await store.append(streams.sourceIp(answer.ip), [firstSightEvent(answer)], "no_stream");
+      options.onResolved?.(answer);
     } catch (error) {
       if (!(error instanceof WrongExpectedVersionError)) throw error;
     }
   };
 
-  /** Appends in bounded parallel: thousands of new sources in a batch of reports are common. */
+  /**
+   * Thousands of new sources in a batch of reports are common. A PostgreSQL or PGlite store
+   * appends them a statement at a time, each stream expecting none (a source another process
+   * named first is left out, as a single append would be refused); another store, one append per
+   * source, several in flight.
+   */
   const nameAllAtFirstSight = async (ips: string[], evidence: Map<string, AuthEvidence>) => {
     await options.namer?.ready();
-    for (let offset = 0; offset < ips.length && !stopped; offset += firstSightParallel)
-      await Promise.all(
-        ips.slice(offset, offset + firstSightParallel).map((ip) => nameAtFirstSight(ip, evidence.get(ip))),
-      );
+    const answers = ips.map((ip) => firstSightAnswer(ip, evidence.get(ip)));
+    const batching = batchingStore(store, db);
+    if (batching) {
+      for (let offset = 0; offset < answers.length && !stopped; offset += firstSightPerStatement) {
+        const chunk = answers.slice(offset, offset + firstSightPerStatement);
+        const results = await db.transaction().execute((trx) =>
+          batching.appendNewStreamsWithin(
+            trx,
+            chunk.map((answer) => ({
+              stream: streams.sourceIp(answer.ip),
+              events: [firstSightEvent(answer)],
+            })),
+            { transaction: "fresh" },
+          ),
+        );
+        for (const [index, result] of results.entries())
+          if (!(result instanceof Error)) options.onResolved?.(chunk[index]!);
+      }
+      return;
+    }
+    for (let offset = 0; offset < answers.length && !stopped; offset += firstSightParallel)
+      await Promise.all(answers.slice(offset, offset + firstSightParallel).map(nameAtFirstSight));
   };
 
   const follower = startCheckpointedWorker({

@@ -16,6 +16,7 @@ import { aggregateReport, appendAggregateReports } from "../../../test/support/a
 import { type Backend, backends } from "../../../test/support/service-harness.js";
 import { reverseName } from "../src/reverse-name.js";
 import { type RunningSourceIpResolver, startSourceIpResolver } from "../src/source-ip-resolver.js";
+import { lazySourceNamer } from "../src/source-namer.js";
 
 const meta = { causedBy: "test" };
 
@@ -275,5 +276,66 @@ describe.each(backends)("the source-IP resolver on %s", (_name, openBackend) => 
     await resolver.stop();
     resolver = null;
     expect(await answers(ip)).toHaveLength(1);
+  });
+
+  it("names many new sources at first sight, each once, leaving one named before as it was", async () => {
+    const namedBefore = "192.0.2.98";
+    await runtime.store.append(
+      streams.sourceIp(namedBefore),
+      [
+        newEvent(
+          "SourceIpResolved",
+          {
+            ip: namedBefore,
+            outcome: "nxdomain",
+            ptrNames: [],
+            name: null,
+            confirmed: false,
+            resolvedAt: new Date().toISOString(),
+            naming: null,
+          },
+          meta,
+        ),
+      ],
+      "no_stream",
+    );
+    // More new sources than one statement appends (500); 198.51.100.7 was seen in the first report.
+    const fresh = ["203.0.113", "198.51.100"]
+      .flatMap((network) => Array.from({ length: 256 }, (_, host) => `${network}.${host}`))
+      .filter((ip) => ip !== ips.publicSuffix);
+    await appendAggregateReports(runtime.store, [
+      aggregateReport({
+        identity: "names-3",
+        domain: "names.test.com",
+        organization: "google.com",
+        begin: day,
+        end: day + 86_399,
+        rows: [namedBefore, ...fresh].map((sourceIp) => ({
+          sourceIp,
+          count: 1,
+          disposition: "none",
+          policyDkim: "pass",
+          policySpf: "pass",
+        })),
+      }),
+    ]);
+    const resolved: string[] = [];
+    resolver = start({
+      namer: lazySourceNamer(null),
+      reverseDns: false,
+      onResolved: (answer) => resolved.push(answer.ip),
+    });
+    await until("every new source named", async () => resolved.length >= fresh.length, 60_000);
+    await resolver.stop();
+    resolver = null;
+    expect(resolved.sort()).toEqual([...fresh].sort());
+    for (const ip of [fresh[0]!, fresh[300]!, fresh.at(-1)!]) {
+      const [answer, ...more] = await answers(ip);
+      expect(more).toEqual([]);
+      expect(answer).toMatchObject({ ip, outcome: "not_asked" });
+      // Documentation ranges: marked reserved, with no country.
+      expect(answer!.naming).toMatchObject({ country: null });
+    }
+    expect((await answers(namedBefore)).map((answer) => answer.outcome)).toEqual(["nxdomain"]);
   });
 });
