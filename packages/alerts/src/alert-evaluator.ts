@@ -452,6 +452,8 @@ async function aggregateReport(
       );
   }
 
+  // A report's last chunk may hold no rows, and has nothing to count or decide.
+  if (perDay.size === 0) return;
   // The failure share of the window ending on the report's day, decided when the finding is sent
   // (findings.ts) with the day's figures as they are then.
   await trx
