@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   addDomain,
   createTenant,
+  domainHistory,
   removeDomain,
   setSenderApproval,
   tenancyMigrations,
@@ -113,6 +114,14 @@ describe("the addresses a service's decision recorded", () => {
     expect(await recorded("example.com", "209.85.128.0/17")).toEqual({ count: null, addresses: [] });
     expect((await decisions("example.com")).slice(2).map((d) => d.members)).toEqual([null, null]);
     expect(asked).toHaveLength(3);
+    // The audit trail says how many addresses each decision covered.
+    const history = (await domainHistory(db, tenantId, "example.com"))!;
+    expect(history.filter((r) => r.Event === "SenderApprovalSet").map((r) => r.Description)).toEqual([
+      'service "Google" approved (it grouped 2 addresses)',
+      'service "Google" approved (it grouped 3 addresses)',
+      "range 209.85.128.0/17 approved",
+      'service "Google": approval cleared',
+    ]);
   });
 
   it("keeps a list cut at the limit with its full count, and forgets it with the domain", async () => {
