@@ -752,6 +752,47 @@ describe("the dashboard in a real browser", () => {
     expect(refused).toBe(403);
     expect(await approval()).toBe(false);
     await viewing.close();
+
+    // An address joins the service after it is approved: the approval says so and lists it, and
+    // approving again records it and clears that.
+    const approving = await open(admin, `/senders?${period}&tab=services&domain=example.com`);
+    const approvalChoice = approving.getByLabel("Approval of Mailer One for example.com");
+    await approvalChoice.selectOption("true");
+    await expect.poll(approval).toBe(true);
+    const sources = await api<{ records: { SourceIp: string }[] }>(
+      admin,
+      `aggregate_by_source?${apiPeriod}&domain=example.com&per_page=1000`,
+    );
+    // The busiest address the test did not name (beforeAll named the first six).
+    const joining = [...new Set(sources.records.map((r) => r.SourceIp))][6]!;
+    const renamed = await handle.runtime.store.append(
+      streams.sourceIp(joining),
+      [namedSourceIp(joining, namingOf(0))],
+      "any",
+    );
+    expect(await waitForProjections(handle.runtime.db, allProjections, renamed.position, 30_000)).toBe(true);
+    const added = async () =>
+      (
+        await api<{ records: { Kind: string; Sender: string; AddedSinceApproval: string[] | null }[] }>(
+          admin,
+          `sender_approvals?${apiPeriod}&domain=example.com`,
+        )
+      ).records.find((r) => r.Kind === "service" && r.Sender === "Mailer One")!.AddedSinceApproval;
+    expect(await added()).toEqual([joining]);
+    await approving.reload();
+    const badge = approving.getByRole("button", { name: "1 address added since approval" });
+    await badge.click();
+    await approving.waitForURL(/added=example\.com/);
+    await expect.poll(() => approving.locator("#added-addresses li").allTextContents()).toEqual([joining]);
+    await approving.getByRole("button", { name: "Approve Mailer One again with these addresses" }).click();
+    await expect.poll(added).toEqual([]);
+    await approving.reload();
+    await approvalChoice.waitFor();
+    expect(await approving.getByRole("button", { name: /added since approval/ }).count()).toBe(0);
+    // Back to refused, as the views after this one read it.
+    await approvalChoice.selectOption("false");
+    await expect.poll(approval).toBe(false);
+    await approving.close();
   });
 
   it("shows the Policy view as GET policy_impact, for quarantine and for reject, totals included", async () => {

@@ -61,7 +61,11 @@ import { policyImpactEndpoint } from "./routes/policy-impact.js";
 import { uploadReportsEndpoint } from "./routes/reports.js";
 import { rootHandler } from "./routes/root.js";
 import { safeSpfEndpoint, updateSafeSpfEndpoint } from "./routes/safe-spf.js";
-import { aggregateBySenderEndpoint, senderApprovalEndpoint } from "./routes/senders.js";
+import {
+  aggregateBySenderEndpoint,
+  senderApprovalEndpoint,
+  senderApprovalsEndpoint,
+} from "./routes/senders.js";
 import { sessionEndpoint, setPasswordEndpoint, signInEndpoint, signOutEndpoint } from "./routes/session.js";
 import { tlsByDateEndpoint, tlsByDomainEndpoint, tlsFailuresEndpoint } from "./routes/tls.js";
 import type { ApiContext, ApiDeps, ApiState, ServedDeps } from "./state.js";
@@ -89,6 +93,7 @@ export const endpoints: readonly Endpoint[] = [
   // Who sends as the tenant's domains (issue 23).
   aggregateBySenderEndpoint,
   senderApprovalEndpoint,
+  senderApprovalsEndpoint,
   policyImpactEndpoint,
   // SMTP TLS reports (RFC 8460, issue 43).
   tlsByDomainEndpoint,

@@ -75,6 +75,19 @@ const senderRecord = record({
   Approved: { type: ["boolean", "null"] },
 });
 
+const nullableCount: Schema = { type: ["integer", "null"], minimum: 0 };
+
+const senderApprovalRecord = record({
+  Domain: { type: "string" },
+  Kind: { enum: ["service", "range"] },
+  Sender: { type: "string" },
+  Approved: { type: "boolean" },
+  AddressesAtApproval: nullableCount,
+  AddressesNow: nullableCount,
+  AddedCount: nullableCount,
+  AddedSinceApproval: { type: ["array", "null"], items: { type: "string" }, maxItems: 1000 },
+});
+
 const impactCounts = {
   Stopped: decimal,
   Forwarded: decimal,
@@ -537,6 +550,7 @@ export const responseSchemas: Record<string, Schema> = {
     }),
   ),
   sender_approval: successOnly,
+  sender_approvals: list(senderApprovalRecord),
   policy_impact: policyImpactSchema,
   forensic: list(
     record({

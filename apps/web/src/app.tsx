@@ -48,7 +48,13 @@ const views: ViewEntry[] = [
     filters: "all",
     render: (p) => <Senders caller={p.caller} features={p.features} />,
   },
-  { path: "/policy", label: "Policy", needs: "policy_impact", filters: "all", render: () => <Policy /> },
+  {
+    path: "/policy",
+    label: "Policy",
+    needs: "policy_impact",
+    filters: "all",
+    render: (p) => <Policy features={p.features} />,
+  },
   { path: "/reporters", label: "Reporters", filters: "all", render: () => <Reporters /> },
   { path: "/failures", label: "Failure reports", filters: "all", render: () => <FailureReports /> },
   // SMTP TLS reports (RFC 8460, issue 43).

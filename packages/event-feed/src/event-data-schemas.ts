@@ -415,6 +415,22 @@ export const eventDataSchemas = {
       required: ["tenantId", "keyId"],
       additionalProperties: false,
     },
+    ApprovalMembers: {
+      type: "object",
+      properties: {
+        addresses: {
+          type: "array",
+          items: {
+            type: "string",
+          },
+        },
+        count: {
+          type: "number",
+        },
+      },
+      required: ["addresses", "count"],
+      additionalProperties: false,
+    },
     DomainAdded: {
       type: "object",
       properties: {
@@ -777,8 +793,18 @@ export const eventDataSchemas = {
         approved: {
           type: ["boolean", "null"],
         },
+        members: {
+          anyOf: [
+            {
+              $ref: "#/definitions/ApprovalMembers",
+            },
+            {
+              type: "null",
+            },
+          ],
+        },
       },
-      required: ["domain", "tenantId", "service", "range", "approved"],
+      required: ["domain", "tenantId", "service", "range", "approved", "members"],
       additionalProperties: false,
     },
     ShownForensicFields: {

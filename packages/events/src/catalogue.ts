@@ -80,6 +80,23 @@ export interface SenderApprovalSet {
   /** Normalised CIDR (network address, prefix length). */
   range: string | null;
   approved: boolean | null;
+  /**
+   * The addresses a decided service grouped for the domain when it was decided (v2), so that a
+   * replay knows them whatever naming says later; null for a range, a cleared decision, a
+   * decision taken without reading them, and v1 events (membership unknown).
+   */
+  members: ApprovalMembers | null;
+}
+
+/** The most addresses a SenderApprovalSet lists (about 400 KB of IPv6 addresses at most). */
+export const approvalMembersLimit = 10_000;
+
+/** A service's addresses for a domain at a decision: every one up to approvalMembersLimit. */
+export interface ApprovalMembers {
+  /** The addresses, sorted bytewise; the first approvalMembersLimit when there are more. */
+  addresses: string[];
+  /** How many there were: more than `addresses` holds when the list was cut. */
+  count: number;
 }
 
 export interface SpfOriginalUpdated {
@@ -638,7 +655,7 @@ export const currentSchemaVersion: { readonly [K in EventType]: number } = {
   DomainReleased: 1,
   DomainGroupSet: 1,
   SpfOriginalUpdated: 1,
-  SenderApprovalSet: 1,
+  SenderApprovalSet: 2,
   SafeSpfRecordComputed: 1,
   SafeSpfComputationFailed: 1,
   AggregateReportReceived: 1,

@@ -53,6 +53,11 @@ const upcasters: { [K in EventType]?: Record<number, Step> } = {
       return { ...old, naming };
     },
   },
+  SenderApprovalSet: {
+    // v2 records the service's addresses at the decision: a v1 decision did not, so which
+    // addresses it meant is unknown, and nothing is said to have joined since.
+    1: (data) => ({ ...(data as object), members: null }),
+  },
   RetentionRun: {
     // v2 counts the aggregate facts removed; before it, they were always kept.
     1: (data) => {

@@ -105,6 +105,16 @@ describe("event codec", () => {
     expect(decodeEvent(recorded("RetentionRun", v2, { schemaVersion: 2 }))?.data).toEqual(v2);
   });
 
+  it("lifts a sender decision of v1 (no addresses recorded then) to one whose members are unknown", () => {
+    const v1 = { domain: "example.com", tenantId: "t1", service: "Google", range: null, approved: true };
+    expect(decodeEvent(recorded("SenderApprovalSet", v1, { schemaVersion: 1 }))?.data).toEqual({
+      ...v1,
+      members: null,
+    });
+    const v2 = { ...v1, members: { addresses: ["209.85.220.41"], count: 1 } };
+    expect(decodeEvent(recorded("SenderApprovalSet", v2, { schemaVersion: 2 }))?.data).toEqual(v2);
+  });
+
   it("names streams by category", () => {
     expect(streamCategory(streams.aggregateReport("abc"))).toBe("aggregate-report");
     expect(streamCategory(streams.tenant("t1"))).toBe("tenant");

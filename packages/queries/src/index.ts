@@ -55,6 +55,12 @@ export {
   type StricterPolicy,
 } from "./policy-impact.js";
 export type { QuerySchema } from "./schema.js";
+export {
+  addedListLimit,
+  type SenderApprovalRecord,
+  senderApprovals,
+  serviceMembers,
+} from "./sender-approvals.js";
 export type { NamedBy } from "./sender-named-by.js";
 export { chooseRanking, type RankingChoice } from "./source-page-ranked.js";
 export {

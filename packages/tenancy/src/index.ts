@@ -38,8 +38,15 @@ export type {
   AuditEventTable,
   DomainClaimTable,
   DomainTable,
+  SenderApprovalMemberTable,
+  SenderApprovalTable,
   TenancySchema,
   TenantTable,
 } from "./schema.js";
-export { InvalidSenderApprovalError, normaliseRange, setSenderApproval } from "./sender-approval.js";
+export {
+  InvalidSenderApprovalError,
+  normaliseRange,
+  type ServiceMembersReader,
+  setSenderApproval,
+} from "./sender-approval.js";
 export { readTenant, type TenantState, UnknownApiKeyError, UnknownTenantError } from "./tenant-history.js";

@@ -56,6 +56,15 @@ export interface SenderApprovalTable {
   kind: "service" | "range";
   sender: string;
   approved: boolean;
+  /** How many addresses the service grouped when decided; null when not recorded (a range, v1). */
+  members_count: number | null;
+}
+
+/** The addresses a decided service grouped when decided (the first approvalMembersLimit). */
+export interface SenderApprovalMemberTable {
+  domain: string;
+  service: string;
+  source_ip: string;
 }
 
 /** Every event of every domain stream: the audit trail behind GET history. */
@@ -78,4 +87,5 @@ export interface TenancySchema {
   domain_claim: DomainClaimTable;
   audit_event: AuditEventTable;
   sender_approval: SenderApprovalTable;
+  sender_approval_member: SenderApprovalMemberTable;
 }

@@ -1,5 +1,12 @@
 import type { EventStore } from "@dmarc-ledger/event-store";
-import { type EventMetadata, newEvent, type SenderApprovalSet, streams } from "@dmarc-ledger/events";
+import {
+  type ApprovalMembers,
+  decodeEvent,
+  type EventMetadata,
+  newEvent,
+  type SenderApprovalSet,
+  streams,
+} from "@dmarc-ledger/events";
 import ipaddr from "ipaddr.js";
 import { ownedDomain } from "./domain-ownership.js";
 
@@ -44,9 +51,25 @@ export function normaliseRange(input: string): string {
 }
 
 /**
+ * Reads the addresses a service groups for a domain now, as aggregate_by_sender names them (the
+ * read models' reader, packages/queries' serviceMembers: this package cannot read them).
+ */
+export type ServiceMembersReader = (domain: string, service: string) => Promise<ApprovalMembers>;
+
+/** Whether two recorded memberships list the same addresses (both sorted) and count. */
+const sameMembers = (a: ApprovalMembers | null, b: ApprovalMembers): boolean =>
+  a !== null &&
+  a.count === b.count &&
+  a.addresses.length === b.addresses.length &&
+  a.addresses.every((address, at) => address === b.addresses[at]);
+
+/**
  * Approves a sender for a domain (`approved` true), marks it not approved (false), or clears the
  * decision (null). The sender is a service, as GET aggregate_by_sender names it, or an IP range.
- * Setting what is already in force appends nothing. Returns the position to wait for, or null.
+ * A service's decision records the addresses `readMembers` says it groups now, so that the ones
+ * it gains later are told apart; deciding it again as it stands records them anew when they
+ * changed. Otherwise setting what is already in force appends nothing. Returns the position to
+ * wait for, or null.
  */
 export async function setSenderApproval(
   store: EventStore,
@@ -58,6 +81,7 @@ export async function setSenderApproval(
     approved: boolean | null;
   },
   metadata: EventMetadata,
+  readMembers?: ServiceMembersReader,
 ): Promise<bigint | null> {
   const service = input.service?.trim() || null;
   const rangeText = input.range?.trim() || null;
@@ -78,19 +102,23 @@ export async function setSenderApproval(
   const { domain, history, revision } = await ownedDomain(store, input.tenantId, input.domain);
   // The decision in force since the domain was last added (a removal clears its approvals).
   let current: boolean | null = null;
+  let recorded: ApprovalMembers | null = null;
   for (const event of history) {
-    if (event.type === "DomainAdded") current = null;
+    if (event.type === "DomainAdded") [current, recorded] = [null, null];
     if (event.type !== "SenderApprovalSet") continue;
-    const data = event.data as SenderApprovalSet;
-    if (data.service === service && data.range === range) current = data.approved;
+    // Decoded: a v1 decision is lifted to one that recorded no addresses.
+    const data = decodeEvent(event)!.data as SenderApprovalSet;
+    if (data.service === service && data.range === range) [current, recorded] = [data.approved, data.members];
   }
-  if (current === input.approved) return null;
+  const members =
+    service !== null && input.approved !== null && readMembers ? await readMembers(domain, service) : null;
+  if (current === input.approved && (members === null || sameMembers(recorded, members))) return null;
   const result = await store.append(
     streams.domain(domain),
     [
       newEvent(
         "SenderApprovalSet",
-        { domain, tenantId: input.tenantId, service, range, approved: input.approved },
+        { domain, tenantId: input.tenantId, service, range, approved: input.approved, members },
         metadata,
       ),
     ],

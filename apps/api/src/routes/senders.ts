@@ -1,4 +1,4 @@
-import { aggregateBySender } from "@dmarc-ledger/queries";
+import { aggregateBySender, senderApprovals, serviceMembers } from "@dmarc-ledger/queries";
 import { DomainNotFoundError, InvalidSenderApprovalError, setSenderApproval } from "@dmarc-ledger/tenancy";
 import { ApiError, badParameter } from "../api-error.js";
 import type { Endpoint } from "../endpoints.js";
@@ -42,6 +42,9 @@ export const senderApprovalEndpoint: Endpoint = {
         ctx.deps.store,
         { tenantId: holder.tenantId, domain, service, range, approved },
         { causedBy: holder.causedBy, correlationId: ctx.state.requestId },
+        // The service's addresses as the primary's read models group them now: the decision
+        // records them, and what the service gains later is told apart (GET sender_approvals).
+        (owned, named) => serviceMembers(ctx.deps.db, holder.tenantId, owned, named),
       );
       await awaitProjection(ctx, position);
     } catch (error) {
@@ -53,3 +56,10 @@ export const senderApprovalEndpoint: Endpoint = {
     ctx.body = { status: "SUCCESS" };
   },
 };
+
+export const senderApprovalsEndpoint = listEndpoint({
+  name: "sender_approvals",
+  summary:
+    "The sender decisions in force per domain; for a service, its addresses when decided, with mail in the period now, and those added since.",
+  query: senderApprovals,
+});

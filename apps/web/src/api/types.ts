@@ -220,6 +220,22 @@ export interface SenderRecord extends Counters {
   Approved: boolean | null;
 }
 
+/** GET sender_approvals: a decision in force, and the addresses its service gained since. */
+export interface SenderApprovalRecord {
+  Domain: string;
+  Kind: "service" | "range";
+  /** The service as aggregate_by_sender names it, or the range (CIDR). */
+  Sender: string;
+  Approved: boolean;
+  /** null: not recorded (a range, or a decision taken before addresses were recorded). */
+  AddressesAtApproval: number | null;
+  AddressesNow: number | null;
+  /** null when unknown (see AddressesAtApproval). */
+  AddedCount: number | null;
+  /** The first 1,000 of them, bytewise. */
+  AddedSinceApproval: string[] | null;
+}
+
 /** GET policy_impact: per domain and sender, the failing messages a stricter policy would stop. */
 export interface PolicyImpactRecord {
   Domain: string;

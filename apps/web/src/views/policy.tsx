@@ -4,9 +4,11 @@ import { Card } from "../components/card.js";
 import { type Column, DataTable } from "../components/data-table.js";
 import { EmptyState } from "../components/empty-state.js";
 import { ErrorNotice, Loading } from "../components/notice.js";
-import { useFilters } from "../lib/filters.js";
+import { addedText, useGrownApprovals } from "../lib/approval-growth.js";
+import { useFilters, viewLink } from "../lib/filters.js";
 import { count, formatCount } from "../lib/format.js";
 import { setParams, useLocation } from "../lib/router.js";
+import { AppLink } from "./app-link.js";
 
 const counted = (key: keyof PolicyImpactRecord, label: string): Column<PolicyImpactRecord> => ({
   key,
@@ -21,11 +23,13 @@ const counted = (key: keyof PolicyImpactRecord, label: string): Column<PolicyImp
  * policy_impact: the failing mail not already stopped, split into legitimate at risk (approved
  * senders, forwarding) and abuse stopped. In the navigation once the API links that endpoint.
  */
-export function Policy() {
+export function Policy({ features }: { features: ReadonlySet<string> }) {
   const filters = useFilters();
   // In the URL as the other filters: a shared link shows the same policy's impact.
   const policy = useLocation().params.get("policy") === "quarantine" ? "quarantine" : "reject";
   const impact = useApi<PolicyImpactAnswer>("policy_impact", { ...filters.query, policy, per_page: 1000 });
+  // An approval that covers addresses nobody saw counts them as legitimate: it says so here too.
+  const grown = useGrownApprovals(features.has("sender_approvals"), filters.query);
   if (impact.loading && !impact.data) return <Loading what="the policy impact" />;
   if (impact.error) return <ErrorNotice error={impact.error} />;
   const totals = impact.data?.totals;
@@ -42,6 +46,22 @@ export function Policy() {
       key: "approved",
       label: "Approved",
       value: (r) => (r.Approved === null ? null : r.Approved ? "yes" : "no"),
+      render: (r) => {
+        const decision = grown.get(`${r.Domain}|${r.Service}`);
+        const shown = r.Approved === null ? <span class="muted">–</span> : r.Approved ? "yes" : "no";
+        return decision ? (
+          <>
+            {shown}{" "}
+            <span class="badge badge-grown">
+              <AppLink href={viewLink("/senders", { tab: "services", added: `${r.Domain}|${r.Service}` })}>
+                {addedText(decision.AddedCount!)}
+              </AppLink>
+            </span>
+          </>
+        ) : (
+          shown
+        );
+      },
     },
   ];
   return (

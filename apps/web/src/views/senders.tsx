@@ -23,7 +23,11 @@ export function Senders({ caller, features }: { caller: Caller; features: Readon
     <div class="view">
       <Tabs tabs={tabs} current={tab} label="Senders" />
       {tab === "services" ? (
-        <SenderInventory caller={caller} canApprove={features.has("sender_approval")} />
+        <SenderInventory
+          caller={caller}
+          canApprove={features.has("sender_approval")}
+          showsGrowth={features.has("sender_approvals")}
+        />
       ) : (
         <SourcesTable
           endpoint={tab === "unaligned" ? "aggregate_by_unaligned_source" : "aggregate_by_source"}

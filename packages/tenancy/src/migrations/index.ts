@@ -6,6 +6,7 @@ import { auditEvent } from "./004_audit_event.js";
 import { domainClaim } from "./005_domain_claim.js";
 import { senderApproval } from "./006_sender_approval.js";
 import { domainSetToken } from "./007_domain_set_token.js";
+import { senderApprovalMember } from "./008_sender_approval_member.js";
 
 /**
  * The tenancy's tables (schema.ts). Until the read models were split (issue 22) the read-model
@@ -21,6 +22,7 @@ export const tenancyMigrations: MigrationSet = {
     "005_domain_claim": domainClaim,
     "006_sender_approval": senderApproval,
     "007_domain_set_token": domainSetToken,
+    "008_sender_approval_member": senderApprovalMember,
   },
   formerly: {
     set: "read_models",

@@ -38,9 +38,14 @@ export function describeDomainEvent(
       return data.group === null ? "removed from its group" : `group set to "${data.group}"`;
     case "SenderApprovalSet": {
       const sender = data.service !== null ? `service "${data.service}"` : `range ${data.range}`;
+      // v2 records the service's addresses at the decision; a v1 decision (audited as written) did not.
+      const members = data.members as { count: number } | null | undefined;
+      const grouping = members
+        ? ` (it grouped ${members.count} ${members.count === 1 ? "address" : "addresses"})`
+        : "";
       return data.approved === null
         ? `${sender}: approval cleared`
-        : `${sender} ${data.approved ? "approved" : "marked not approved"}`;
+        : `${sender} ${data.approved ? "approved" : "marked not approved"}${grouping}`;
     }
     case "SpfOriginalUpdated":
       return `original SPF record: ${data.original}`;
