@@ -80,6 +80,27 @@ describe.each(backends)("the source-IP resolver on %s", (_name, openBackend) => 
     const page = await aggregateBySource(runtime.db, query());
     return Object.fromEntries(page.records.map((record) => [record.SourceIp, record.SourceDomain]));
   };
+  /** An answer another process appended (no name), which the read model does not show yet. */
+  const appendNxdomainAnswer = (ip: string) =>
+    runtime.store.append(
+      streams.sourceIp(ip),
+      [
+        newEvent(
+          "SourceIpResolved",
+          {
+            ip,
+            outcome: "nxdomain",
+            ptrNames: [],
+            name: null,
+            confirmed: false,
+            resolvedAt: new Date().toISOString(),
+            naming: null,
+          },
+          meta,
+        ),
+      ],
+      "no_stream",
+    );
   const start = (overrides: Partial<Parameters<typeof startSourceIpResolver>[0]> = {}) =>
     startSourceIpResolver({
       store: runtime.store,
@@ -234,25 +255,7 @@ describe.each(backends)("the source-IP resolver on %s", (_name, openBackend) => 
 
   it("does not double an answer the read model does not show yet", async () => {
     const ip = "192.0.2.99";
-    await runtime.store.append(
-      streams.sourceIp(ip),
-      [
-        newEvent(
-          "SourceIpResolved",
-          {
-            ip,
-            outcome: "nxdomain",
-            ptrNames: [],
-            name: null,
-            confirmed: false,
-            resolvedAt: new Date().toISOString(),
-            naming: null,
-          },
-          meta,
-        ),
-      ],
-      "no_stream",
-    );
+    await appendNxdomainAnswer(ip);
     await appendAggregateReports(runtime.store, [
       aggregateReport({
         identity: "names-2",
@@ -280,25 +283,7 @@ describe.each(backends)("the source-IP resolver on %s", (_name, openBackend) => 
 
   it("names many new sources at first sight, each once, leaving one named before as it was", async () => {
     const namedBefore = "192.0.2.98";
-    await runtime.store.append(
-      streams.sourceIp(namedBefore),
-      [
-        newEvent(
-          "SourceIpResolved",
-          {
-            ip: namedBefore,
-            outcome: "nxdomain",
-            ptrNames: [],
-            name: null,
-            confirmed: false,
-            resolvedAt: new Date().toISOString(),
-            naming: null,
-          },
-          meta,
-        ),
-      ],
-      "no_stream",
-    );
+    await appendNxdomainAnswer(namedBefore);
     // More new sources than one statement appends (500); 198.51.100.7 was seen in the first report.
     const fresh = ["203.0.113", "198.51.100"]
       .flatMap((network) => Array.from({ length: 256 }, (_, host) => `${network}.${host}`))
