@@ -150,8 +150,9 @@ async function main(): Promise<void> {
     // The service's alert evaluator reads the arrived reports too, and its resolver names their
     // new addresses: timed after both have.
     await untilAlertsCaughtUp(runtime);
-    await untilResolverCaughtUp(runtime);
-    await catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+    const project = () => catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+    await untilResolverCaughtUp(runtime, { between: project });
+    await project();
     await nameBaselineSources(client, runtime);
     verdicts.push(...(await measure(client, sender, service.apiRoot, tenant.apiKey, "reports arriving")));
 

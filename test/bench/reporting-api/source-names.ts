@@ -5,9 +5,10 @@
  * at first sight (nameAtFirstSight), as the service names a new address.
  */
 import { decodeEvent, type SourceIpNaming, streams } from "@dmarc-ledger/events";
-import { type Projection, projectionLags } from "@dmarc-ledger/projection-engine";
+import { catchUp, type Projection, projectionLags } from "@dmarc-ledger/projection-engine";
 import { sourceNamingSetBy } from "@dmarc-ledger/report-read-models";
 import type { Runtime } from "@dmarc-ledger/runtime";
+import { allProjections } from "@dmarc-ledger/runtime/projections";
 import {
   sourceIpResolverSettingsFromEnv,
   startSourceIpResolverFromSettings,
@@ -87,6 +88,10 @@ export async function seedApprovals(
  * round so that the rankings it builds are current, and the service's resolver finds nothing new.
  */
 export async function nameAtFirstSight(runtime: Pick<Runtime, "store" | "db">): Promise<void> {
+  // The resolver takes an address the read model does not show for new: the seeded answers are
+  // projected first, and its own as it goes (the service's projector would).
+  const project = () => catchUp({ store: runtime.store, db: runtime.db, projections: allProjections });
+  await project();
   const resolver = startSourceIpResolverFromSettings(
     sourceIpResolverSettingsFromEnv({ SOURCE_IP_RESOLVER: "off" }),
     {
@@ -96,17 +101,22 @@ export async function nameAtFirstSight(runtime: Pick<Runtime, "store" | "db">): 
     },
   );
   try {
-    await untilResolverCaughtUp(runtime);
+    await untilResolverCaughtUp(runtime, { between: project });
+    await project();
   } finally {
     await resolver.stop();
   }
 }
 
-/** Waits until the source-IP resolver (the bench's or the running service's) has read every event stored. */
+/**
+ * Waits until the source-IP resolver (the bench's or the running service's) has read every event
+ * stored, running `between` (a projection's catch-up) while it waits.
+ */
 export async function untilResolverCaughtUp(
   runtime: Pick<Runtime, "store" | "db">,
-  timeoutMs = 30 * 60_000,
+  options: { between?: () => Promise<unknown>; timeoutMs?: number } = {},
 ): Promise<void> {
+  const timeoutMs = options.timeoutMs ?? 30 * 60_000;
   const started = performance.now();
   const worker = { name: resolverName } as Projection;
   for (;;) {
@@ -114,6 +124,7 @@ export async function untilResolverCaughtUp(
     if (lag?.events === 0) return;
     if (performance.now() - started > timeoutMs)
       throw new Error(`the source-IP resolver was still behind after ${Math.round(timeoutMs / 1000)} s`);
+    await options.between?.();
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
