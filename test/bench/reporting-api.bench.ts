@@ -91,7 +91,7 @@ const endpoints: Endpoint[] = [
   {
     name: "forensic",
     query: (db, query) => forensicReports(db, query, { redact: false }),
-    comparable: (r) => ({ key: r.Subject!, volume: r.Amount! }),
+    comparable: (r) => ({ key: `${r.Domain}|${r.Received}`, volume: r.Amount! }),
   },
 ];
 
@@ -364,6 +364,8 @@ async function main(): Promise<void> {
         ? `!!! ${mismatches} case(s) where the API and the baseline disagree`
         : "API and baseline answers agree on every measured page",
     );
+    // Figures of wrong answers are no figures: the run fails and its block stays as it was.
+    if (mismatches) process.exitCode = 1;
 
     // Where time goes for the endpoints that missed the p95 target: their 365-day last page.
     if (missedP95.size > 0) await explainMisses(database.url, tenant.tenantId, results, missedP95);
